@@ -1,0 +1,288 @@
+// UOp: the node of every uopc graph, immutable and hash-consed.
+//
+// Two UOps with equal (op, dtype, src, arg, tag) are the same object, so graph equality is pointer equality and
+// common subexpressions are shared for free. Nodes are reference counted: a UOpPtr owns a reference, a plain
+// `const UOp*` borrows one. The intern table is sharded and thread safe (compare MLIR's StorageUniquer), and it
+// holds no references itself: a node nobody references is freed and leaves the table, so a long-running process
+// does not grow without bound. Freeing is iterative, so dropping a million-node chain does not recurse.
+//
+// Every node carries its value range (tinygrad's vmin/vmax from `_min_max`), computed once when it is interned.
+//
+// UOpPtr also carries the builders of tinygrad's MathTrait: `a + b`, `a * 2`, `a.idiv(4)`, `a.lt(b)`,
+// `c.where(x, y)`, `a.cast(dtypes::kFloat32)`... Comparison builders are named methods (lt, le, gt, ge, ne, eq)
+// because the C++ comparison operators of UOpPtr keep their pointer meaning.
+#ifndef UOPC_UOP_UOP_H_
+#define UOPC_UOP_UOP_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
+#include "absl/types/span.h"
+#include "uop/arg.h"
+#include "uop/dtype.h"
+#include "uop/ops.h"
+
+namespace uopc {
+
+class UOp;
+
+// An owning, reference-counted handle to an interned UOp (or null).
+class UOpPtr {
+ public:
+  UOpPtr() = default;
+  UOpPtr(std::nullptr_t) {}  // NOLINT
+  // Takes a new reference to a node the caller already keeps alive.
+  explicit UOpPtr(const UOp* u);
+  UOpPtr(const UOpPtr& o);
+  UOpPtr(UOpPtr&& o) noexcept : ptr_(o.ptr_) { o.ptr_ = nullptr; }
+  UOpPtr& operator=(const UOpPtr& o);
+  UOpPtr& operator=(UOpPtr&& o) noexcept;
+  ~UOpPtr();
+
+  const UOp* get() const { return ptr_; }
+  const UOp* operator->() const { return ptr_; }
+  const UOp& operator*() const { return *ptr_; }
+  explicit operator bool() const { return ptr_ != nullptr; }
+  operator const UOp*() const { return ptr_; }  // NOLINT: borrowing is always safe while the handle lives
+
+  // ---- tinygrad's MathTrait builders. Plain numbers become constants of this node's dtype (const_like). ----
+  UOpPtr alu(Ops op, absl::Span<const UOpPtr> more = {}) const;
+  UOpPtr const_like(ConstValue v) const;
+  UOpPtr const_like(int64_t v) const { return const_like(ConstValue::Int(v)); }
+  UOpPtr const_like(int v) const { return const_like(ConstValue::Int(v)); }
+  UOpPtr const_like(double v) const { return const_like(ConstValue::Float(v)); }
+  UOpPtr const_like(bool v) const { return const_like(ConstValue::Bool(v)); }
+
+  UOpPtr neg() const;  // bool: logical_not, else x * -1
+  UOpPtr logical_not() const { return ne(const_like(true)); }
+  UOpPtr add(const UOpPtr& x) const { return alu(Ops::ADD, {x}); }
+  UOpPtr sub(const UOpPtr& x) const { return add(x.neg()); }
+  UOpPtr mul(const UOpPtr& x) const { return alu(Ops::MUL, {x}); }
+  UOpPtr div(const UOpPtr& x) const { return mul(x.reciprocal()); }  // float division
+  UOpPtr idiv(const UOpPtr& x) const { return alu(Ops::IDIV, {x}); }  // C-truncating (tinygrad's `//`)
+  UOpPtr idiv(int64_t x) const { return idiv(const_like(x)); }
+  UOpPtr mod(const UOpPtr& x) const { return alu(Ops::MOD, {x}); }
+  UOpPtr bitwise_and(const UOpPtr& x) const { return alu(Ops::AND, {x}); }
+  UOpPtr bitwise_or(const UOpPtr& x) const { return alu(Ops::OR, {x}); }
+  UOpPtr bitwise_xor(const UOpPtr& x) const { return alu(Ops::XOR, {x}); }
+  UOpPtr lshift(const UOpPtr& x) const { return alu(Ops::SHL, {x}); }
+  UOpPtr rshift(const UOpPtr& x) const { return alu(Ops::SHR, {x}); }
+  UOpPtr lt(const UOpPtr& x) const { return alu(Ops::CMPLT, {x}); }
+  UOpPtr gt(const UOpPtr& x) const { return x.alu(Ops::CMPLT, {*this}); }
+  UOpPtr ge(const UOpPtr& x) const { return lt(x).logical_not(); }
+  UOpPtr le(const UOpPtr& x) const { return gt(x).logical_not(); }
+  UOpPtr ne(const UOpPtr& x) const { return alu(Ops::CMPNE, {x}); }
+  UOpPtr eq(const UOpPtr& x) const { return ne(x).logical_not(); }
+  UOpPtr lt(int64_t x) const { return lt(const_like(x)); }
+  UOpPtr gt(int64_t x) const { return gt(const_like(x)); }
+  UOpPtr ge(int64_t x) const { return ge(const_like(x)); }
+  UOpPtr le(int64_t x) const { return le(const_like(x)); }
+  UOpPtr ne(int64_t x) const { return ne(const_like(x)); }
+  UOpPtr eq(int64_t x) const { return eq(const_like(x)); }
+  UOpPtr maximum(const UOpPtr& x) const { return alu(Ops::MAX, {x}); }
+  UOpPtr minimum(const UOpPtr& x) const { return neg().maximum(x.neg()).neg(); }
+  // this ? t : f. Numbers become constants of the other branch's dtype.
+  UOpPtr where(const UOpPtr& t, const UOpPtr& f) const { return alu(Ops::WHERE, {t, f}); }
+  UOpPtr where(const UOpPtr& t, ConstValue f) const { return where(t, t.const_like(f)); }
+  UOpPtr where(ConstValue t, const UOpPtr& f) const { return where(f.const_like(t), f); }
+  UOpPtr reciprocal() const { return alu(Ops::RECIP); }
+  UOpPtr sqrt() const { return alu(Ops::SQRT); }
+  UOpPtr sin() const { return alu(Ops::SIN); }
+  UOpPtr log2() const { return alu(Ops::LOG2); }
+  UOpPtr exp2() const { return alu(Ops::EXP2); }
+  UOpPtr pow(const UOpPtr& x) const { return alu(Ops::POW, {x}); }
+
+  // Structural builders.
+  UOpPtr cast(DType dt) const;  // no-op when the dtype already matches
+  UOpPtr bitcast(DType dt) const;
+  UOpPtr gep(absl::Span<const int64_t> idx) const;
+  UOpPtr gep(int64_t i) const { return gep({i}); }
+  UOpPtr broadcast(int count) const;  // VECTORIZE of `count` copies
+  UOpPtr index(const UOpPtr& idx, const UOpPtr& valid = nullptr) const;
+  UOpPtr load(absl::Span<const UOpPtr> more = {}) const;  // dtype: this pointer's base
+  UOpPtr store(absl::Span<const UOpPtr> more) const;
+  UOpPtr sink(absl::Span<const UOpPtr> more = {}) const;
+  UOpPtr assign(const UOpPtr& x) const;
+  UOpPtr bind(int64_t value) const;  // DEFINE_VAR -> BIND(var, const)
+
+  // Replaces fields, returning this node when nothing changes.
+  UOpPtr replace_src(absl::Span<const UOpPtr> src) const;
+  UOpPtr replace_dtype(DType dt) const;
+  UOpPtr replace_arg(Arg arg) const;
+
+  friend bool operator==(const UOpPtr& a, const UOpPtr& b) { return a.ptr_ == b.ptr_; }
+  friend bool operator!=(const UOpPtr& a, const UOpPtr& b) { return a.ptr_ != b.ptr_; }
+  friend bool operator==(const UOpPtr& a, const UOp* b) { return a.ptr_ == b; }
+  friend bool operator==(const UOpPtr& a, std::nullptr_t) { return a.ptr_ == nullptr; }
+  template <typename H>
+  friend H AbslHashValue(H h, const UOpPtr& u) {
+    return H::combine(std::move(h), u.ptr_);
+  }
+
+ private:
+  friend class UOp;
+  struct Adopt {};
+  UOpPtr(const UOp* u, Adopt) : ptr_(u) {}  // takes over a reference
+  const UOp* ptr_ = nullptr;
+};
+
+// Arithmetic operators: tinygrad's __add__, __mul__, ... A number on either side becomes a constant of the node's
+// dtype; a number on the left is the left operand (2 - x is ADD(CONST 2, MUL(x, -1))).
+UOpPtr operator+(const UOpPtr& a, const UOpPtr& b);
+UOpPtr operator-(const UOpPtr& a, const UOpPtr& b);
+UOpPtr operator*(const UOpPtr& a, const UOpPtr& b);
+UOpPtr operator/(const UOpPtr& a, const UOpPtr& b);
+UOpPtr operator%(const UOpPtr& a, const UOpPtr& b);
+UOpPtr operator&(const UOpPtr& a, const UOpPtr& b);
+UOpPtr operator|(const UOpPtr& a, const UOpPtr& b);
+UOpPtr operator^(const UOpPtr& a, const UOpPtr& b);
+UOpPtr operator<<(const UOpPtr& a, const UOpPtr& b);
+UOpPtr operator>>(const UOpPtr& a, const UOpPtr& b);
+UOpPtr operator-(const UOpPtr& a);
+#define UOPC_DECLARE_SCALAR_OPERATORS(T)       \
+  UOpPtr operator+(const UOpPtr& a, T b);      \
+  UOpPtr operator+(T a, const UOpPtr& b);      \
+  UOpPtr operator-(const UOpPtr& a, T b);      \
+  UOpPtr operator-(T a, const UOpPtr& b);      \
+  UOpPtr operator*(const UOpPtr& a, T b);      \
+  UOpPtr operator*(T a, const UOpPtr& b);      \
+  UOpPtr operator/(const UOpPtr& a, T b);      \
+  UOpPtr operator%(const UOpPtr& a, T b);      \
+  UOpPtr operator&(const UOpPtr& a, T b);      \
+  UOpPtr operator|(const UOpPtr& a, T b);      \
+  UOpPtr operator^(const UOpPtr& a, T b);      \
+  UOpPtr operator<<(const UOpPtr& a, T b);     \
+  UOpPtr operator>>(const UOpPtr& a, T b);
+UOPC_DECLARE_SCALAR_OPERATORS(int)
+UOPC_DECLARE_SCALAR_OPERATORS(int64_t)
+UOPC_DECLARE_SCALAR_OPERATORS(double)
+UOPC_DECLARE_SCALAR_OPERATORS(bool)
+#undef UOPC_DECLARE_SCALAR_OPERATORS
+
+class UOp {
+ public:
+  using SrcVector = absl::InlinedVector<UOpPtr, 3>;
+
+  // Interns the node (op, dtype, src, arg, tag): returns the existing node when an equal one is alive.
+  static UOpPtr New(Ops op, DType dtype = dtypes::kVoid, absl::Span<const UOpPtr> src = {}, Arg arg = {},
+                    Arg tag = {});
+  static UOpPtr New(Ops op, DType dtype, std::initializer_list<UOpPtr> src, Arg arg = {}, Arg tag = {}) {
+    return New(op, dtype, absl::MakeConstSpan(src.begin(), src.size()), std::move(arg), std::move(tag));
+  }
+
+  // tinygrad's UOp.const: CONST of dtype dt holding v converted as dtypes.as_const does.
+  static UOpPtr Const(DType dt, ConstValue v);
+  static UOpPtr Const(DType dt, int64_t v) { return Const(dt, ConstValue::Int(v)); }
+  static UOpPtr Const(DType dt, int v) { return Const(dt, ConstValue::Int(v)); }
+  static UOpPtr Const(DType dt, double v) { return Const(dt, ConstValue::Float(v)); }
+  static UOpPtr Const(DType dt, bool v) { return Const(dt, ConstValue::Bool(v)); }
+  // VCONST of a vector dtype; collapses to CONST when all elements are equal.
+  static UOpPtr VConst(DType dt, absl::Span<const ConstValue> values);
+  // DEFINE_VAR with arg (name, min, max).
+  static UOpPtr Variable(std::string name, int64_t min, int64_t max, DType dt = dtypes::kInt32);
+  // RANGE over [0, end) with axis number `axis`.
+  static UOpPtr Range(DType dt, int64_t end, int64_t axis);
+  static UOpPtr Range(const UOpPtr& end, int64_t axis);
+  static UOpPtr Sink(absl::Span<const UOpPtr> src, Arg arg = {});
+  static UOpPtr Vectorize(absl::Span<const UOpPtr> src);
+
+  Ops op() const { return op_; }
+  DType dtype() const { return dtype_; }
+  absl::Span<const UOpPtr> src() const { return src_; }
+  const UOp* src(size_t i) const { return src_[i].get(); }
+  size_t num_src() const { return src_.size(); }
+  const Arg& arg() const { return arg_; }
+  const Arg& tag() const { return tag_; }
+  size_t hash() const { return hash_; }
+
+  // The value of a CONST node (uint64 bit patterns read back as unsigned).
+  ConstValue const_value() const;
+  bool is_const() const { return op_ == Ops::CONST; }
+
+  // Range analysis (tinygrad's _min_max): bounds on every value this node can take. For integer nodes these are
+  // exact Python-integer bounds (no wraparound), for floats doubles, for bools bools.
+  ConstValue vmin() const;
+  ConstValue vmax() const;
+
+  // Every node reachable from this one, each after all of its sources (tinygrad's toposort order). `gate`, when
+  // given, stops the walk below nodes for which it returns false (those nodes are not included).
+  std::vector<const UOp*> Toposort(const std::function<bool(const UOp*)>& gate = nullptr) const;
+
+  // Replaces every occurrence of a key of `replacements` (the keys are not searched inside the replacement
+  // values) and rebuilds the nodes above them.
+  UOpPtr Substitute(const absl::flat_hash_map<const UOp*, UOpPtr>& replacements) const;
+
+  // DEFINE_VAR helpers: name, min and max from the arg.
+  const std::string& var_name() const { return arg_[0].as_string(); }
+
+  // A new reference to this node.
+  UOpPtr ref() const { return UOpPtr(this); }
+
+  // Number of live nodes in the intern table (for tests and statistics).
+  static size_t LiveCount();
+
+  UOp(const UOp&) = delete;
+  UOp& operator=(const UOp&) = delete;
+
+ private:
+  friend class UOpPtr;
+  friend struct UOpInternals;
+  UOp(Ops op, DType dtype, SrcVector src, Arg arg, Arg tag, size_t hash);
+  ~UOp() = default;
+
+  void AddRef() const { refs_.fetch_add(1, std::memory_order_relaxed); }
+  // Succeeds unless the node is already dying (count 0).
+  bool TryAddRef() const;
+  void Release() const;
+
+  Ops op_;
+  DType dtype_;
+  mutable std::atomic<int32_t> refs_{1};
+  size_t hash_;
+  Arg arg_;
+  Arg tag_;
+  SrcVector src_;
+  // vmin/vmax stored as 128-bit integers; for float dtypes the double's bits.
+  absl::int128 vmin_ = 0;
+  absl::int128 vmax_ = 0;
+};
+
+inline UOpPtr::UOpPtr(const UOp* u) : ptr_(u) {
+  if (ptr_) ptr_->AddRef();
+}
+inline UOpPtr::UOpPtr(const UOpPtr& o) : ptr_(o.ptr_) {
+  if (ptr_) ptr_->AddRef();
+}
+inline UOpPtr& UOpPtr::operator=(const UOpPtr& o) {
+  if (o.ptr_) o.ptr_->AddRef();
+  if (ptr_) ptr_->Release();
+  ptr_ = o.ptr_;
+  return *this;
+}
+inline UOpPtr& UOpPtr::operator=(UOpPtr&& o) noexcept {
+  if (this != &o) {
+    if (ptr_) ptr_->Release();
+    ptr_ = o.ptr_;
+    o.ptr_ = nullptr;
+  }
+  return *this;
+}
+inline UOpPtr::~UOpPtr() {
+  if (ptr_) ptr_->Release();
+}
+
+// Range analysis of a would-be node, used when interning; exposed for tests and for rules that want the bounds
+// of a node before building it.
+std::pair<ConstValue, ConstValue> ComputeBounds(Ops op, DType dtype, absl::Span<const UOpPtr> src, const Arg& arg);
+
+}  // namespace uopc
+
+#endif  // UOPC_UOP_UOP_H_
