@@ -14,11 +14,11 @@
 #include <memory>
 #include <ostream>
 #include <string>
-#include <string_view>
 #include <variant>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "uop/dtype.h"
 #include "uop/ops.h"
@@ -30,7 +30,7 @@ class ArgPayload {
  public:
   virtual ~ArgPayload() = default;
   // The payload's type name, which is also the first word of its printed form ("ShapeTracker", "KernelInfo").
-  virtual std::string_view type_name() const = 0;
+  virtual absl::string_view type_name() const = 0;
   virtual size_t Hash() const = 0;
   // `other` is guaranteed to have the same type_name().
   virtual bool Equals(const ArgPayload& other) const = 0;
@@ -120,10 +120,10 @@ struct PayloadParse {
   std::shared_ptr<const ArgPayload> payload;
   size_t consumed = 0;
 };
-using PayloadParser = absl::StatusOr<PayloadParse> (*)(std::string_view text);
-void RegisterPayloadParser(std::string_view type_name, PayloadParser parser);
+using PayloadParser = absl::StatusOr<PayloadParse> (*)(absl::string_view text);
+void RegisterPayloadParser(absl::string_view type_name, PayloadParser parser);
 // nullptr if none is registered.
-PayloadParser FindPayloadParser(std::string_view type_name);
+PayloadParser FindPayloadParser(absl::string_view type_name);
 
 }  // namespace uopc
 

@@ -14,9 +14,9 @@
 #include <optional>
 #include <ostream>
 #include <string>
-#include <string_view>
 
 #include "absl/numeric/int128.h"
+#include "absl/strings/string_view.h"
 
 namespace uopc {
 
@@ -83,14 +83,14 @@ class DType {
   // tinygrad's name field: "float", "unsigned char", "half", "__bf16", "float4", ...
   std::string name() const;
   // C name of the scalar element ("float", "unsigned char", "half", "__bf16", "bool", "void").
-  std::string_view c_name() const;
+  absl::string_view c_name() const;
   // tinygrad's short name of the scalar: "float", "half", "uchar", "int", "bfloat16", ...
-  std::string_view short_name() const;
+  absl::string_view short_name() const;
   // tinygrad's repr: dtypes.int, dtypes.float.vec(4), dtypes.int.ptr(3), dtypes.half.ptr(16, local=True).vec(4).
   std::string ToString() const;
 
   // Parses a short name ("float", "half", "int32", "uint8", "bool", "void", ...) into a scalar type.
-  static std::optional<DType> FromName(std::string_view name);
+  static std::optional<DType> FromName(absl::string_view name);
 
   friend bool operator==(const DType& a, const DType& b) {
     return a.scalar_ == b.scalar_ && a.count_ == b.count_ && a.is_ptr_ == b.is_ptr_ && a.local_ == b.local_ &&

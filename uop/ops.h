@@ -12,7 +12,8 @@
 #include <initializer_list>
 #include <optional>
 #include <ostream>
-#include <string_view>
+
+#include "absl/strings/string_view.h"
 
 namespace uopc {
 
@@ -38,9 +39,9 @@ inline constexpr int kNumOps = 0 UOPC_FOR_EACH_OP(UOPC_OP_COUNT);
 #undef UOPC_OP_COUNT
 
 // "ADD".
-std::string_view OpName(Ops op);
+absl::string_view OpName(Ops op);
 // The inverse of OpName.
-std::optional<Ops> OpFromName(std::string_view name);
+std::optional<Ops> OpFromName(absl::string_view name);
 // "Ops.ADD", as tinygrad prints it.
 inline std::ostream& operator<<(std::ostream& os, Ops op) { return os << "Ops." << OpName(op); }
 

@@ -129,6 +129,7 @@ class UOpPtr {
 
  private:
   friend class UOp;
+  friend struct UOpInternals;
   struct Adopt {};
   UOpPtr(const UOp* u, Adopt) : ptr_(u) {}  // takes over a reference
   const UOp* ptr_ = nullptr;

@@ -1,0 +1,224 @@
+// Range analysis: tinygrad's UOp._min_max, computed once per node when it is interned.
+//
+// Integer bounds are exact (128-bit, no wraparound), as tinygrad's Python integers are. Nodes whose shape does not
+// fit a rule (wrong arity, non-integer args) get the dtype's full range: range analysis never fails.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "uop/uop.h"
+
+namespace uopc {
+namespace {
+
+using Bounds = std::pair<ConstValue, ConstValue>;
+
+Bounds Full(DType dt) { return {DTypeMin(dt), DTypeMax(dt)}; }
+
+// Python's int // int with C truncation toward zero (tinygrad's cdiv); cdiv(x, 0) is 0.
+absl::int128 CDiv(absl::int128 x, absl::int128 y) {
+  if (y == 0) return 0;
+  absl::int128 q = (x < 0 ? -x : x) / (y < 0 ? -y : y);
+  return ((x < 0) != (y < 0)) ? -q : q;
+}
+
+// Saturating 128-bit arithmetic: bounds beyond +-2^126 only arise from int64 products and are clamped, which
+// stays conservative for every rule that compares bounds against small constants.
+constexpr double kLimit = 8.5e37;  // about 2^126
+absl::int128 Clamp(double v, absl::int128 exact) {
+  if (v > kLimit) return absl::Int128Max() >> 1;
+  if (v < -kLimit) return absl::Int128Min() >> 1;
+  return exact;
+}
+absl::int128 SatAdd(absl::int128 a, absl::int128 b) {
+  return Clamp(static_cast<double>(a) + static_cast<double>(b), a + b);
+}
+absl::int128 SatMul(absl::int128 a, absl::int128 b) {
+  double approx = static_cast<double>(a) * static_cast<double>(b);
+  if (approx > kLimit || approx < -kLimit) return Clamp(approx, 0);
+  return a * b;
+}
+
+ConstValue Int(absl::int128 v) { return ConstValue::Int(v); }
+
+bool AllInt(std::initializer_list<ConstValue> vs) {
+  for (const ConstValue& v : vs) {
+    if (v.is_float()) return false;
+  }
+  return true;
+}
+
+// Python's min/max over ConstValues (first of equals wins, as Python's min does).
+ConstValue Min(ConstValue a, ConstValue b) { return b < a ? b : a; }
+ConstValue Max(ConstValue a, ConstValue b) { return b > a ? b : a; }
+
+// Bounds of an integer binary op on integer operand bounds, or nullopt for "not handled here".
+std::optional<Bounds> IntBinary(Ops op, ConstValue a_lo, ConstValue a_hi, ConstValue b_lo, ConstValue b_hi) {
+  absl::int128 s0lo = a_lo.AsInt(), s0hi = a_hi.AsInt(), s1lo = b_lo.AsInt(), s1hi = b_hi.AsInt();
+  switch (op) {
+    case Ops::ADD:
+      return Bounds{Int(SatAdd(s0lo, s1lo)), Int(SatAdd(s0hi, s1hi))};
+    case Ops::SUB:
+      return Bounds{Int(SatAdd(s0lo, -s1hi)), Int(SatAdd(s0hi, -s1lo))};
+    case Ops::AND:
+      if (s1lo == s1hi && s0lo >= 0 && s1lo >= 0) {
+        return Bounds{Int(std::min<absl::int128>(0, s0lo)), Int(std::min(s0hi, s1hi))};
+      }
+      return std::nullopt;
+    case Ops::MUL: {
+      absl::int128 v[4] = {SatMul(s0lo, s1lo), SatMul(s0lo, s1hi), SatMul(s0hi, s1lo), SatMul(s0hi, s1hi)};
+      return Bounds{Int(*std::min_element(v, v + 4)), Int(*std::max_element(v, v + 4))};
+    }
+    case Ops::SHL:
+    case Ops::SHR:
+      if (s1lo == s1hi && s1lo >= 0 && s1lo < 64) {
+        int sh = static_cast<int>(s1lo);
+        if (op == Ops::SHR) return Bounds{Int(s0lo >> sh), Int(s0hi >> sh)};
+        return Bounds{Int(SatMul(s0lo, absl::int128(1) << sh)), Int(SatMul(s0hi, absl::int128(1) << sh))};
+      }
+      return std::nullopt;
+    case Ops::MOD:
+      if (s1lo > 0) {
+        if (s0lo >= 0) return Bounds{Int(0), Int(s1hi - 1)};
+        if (s0hi <= 0) return Bounds{Int(-(s1hi - 1)), Int(0)};
+        return Bounds{Int(-(s1hi - 1)), Int(s1hi - 1)};
+      }
+      if (s1hi < 0) {
+        if (s0lo >= 0) return Bounds{Int(0), Int(-s1hi - 1)};
+        if (s0hi <= 0) return Bounds{Int(-(-s1hi - 1)), Int(0)};
+        return Bounds{Int(-(-s1hi - 1)), Int(-s1hi - 1)};
+      }
+      return std::nullopt;
+    case Ops::IDIV:
+      if (s1lo == s1hi) {
+        absl::int128 c = s1lo;
+        if (c > 0) return Bounds{Int(CDiv(s0lo, c)), Int(CDiv(s0hi, c))};
+        if (c < 0) return Bounds{Int(CDiv(s0hi, c)), Int(CDiv(s0lo, c))};
+      }
+      if (s0hi <= 0 && s1hi < 0) return Bounds{Int(CDiv(s0hi, s1lo)), Int(CDiv(s0lo, s1hi))};
+      if (s0lo >= 0 && s1lo > 0) return Bounds{Int(CDiv(s0lo, s1hi)), Int(CDiv(s0hi, s1lo))};
+      if (s0hi <= 0 && s1lo > 0) return Bounds{Int(CDiv(s0lo, s1lo)), Int(CDiv(s0hi, s1hi))};
+      if (s0lo >= 0 && s1hi < 0) return Bounds{Int(CDiv(s0hi, s1hi)), Int(CDiv(s0lo, s1lo))};
+      return std::nullopt;
+    default:
+      return std::nullopt;
+  }
+}
+
+// Converts a result to the node's kind: bool nodes hold bools, int nodes ints, float nodes floats.
+Bounds Normalize(Bounds b, DType dt) {
+  if (dt.is_bool()) return {ConstValue::Bool(b.first.AsBool()), ConstValue::Bool(b.second.AsBool())};
+  if (dt.is_float()) return {ConstValue::Float(b.first.AsFloat()), ConstValue::Float(b.second.AsFloat())};
+  if (dt.is_int()) return {ConstValue::Int(b.first.AsInt()), ConstValue::Int(b.second.AsInt())};
+  return b;
+}
+
+Bounds Compute(Ops op, DType dtype, absl::Span<const UOpPtr> src, const Arg& arg) {
+  if (groups::kBinary.contains(op) && !dtype.is_float() && src.size() == 2) {
+    ConstValue a_lo = src[0]->vmin(), a_hi = src[0]->vmax(), b_lo = src[1]->vmin(), b_hi = src[1]->vmax();
+    if (AllInt({a_lo, a_hi, b_lo, b_hi})) {
+      if (auto r = IntBinary(op, a_lo, a_hi, b_lo, b_hi)) return *r;
+    }
+    switch (op) {
+      case Ops::MAX:
+        return {Max(a_lo, b_lo), Max(a_hi, b_hi)};
+      case Ops::CMPLT:
+        return {ConstValue::Bool(a_hi < b_lo), ConstValue::Bool(a_lo < b_hi)};
+      case Ops::CMPNE: {
+        bool always = (a_hi < b_lo) || (b_hi < a_lo);
+        bool all_equal = a_lo == a_hi && a_hi == b_lo && b_lo == b_hi;
+        return {ConstValue::Bool(always), ConstValue::Bool(!all_equal)};
+      }
+      default:
+        break;
+    }
+    if (dtype.is_bool()) {
+      // Python's `or`/`and` on the bounds.
+      if (op == Ops::OR) {
+        return {a_lo.AsBool() ? a_lo : b_lo, a_hi.AsBool() ? a_hi : b_hi};
+      }
+      if (op == Ops::AND) {
+        return {!a_lo.AsBool() ? a_lo : b_lo, !a_hi.AsBool() ? a_hi : b_hi};
+      }
+    }
+  }
+  switch (op) {
+    case Ops::WHERE:
+      if (dtype.is_int() && src.size() == 3) {
+        return {Min(src[1]->vmin(), src[2]->vmin()), Max(src[1]->vmax(), src[2]->vmax())};
+      }
+      break;
+    case Ops::DEFINE_VAR:
+      if (arg.is_tuple() && arg.size() == 3) {
+        auto bound = [](const Arg& a) -> std::optional<ConstValue> {
+          if (a.is_int()) return ConstValue::Int(a.as_int());
+          if (a.is_float()) return ConstValue::Float(a.as_float());
+          if (a.is_bool()) return ConstValue::Bool(a.as_bool());
+          return std::nullopt;
+        };
+        auto lo = bound(arg[1]), hi = bound(arg[2]);
+        if (lo && hi) return {*lo, *hi};
+      }
+      break;
+    case Ops::RANGE:
+      if (src.size() >= 1) {
+        ConstValue end_max = src[0]->vmax();
+        if (!end_max.is_float()) return {ConstValue::Int(0), ConstValue::Int(end_max.AsInt() - 1)};
+      }
+      break;
+    case Ops::BIND:
+      if (src.size() >= 1) return {src[0]->vmin(), src[0]->vmax()};
+      break;
+    case Ops::UNROLL:
+    case Ops::VECTORIZE:
+      if (!src.empty()) {
+        ConstValue lo = src[0]->vmin(), hi = src[0]->vmax();
+        for (const UOpPtr& s : src) {
+          lo = Min(lo, s->vmin());
+          hi = Max(hi, s->vmax());
+        }
+        return {lo, hi};
+      }
+      break;
+    case Ops::SPECIAL:
+      if (arg.is_tuple() && arg.size() >= 2 && arg[1].is_int()) {
+        return {ConstValue::Int(0), ConstValue::Int(absl::int128(arg[1].as_int()) - 1)};
+      }
+      break;
+    case Ops::CONST:
+      if (arg.is_int() || arg.is_float() || arg.is_bool()) {
+        ConstValue v = ConstFromArg(arg, dtype);
+        return {v, v};
+      }
+      break;
+    case Ops::VCONST:
+      if (arg.is_tuple() && arg.size() > 0) {
+        ConstValue lo = ConstFromArg(arg[0], dtype.scalar()), hi = lo;
+        for (const Arg& a : arg.as_tuple()) {
+          if (!(a.is_int() || a.is_float() || a.is_bool())) return Full(dtype);
+          ConstValue v = ConstFromArg(a, dtype.scalar());
+          lo = Min(lo, v);
+          hi = Max(hi, v);
+        }
+        return {lo, hi};
+      }
+      break;
+    case Ops::CAST:
+      if (src.size() == 1) {
+        return {Max(DTypeMin(dtype), src[0]->vmin()), Min(src[0]->vmax(), DTypeMax(dtype))};
+      }
+      break;
+    default:
+      break;
+  }
+  return Full(dtype);
+}
+
+}  // namespace
+
+std::pair<ConstValue, ConstValue> ComputeBounds(Ops op, DType dtype, absl::Span<const UOpPtr> src, const Arg& arg) {
+  if (dtype.is_ptr() || dtype.is_void()) return {ConstValue::Int(0), ConstValue::Int(0)};
+  return Normalize(Compute(op, dtype, src, arg), dtype);
+}
+
+}  // namespace uopc

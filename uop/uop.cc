@@ -1,0 +1,428 @@
+#include "uop/uop.h"
+
+#include <array>
+#include <cstring>
+#include <memory>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/hash/hash.h"
+#include "absl/synchronization/mutex.h"
+#include "uop/check.h"
+
+namespace uopc {
+
+// ---- the intern table ----
+
+// The fields that identify a node, for lookups before a node exists.
+struct UOpKey {
+  Ops op;
+  DType dtype;
+  absl::Span<const UOpPtr> src;
+  const Arg& arg;
+  const Arg& tag;
+  size_t hash;
+};
+
+struct UOpInternals {
+  static size_t HashKey(Ops op, DType dtype, absl::Span<const UOpPtr> src, const Arg& arg, const Arg& tag) {
+    size_t h = absl::HashOf(op, dtype, arg.Hash(), src.size());
+    for (const UOpPtr& s : src) h = absl::HashOf(h, s.get());
+    if (!tag.is_none()) h = absl::HashOf(h, tag.Hash());
+    return h;
+  }
+  static bool KeyEquals(const UOp* u, const UOpKey& k) {
+    if (u->hash_ != k.hash || u->op_ != k.op || u->dtype_ != k.dtype || u->src_.size() != k.src.size()) {
+      return false;
+    }
+    for (size_t i = 0; i < k.src.size(); ++i) {
+      if (u->src_[i].get() != k.src[i].get()) return false;
+    }
+    return u->arg_ == k.arg && u->tag_ == k.tag;
+  }
+  static UOpKey KeyOf(const UOp* u) { return UOpKey{u->op_, u->dtype_, u->src_, u->arg_, u->tag_, u->hash_}; }
+  static UOp* Construct(Ops op, DType dtype, absl::Span<const UOpPtr> src, Arg arg, Arg tag, size_t hash) {
+    return new UOp(op, dtype, UOp::SrcVector(src.begin(), src.end()), std::move(arg), std::move(tag), hash);
+  }
+  static void Destroy(const UOp* u);
+  static void SetBounds(UOp* u, ConstValue lo, ConstValue hi);
+  static int32_t Refs(const UOp* u) { return u->refs_.load(std::memory_order_acquire); }
+};
+
+namespace {
+
+struct NodeHash {
+  using is_transparent = void;
+  size_t operator()(const UOp* u) const { return u->hash(); }
+  size_t operator()(const UOpKey& k) const { return k.hash; }
+};
+
+struct NodeEq {
+  using is_transparent = void;
+  bool operator()(const UOp* a, const UOp* b) const { return a == b; }
+  bool operator()(const UOp* a, const UOpKey& k) const { return UOpInternals::KeyEquals(a, k); }
+  bool operator()(const UOpKey& k, const UOp* a) const { return UOpInternals::KeyEquals(a, k); }
+};
+
+constexpr int kNumShards = 64;
+
+struct Shard {
+  absl::Mutex mu;
+  absl::flat_hash_set<const UOp*, NodeHash, NodeEq> nodes ABSL_GUARDED_BY(mu);
+};
+
+std::array<Shard, kNumShards>& Shards() {
+  static auto* const shards = new std::array<Shard, kNumShards>();
+  return *shards;
+}
+
+Shard& ShardFor(size_t hash) { return Shards()[(hash >> 7) % kNumShards]; }
+
+}  // namespace
+
+bool UOp::TryAddRef() const {
+  int32_t n = refs_.load(std::memory_order_relaxed);
+  while (n > 0) {
+    if (refs_.compare_exchange_weak(n, n + 1, std::memory_order_acq_rel, std::memory_order_relaxed)) return true;
+  }
+  return false;
+}
+
+void UOp::Release() const {
+  if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) UOpInternals::Destroy(this);
+}
+
+// Unregisters and frees a node whose count reached zero. Sources released to zero are queued instead of freed
+// recursively, so freeing a long chain uses constant stack.
+void UOpInternals::Destroy(const UOp* u) {
+  thread_local std::vector<const UOp*> pending;
+  thread_local bool draining = false;
+  pending.push_back(u);
+  if (draining) return;
+  draining = true;
+  while (!pending.empty()) {
+    const UOp* n = pending.back();
+    pending.pop_back();
+    {
+      Shard& shard = ShardFor(n->hash_);
+      absl::MutexLock lock(&shard.mu);
+      auto it = shard.nodes.find(n);
+      // A concurrent New() may have replaced this dying node with a fresh equal one; leave that one alone.
+      if (it != shard.nodes.end() && *it == n) shard.nodes.erase(it);
+    }
+    UOp* mutable_n = const_cast<UOp*>(n);
+    for (UOpPtr& s : mutable_n->src_) {
+      const UOp* child = s.ptr_;
+      s.ptr_ = nullptr;
+      if (child->refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) pending.push_back(child);
+    }
+    delete n;
+  }
+  draining = false;
+}
+
+UOp::UOp(Ops op, DType dtype, SrcVector src, Arg arg, Arg tag, size_t hash)
+    : op_(op), dtype_(dtype), hash_(hash), arg_(std::move(arg)), tag_(std::move(tag)), src_(std::move(src)) {}
+
+void UOpInternals::SetBounds(UOp* u, ConstValue lo, ConstValue hi) {
+  auto store = [&](const ConstValue& v) -> absl::int128 {
+    if (u->dtype_.is_float()) {
+      double f = v.AsFloat();
+      uint64_t bits;
+      std::memcpy(&bits, &f, sizeof(bits));
+      return absl::int128(bits);
+    }
+    return v.AsInt();
+  };
+  u->vmin_ = store(lo);
+  u->vmax_ = store(hi);
+}
+
+UOpPtr UOp::New(Ops op, DType dtype, absl::Span<const UOpPtr> src, Arg arg, Arg tag) {
+  for (const UOpPtr& s : src) UOPC_CHECK(s != nullptr, "null source");
+  size_t hash = UOpInternals::HashKey(op, dtype, src, arg, tag);
+  UOpKey key{op, dtype, src, arg, tag, hash};
+  Shard& shard = ShardFor(hash);
+  {
+    absl::MutexLock lock(&shard.mu);
+    auto it = shard.nodes.find(key);
+    if (it != shard.nodes.end() && (*it)->TryAddRef()) return UOpPtr(*it, UOpPtr::Adopt{});
+  }
+  // Build outside the lock: range analysis reads the sources only.
+  auto [lo, hi] = ComputeBounds(op, dtype, src, arg);
+  UOp* created = UOpInternals::Construct(op, dtype, src, std::move(arg), std::move(tag), hash);
+  UOpInternals::SetBounds(created, lo, hi);
+  const UOp* existing = nullptr;
+  {
+    absl::MutexLock lock(&shard.mu);
+    auto it = shard.nodes.find(UOpInternals::KeyOf(created));
+    if (it != shard.nodes.end()) {
+      // Another thread interned it meanwhile, or a dying equal node is still registered (its Destroy will see
+      // that the slot is no longer its own).
+      if ((*it)->TryAddRef()) {
+        existing = *it;
+      } else {
+        shard.nodes.erase(it);
+      }
+    }
+    if (existing == nullptr) shard.nodes.insert(created);
+  }
+  if (existing != nullptr) {
+    delete created;  // outside the lock: releasing its sources may free nodes in this shard
+    return UOpPtr(existing, UOpPtr::Adopt{});
+  }
+  return UOpPtr(created, UOpPtr::Adopt{});
+}
+
+size_t UOp::LiveCount() {
+  size_t n = 0;
+  for (Shard& shard : Shards()) {
+    absl::MutexLock lock(&shard.mu);
+    n += shard.nodes.size();
+  }
+  return n;
+}
+
+ConstValue UOp::const_value() const { return ConstFromArg(arg_, dtype_); }
+
+namespace {
+
+ConstValue LoadBound(absl::int128 raw, DType dt) {
+  if (dt.is_float()) {
+    uint64_t bits = absl::Int128Low64(raw);
+    double f;
+    std::memcpy(&f, &bits, sizeof(f));
+    return ConstValue::Float(f);
+  }
+  if (dt.is_bool()) return ConstValue::Bool(raw != 0);
+  return ConstValue::Int(raw);
+}
+
+}  // namespace
+
+ConstValue UOp::vmin() const { return LoadBound(vmin_, dtype_); }
+ConstValue UOp::vmax() const { return LoadBound(vmax_, dtype_); }
+
+std::vector<const UOp*> UOp::Toposort(const std::function<bool(const UOp*)>& gate) const {
+  std::vector<const UOp*> order;
+  absl::flat_hash_set<const UOp*> done;
+  // (node, sources pushed) pairs: a node is emitted the second time it is popped.
+  std::vector<std::pair<const UOp*, bool>> stack;
+  stack.emplace_back(this, false);
+  while (!stack.empty()) {
+    auto [node, expanded] = stack.back();
+    stack.pop_back();
+    if (done.contains(node)) continue;
+    if (!expanded) {
+      if (gate && !gate(node)) continue;
+      stack.emplace_back(node, true);
+      for (size_t i = node->src_.size(); i-- > 0;) stack.emplace_back(node->src_[i].get(), false);
+    } else {
+      done.insert(node);
+      order.push_back(node);
+    }
+  }
+  return order;
+}
+
+UOpPtr UOp::Substitute(const absl::flat_hash_map<const UOp*, UOpPtr>& replacements) const {
+  if (replacements.empty()) return ref();
+  absl::flat_hash_map<const UOp*, UOpPtr> rebuilt;
+  for (const UOp* n : Toposort([&](const UOp* u) { return !replacements.contains(u); })) {
+    UOp::SrcVector src;
+    bool changed = false;
+    for (const UOpPtr& s : n->src_) {
+      auto r = replacements.find(s.get());
+      const UOpPtr* use = nullptr;
+      if (r != replacements.end()) {
+        use = &r->second;
+      } else if (auto b = rebuilt.find(s.get()); b != rebuilt.end()) {
+        use = &b->second;
+      }
+      if (use != nullptr && use->get() != s.get()) {
+        changed = true;
+        src.push_back(*use);
+      } else {
+        src.push_back(s);
+      }
+    }
+    if (changed) rebuilt[n] = UOp::New(n->op_, n->dtype_, src, n->arg_, n->tag_);
+  }
+  if (auto r = replacements.find(this); r != replacements.end()) return r->second;
+  if (auto b = rebuilt.find(this); b != rebuilt.end()) return b->second;
+  return ref();
+}
+
+// ---- constructors ----
+
+UOpPtr UOp::Const(DType dt, ConstValue v) { return New(Ops::CONST, dt, {}, ArgFromConst(v, dt)); }
+
+UOpPtr UOp::VConst(DType dt, absl::Span<const ConstValue> values) {
+  bool all_same = true;
+  for (const ConstValue& v : values) all_same &= v.Identical(values[0]);
+  if (!values.empty() && all_same) return Const(dt, values[0]);
+  Arg::Tuple t;
+  for (const ConstValue& v : values) t.push_back(ArgFromConst(v, dt.scalar()));
+  return New(Ops::VCONST, dt, {}, Arg(std::move(t)));
+}
+
+UOpPtr UOp::Variable(std::string name, int64_t min, int64_t max, DType dt) {
+  return New(Ops::DEFINE_VAR, dt, {}, Arg{Arg(std::move(name)), Arg(min), Arg(max)});
+}
+
+UOpPtr UOp::Range(DType dt, int64_t end, int64_t axis) { return Range(Const(dt, end), axis); }
+UOpPtr UOp::Range(const UOpPtr& end, int64_t axis) { return New(Ops::RANGE, end->dtype(), {end}, Arg(axis)); }
+
+UOpPtr UOp::Sink(absl::Span<const UOpPtr> src, Arg arg) { return New(Ops::SINK, dtypes::kVoid, src, std::move(arg)); }
+
+UOpPtr UOp::Vectorize(absl::Span<const UOpPtr> src) {
+  UOPC_CHECK(!src.empty(), "VECTORIZE of nothing");
+  return New(Ops::VECTORIZE, src[0]->dtype().Vec(static_cast<int>(src.size())), src);
+}
+
+// ---- UOpPtr builders ----
+
+UOpPtr UOpPtr::alu(Ops op, absl::Span<const UOpPtr> more) const {
+  UOp::SrcVector src;
+  src.push_back(*this);
+  for (const UOpPtr& m : more) src.push_back(m);
+  DType out = src.back()->dtype();
+  if (groups::kComparison.contains(op)) out = out.count() > 1 ? dtypes::kBool.Vec(out.count()) : dtypes::kBool;
+  return UOp::New(op, out, src);
+}
+
+UOpPtr UOpPtr::const_like(ConstValue v) const { return UOp::Const(ptr_->dtype(), v); }
+
+UOpPtr UOpPtr::neg() const {
+  if (ptr_->dtype().scalar().is_bool()) return logical_not();
+  return mul(const_like(int64_t{-1}));
+}
+
+UOpPtr UOpPtr::cast(DType dt) const {
+  if (ptr_->dtype() == dt) return *this;
+  return UOp::New(Ops::CAST, dt, {*this});
+}
+
+UOpPtr UOpPtr::bitcast(DType dt) const { return UOp::New(Ops::BITCAST, dt, {*this}); }
+
+UOpPtr UOpPtr::gep(absl::Span<const int64_t> idx) const {
+  if (idx.size() == 1) {
+    int64_t i = idx[0];
+    if (ptr_->op() == Ops::VECTORIZE && i >= 0 && static_cast<size_t>(i) < ptr_->num_src()) {
+      return ptr_->src()[i];
+    }
+    if (ptr_->op() == Ops::VCONST && i >= 0 && static_cast<size_t>(i) < ptr_->arg().size()) {
+      return UOp::Const(ptr_->dtype().scalar(), ConstFromArg(ptr_->arg()[i], ptr_->dtype().scalar()));
+    }
+    if (ptr_->op() == Ops::CONST) return UOp::Const(ptr_->dtype().scalar(), ptr_->const_value());
+  }
+  DType scalar = ptr_->dtype().scalar();
+  DType out = idx.size() > 1 ? scalar.Vec(static_cast<int>(idx.size())) : scalar;
+  return UOp::New(Ops::GEP, out, {*this}, Arg::IntTuple(idx));
+}
+
+UOpPtr UOpPtr::broadcast(int count) const {
+  if (count == 1) return *this;
+  std::vector<UOpPtr> copies(count, *this);
+  return UOp::New(Ops::VECTORIZE, ptr_->dtype().Vec(count), copies);
+}
+
+UOpPtr UOpPtr::index(const UOpPtr& idx, const UOpPtr& valid) const {
+  if (valid) return UOp::New(Ops::INDEX, ptr_->dtype(), {*this, idx, valid});
+  return UOp::New(Ops::INDEX, ptr_->dtype(), {*this, idx});
+}
+
+UOpPtr UOpPtr::load(absl::Span<const UOpPtr> more) const {
+  UOp::SrcVector src;
+  src.push_back(*this);
+  for (const UOpPtr& m : more) src.push_back(m);
+  return UOp::New(Ops::LOAD, ptr_->dtype().base(), src);
+}
+
+UOpPtr UOpPtr::store(absl::Span<const UOpPtr> more) const {
+  UOp::SrcVector src;
+  src.push_back(*this);
+  for (const UOpPtr& m : more) src.push_back(m);
+  return UOp::New(Ops::STORE, dtypes::kVoid, src);
+}
+
+UOpPtr UOpPtr::sink(absl::Span<const UOpPtr> more) const {
+  UOp::SrcVector src;
+  src.push_back(*this);
+  for (const UOpPtr& m : more) src.push_back(m);
+  return UOp::New(Ops::SINK, dtypes::kVoid, src);
+}
+
+UOpPtr UOpPtr::assign(const UOpPtr& x) const { return UOp::New(Ops::ASSIGN, ptr_->dtype(), {*this, x}); }
+
+UOpPtr UOpPtr::bind(int64_t value) const {
+  return UOp::New(Ops::BIND, ptr_->dtype(), {*this, const_like(value)});
+}
+
+UOpPtr UOpPtr::replace_src(absl::Span<const UOpPtr> src) const {
+  absl::Span<const UOpPtr> old = ptr_->src();
+  if (old.size() == src.size()) {
+    bool same = true;
+    for (size_t i = 0; i < src.size() && same; ++i) same = old[i] == src[i];
+    if (same) return *this;
+  }
+  return UOp::New(ptr_->op(), ptr_->dtype(), src, ptr_->arg(), ptr_->tag());
+}
+
+UOpPtr UOpPtr::replace_dtype(DType dt) const {
+  if (dt == ptr_->dtype()) return *this;
+  return UOp::New(ptr_->op(), dt, ptr_->src(), ptr_->arg(), ptr_->tag());
+}
+
+UOpPtr UOpPtr::replace_arg(Arg arg) const {
+  if (arg == ptr_->arg()) return *this;
+  return UOp::New(ptr_->op(), ptr_->dtype(), ptr_->src(), std::move(arg), ptr_->tag());
+}
+
+// ---- operators ----
+
+UOpPtr operator+(const UOpPtr& a, const UOpPtr& b) { return a.add(b); }
+UOpPtr operator-(const UOpPtr& a, const UOpPtr& b) { return a.sub(b); }
+UOpPtr operator*(const UOpPtr& a, const UOpPtr& b) { return a.mul(b); }
+UOpPtr operator/(const UOpPtr& a, const UOpPtr& b) { return a.div(b); }
+UOpPtr operator%(const UOpPtr& a, const UOpPtr& b) { return a.mod(b); }
+UOpPtr operator&(const UOpPtr& a, const UOpPtr& b) { return a.bitwise_and(b); }
+UOpPtr operator|(const UOpPtr& a, const UOpPtr& b) { return a.bitwise_or(b); }
+UOpPtr operator^(const UOpPtr& a, const UOpPtr& b) { return a.bitwise_xor(b); }
+UOpPtr operator<<(const UOpPtr& a, const UOpPtr& b) { return a.lshift(b); }
+UOpPtr operator>>(const UOpPtr& a, const UOpPtr& b) { return a.rshift(b); }
+UOpPtr operator-(const UOpPtr& a) { return a.neg(); }
+
+namespace {
+ConstValue ToConst(int v) { return ConstValue::Int(v); }
+ConstValue ToConst(int64_t v) { return ConstValue::Int(v); }
+ConstValue ToConst(double v) { return ConstValue::Float(v); }
+ConstValue ToConst(bool v) { return ConstValue::Bool(v); }
+ConstValue Negated(int v) { return ConstValue::Int(-absl::int128(v)); }
+ConstValue Negated(int64_t v) { return ConstValue::Int(-absl::int128(v)); }
+ConstValue Negated(double v) { return ConstValue::Float(-v); }
+ConstValue Negated(bool v) { return ConstValue::Int(v ? -1 : 0); }
+}  // namespace
+
+// tinygrad's sub with a number: self + const(-x); reversed: const(x) + (-self).
+#define UOPC_DEFINE_SCALAR_OPERATORS(T)                                                                     \
+  UOpPtr operator+(const UOpPtr& a, T b) { return a.add(a.const_like(ToConst(b))); }                       \
+  UOpPtr operator+(T a, const UOpPtr& b) { return b.const_like(ToConst(a)).add(b); }                       \
+  UOpPtr operator-(const UOpPtr& a, T b) { return a.add(a.const_like(Negated(b))); }                       \
+  UOpPtr operator-(T a, const UOpPtr& b) { return b.const_like(ToConst(a)).add(b.neg()); }                 \
+  UOpPtr operator*(const UOpPtr& a, T b) { return a.mul(a.const_like(ToConst(b))); }                       \
+  UOpPtr operator*(T a, const UOpPtr& b) { return b.const_like(ToConst(a)).mul(b); }                       \
+  UOpPtr operator/(const UOpPtr& a, T b) { return a.div(a.const_like(ToConst(b))); }                       \
+  UOpPtr operator%(const UOpPtr& a, T b) { return a.mod(a.const_like(ToConst(b))); }                       \
+  UOpPtr operator&(const UOpPtr& a, T b) { return a.bitwise_and(a.const_like(ToConst(b))); }               \
+  UOpPtr operator|(const UOpPtr& a, T b) { return a.bitwise_or(a.const_like(ToConst(b))); }                \
+  UOpPtr operator^(const UOpPtr& a, T b) { return a.bitwise_xor(a.const_like(ToConst(b))); }               \
+  UOpPtr operator<<(const UOpPtr& a, T b) { return a.lshift(a.const_like(ToConst(b))); }                   \
+  UOpPtr operator>>(const UOpPtr& a, T b) { return a.rshift(a.const_like(ToConst(b))); }
+UOPC_DEFINE_SCALAR_OPERATORS(int)
+UOPC_DEFINE_SCALAR_OPERATORS(int64_t)
+UOPC_DEFINE_SCALAR_OPERATORS(double)
+UOPC_DEFINE_SCALAR_OPERATORS(bool)
+#undef UOPC_DEFINE_SCALAR_OPERATORS
+
+}  // namespace uopc

@@ -1,0 +1,138 @@
+#include "uop/uop.h"
+
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace uopc {
+namespace {
+
+TEST(UOpTest, InterningGivesTheSameObject) {
+  UOpPtr a = UOp::Variable("a", 0, 8);
+  UOpPtr a2 = UOp::Variable("a", 0, 8);
+  EXPECT_EQ(a, a2);
+  EXPECT_EQ(a + 1, a2 + 1);
+  EXPECT_NE(a + 1, a + 2);
+  EXPECT_NE(UOp::Variable("a", 0, 9), a);
+  // Tags are part of the identity.
+  EXPECT_NE(UOp::New(Ops::NOOP, dtypes::kInt32, {a}, {}, Arg(1)), UOp::New(Ops::NOOP, dtypes::kInt32, {a}));
+}
+
+TEST(UOpTest, FloatConstantsCompareByBits) {
+  EXPECT_NE(UOp::Const(dtypes::kFloat32, 0.0), UOp::Const(dtypes::kFloat32, -0.0));
+  double nan = std::nan("");
+  EXPECT_EQ(UOp::Const(dtypes::kFloat32, nan), UOp::Const(dtypes::kFloat32, nan));
+  EXPECT_NE(UOp::Const(dtypes::kFloat32, 1.0), UOp::Const(dtypes::kFloat64, 1.0));
+}
+
+TEST(UOpTest, BuildersMirrorMathTrait) {
+  UOpPtr a = UOp::Variable("a", 0, 8);
+  UOpPtr sub = a - 3;  // ADD(a, CONST -3)
+  ASSERT_EQ(sub->op(), Ops::ADD);
+  EXPECT_EQ(sub->src(1)->const_value(), ConstValue::Int(-3));
+  UOpPtr rsub = 3 - a;  // ADD(CONST 3, MUL(a, -1))
+  ASSERT_EQ(rsub->op(), Ops::ADD);
+  EXPECT_EQ(rsub->src(0)->op(), Ops::CONST);
+  EXPECT_EQ(rsub->src(1)->op(), Ops::MUL);
+  UOpPtr ge = a.ge(4);  // CMPNE(CMPLT(a, 4), True)
+  EXPECT_EQ(ge->op(), Ops::CMPNE);
+  EXPECT_EQ(ge->dtype(), dtypes::kBool);
+  EXPECT_EQ(ge->src(0)->op(), Ops::CMPLT);
+  UOpPtr gt = a.gt(4);  // CMPLT(4, a)
+  EXPECT_EQ(gt->src(0)->op(), Ops::CONST);
+  UOpPtr mn = a.minimum(a + 1);
+  EXPECT_EQ(mn->op(), Ops::MUL);
+  EXPECT_EQ(mn->src(0)->op(), Ops::MAX);
+  EXPECT_EQ(a.cast(dtypes::kInt32), a);
+  EXPECT_EQ(a.cast(dtypes::kFloat32)->op(), Ops::CAST);
+  UOpPtr b = UOp::Variable("b", 0, 1, dtypes::kBool);
+  EXPECT_EQ((-b)->op(), Ops::CMPNE);  // logical not for bools
+}
+
+TEST(UOpTest, RangeAnalysis) {
+  UOpPtr a = UOp::Variable("a", 0, 8);
+  UOpPtr b = UOp::Variable("b", -3, 5);
+  EXPECT_EQ((a + b)->vmin(), ConstValue::Int(-3));
+  EXPECT_EQ((a + b)->vmax(), ConstValue::Int(13));
+  EXPECT_EQ((a * b)->vmin(), ConstValue::Int(-24));
+  EXPECT_EQ((a * b)->vmax(), ConstValue::Int(40));
+  EXPECT_EQ((a % 4)->vmax(), ConstValue::Int(3));
+  EXPECT_EQ((b % 4)->vmin(), ConstValue::Int(-3));
+  EXPECT_EQ(a.idiv(3)->vmax(), ConstValue::Int(2));
+  EXPECT_EQ(b.idiv(-2)->vmin(), ConstValue::Int(-2));  // 5 // -2 == -2 in C
+  EXPECT_EQ(b.idiv(-2)->vmax(), ConstValue::Int(1));   // -3 // -2 == 1
+  EXPECT_EQ(a.lt(9)->vmin(), ConstValue::Bool(true));
+  EXPECT_EQ(a.lt(4)->vmin(), ConstValue::Bool(false));
+  EXPECT_EQ(a.lt(4)->vmax(), ConstValue::Bool(true));
+  EXPECT_EQ(UOp::Range(dtypes::kInt32, 16, 0)->vmax(), ConstValue::Int(15));
+  EXPECT_EQ(a.cast(dtypes::kUInt8)->vmax(), ConstValue::Int(8));
+  EXPECT_EQ(UOp::Variable("f", 0, 1, dtypes::kFloat32)->vmin().kind(), ConstValue::Kind::kFloat);
+  UOpPtr big = UOp::Variable("x", INT64_MIN, INT64_MAX, dtypes::kInt64);
+  EXPECT_EQ((big * big)->vmax() > ConstValue::Int(INT64_MAX), true);  // exact, no wraparound
+  EXPECT_EQ(UOp::Const(dtypes::kUInt64, ConstValue::Int(absl::MakeInt128(0, UINT64_MAX)))->vmax(),
+            ConstValue::Int(absl::MakeInt128(0, UINT64_MAX)));
+}
+
+TEST(UOpTest, ToposortOrdersSourcesFirst) {
+  UOpPtr a = UOp::Variable("a", 0, 8);
+  UOpPtr b = UOp::Variable("b", 0, 8);
+  UOpPtr s = (a + b) * (a + b) + a;
+  std::vector<const UOp*> order = s->Toposort();
+  EXPECT_EQ(order.back(), s.get());
+  EXPECT_EQ(order.front(), a.get());
+  for (size_t i = 0; i < order.size(); ++i) {
+    for (const UOpPtr& src : order[i]->src()) {
+      auto pos = std::find(order.begin(), order.end(), src.get()) - order.begin();
+      EXPECT_LT(pos, static_cast<long>(i));
+    }
+  }
+}
+
+TEST(UOpTest, Substitute) {
+  UOpPtr a = UOp::Variable("a", 0, 8);
+  UOpPtr b = UOp::Variable("b", 0, 8);
+  UOpPtr e = (a + 1) * a;
+  UOpPtr out = e->Substitute({{a.get(), b}});
+  EXPECT_EQ(out, (b + 1) * b);
+  EXPECT_EQ(e->Substitute({}), e);
+}
+
+TEST(UOpTest, UnreferencedNodesAreFreed) {
+  size_t before = UOp::LiveCount();
+  for (int round = 0; round < 20; ++round) {
+    UOpPtr x = UOp::Variable("leak_check", 0, 100);
+    UOpPtr acc = x;
+    for (int i = 0; i < 1000; ++i) acc = acc * 3 + i;
+    EXPECT_GT(UOp::LiveCount(), before + 1000);
+  }
+  EXPECT_EQ(UOp::LiveCount(), before);
+}
+
+TEST(UOpTest, DeepChainIsFreedWithoutRecursion) {
+  size_t before = UOp::LiveCount();
+  {
+    UOpPtr acc = UOp::Variable("deep", 0, 1);
+    for (int i = 0; i < 1000000; ++i) acc = UOp::New(Ops::NOOP, dtypes::kInt32, {acc});
+  }
+  EXPECT_EQ(UOp::LiveCount(), before);
+}
+
+TEST(UOpTest, ConcurrentInterningAgrees) {
+  constexpr int kThreads = 4;
+  std::vector<std::vector<UOpPtr>> results(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([t, &results] {
+      UOpPtr x = UOp::Variable("shared", 0, 10);
+      for (int i = 0; i < 2000; ++i) results[t].push_back(x * i + (i % 7));
+      // Churn: create and drop nodes other threads may be looking up.
+      for (int i = 0; i < 2000; ++i) UOpPtr tmp = (x + i) * 5;
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int t = 1; t < kThreads; ++t) EXPECT_EQ(results[t], results[0]);
+}
+
+}  // namespace
+}  // namespace uopc
