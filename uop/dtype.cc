@@ -1,5 +1,7 @@
 #include "uop/dtype.h"
 
+#include <bit>
+#include <cfloat>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -46,6 +48,78 @@ T BitCast(const auto& from) {
   T to;
   std::memcpy(&to, &from, sizeof(T));
   return to;
+}
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+using int128 = absl::int128;
+using uint128 = absl::uint128;
+
+// ---- exactly-once rounding to narrower floats ----
+
+// v rounded to a double: to nearest-even, or with round_to_odd to the truncation with its last bit set when
+// inexact. Rounding to odd at 53 bits and then to nearest at <= 51 bits is one correct rounding, which is how
+// integers reach float32/half/bfloat16 without the double rounding of a plain (float)(double)x.
+double IntToDouble(int128 v, bool round_to_odd) {
+  bool negative = v < 0;
+  uint128 mag = negative ? -static_cast<uint128>(v) : static_cast<uint128>(v);
+  uint64_t hi = absl::Uint128High64(mag);
+  int length = hi != 0 ? 64 + std::bit_width(hi) : std::bit_width(absl::Uint128Low64(mag));
+  double d;
+  int shift = length - 53;
+  if (shift > 0) {
+    uint128 kept = mag >> shift;
+    uint128 rest = mag & ((uint128(1) << shift) - 1);
+    uint128 half = uint128(1) << (shift - 1);
+    if (round_to_odd) {
+      if (rest != 0) kept |= 1;
+    } else if (rest > half || (rest == half && (kept & 1) != 0)) {
+      kept += 1;  // may carry to 2^53: still exact
+    }
+    d = std::ldexp(static_cast<double>(absl::Uint128Low64(kept)), shift);
+  } else {
+    d = static_cast<double>(absl::Uint128Low64(mag));
+  }
+  return negative ? -d : d;
+}
+
+// d rounded to float precision with round-to-odd (truncate, then set the last bit when inexact), as a double.
+// Out-of-range magnitudes give +-FLT_MAX (odd), which any narrower format then rounds to +-inf.
+double RoundToOddFloat(double d) {
+  if (!std::isfinite(d)) return d;
+  if (std::fabs(d) > FLT_MAX) return std::copysign(static_cast<double>(FLT_MAX), d);
+  float f = static_cast<float>(d);
+  if (static_cast<double>(f) == d) return d;
+  if (std::fabs(static_cast<double>(f)) > std::fabs(d)) f = std::nextafter(f, 0.0f);
+  return static_cast<double>(BitCast<float>(BitCast<uint32_t>(f) | 1u));
+}
+
+// d rounded to the float dtype `dt`, nearest-even, overflowing to +-inf; exactly one rounding.
+ConstValue RoundFloat(double d, DType dt) {
+  switch (dt.scalar_type()) {
+    case ScalarType::kFloat32:
+      if (std::isfinite(d) && std::fabs(d) > FLT_MAX) {
+        // Midway between FLT_MAX and 2^128 rounds to even, which is the infinity.
+        constexpr double kOverflow = FLT_MAX + 0x1p103;
+        return ConstValue::Float(std::fabs(d) >= kOverflow ? std::copysign(kInf, d)
+                                                           : std::copysign(static_cast<double>(FLT_MAX), d));
+      }
+      return ConstValue::Float(static_cast<float>(d));
+    case ScalarType::kFloat16:
+    case ScalarType::kBFloat16:
+      // Truncate rounds half/bfloat16 from a float; rounding to odd first makes the pair one rounding.
+      {
+      float f = static_cast<float>(RoundToOddFloat(d));
+      return ConstValue::Float(dt.scalar_type() == ScalarType::kFloat16 ? HalfBitsToFloat(FloatToHalfBits(f))
+                                                                        : BFloat16BitsToFloat(FloatToBFloat16Bits(f)));
+    }
+    default:
+      return ConstValue::Float(d);
+  }
+}
+
+ConstValue IntToFloat(int128 v, DType dt) {
+  if (dt.scalar_type() == ScalarType::kFloat64) return ConstValue::Float(IntToDouble(v, false));
+  return RoundFloat(IntToDouble(v, true), dt);
 }
 
 }  // namespace
@@ -407,17 +481,8 @@ ConstValue Truncate(ConstValue v, DType dt) {
     return ConstValue::Int(static_cast<absl::int128>(u));
   }
   if (s.is_float()) {
-    double x = v.AsFloat();
-    switch (s.scalar_type()) {
-      case ScalarType::kFloat16:
-        return ConstValue::Float(HalfBitsToFloat(FloatToHalfBits(static_cast<float>(x))));
-      case ScalarType::kBFloat16:
-        return ConstValue::Float(BFloat16BitsToFloat(FloatToBFloat16Bits(static_cast<float>(x))));
-      case ScalarType::kFloat32:
-        return ConstValue::Float(static_cast<float>(x));
-      default:
-        return ConstValue::Float(x);
-    }
+    if (v.is_float()) return RoundFloat(v.f(), s);
+    return IntToFloat(v.i(), s);
   }
   if (s.is_bool()) return ConstValue::Bool(v.AsBool());
   return v;

@@ -104,7 +104,7 @@ class UOpPtr {
   UOpPtr cast(DType dt) const;  // no-op when the dtype already matches
   UOpPtr bitcast(DType dt) const;
   UOpPtr gep(absl::Span<const int64_t> idx) const;
-  UOpPtr gep(int64_t i) const { return gep({i}); }
+  UOpPtr gep(int64_t i) const { return gep(absl::Span<const int64_t>(&i, 1)); }
   UOpPtr broadcast(int count) const;  // VECTORIZE of `count` copies
   UOpPtr index(const UOpPtr& idx, const UOpPtr& valid = nullptr) const;
   UOpPtr load(absl::Span<const UOpPtr> more = {}) const;  // dtype: this pointer's base

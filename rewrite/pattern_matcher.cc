@@ -1,0 +1,547 @@
+#include "rewrite/pattern_matcher.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <numeric>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace uopc {
+namespace internal {
+
+// A pattern flattened for matching. Node 0 is the root; each node's children and permutations are index ranges.
+struct PNode {
+  OpSet ops;              // accepted ops (every op when unconstrained; for UPat::Any, the alternatives' union)
+  int16_t dtype = -1;     // index into CompiledPattern::dtypes, -1: any
+  int16_t arg = -1;       // index into CompiledPattern::args, -1: any
+  int8_t slot = -1;       // capture slot, -1: unnamed
+  UPat::SrcKind kind = UPat::SrcKind::kNone;
+  bool strict_len = false;
+  uint16_t required_len = 0;
+  uint16_t child_begin = 0;  // into CompiledPattern::children
+  uint16_t child_count = 0;
+  uint16_t perm_begin = 0;   // into CompiledPattern::perms, perm_count blocks of child_count node ids
+  uint16_t perm_count = 0;
+};
+
+struct ArgPattern {
+  std::optional<Arg> arg;
+  std::optional<ConstValue> const_arg;
+};
+
+struct CompiledPattern {
+  std::vector<PNode> nodes;
+  std::vector<uint16_t> children;
+  std::vector<uint16_t> perms;
+  std::vector<DTypeSet> dtypes;
+  std::vector<ArgPattern> args;
+  std::vector<std::string> slot_names;
+};
+
+namespace {
+
+constexpr int kMaxSlots = 32;
+
+bool SameConst(const std::optional<ConstValue>& a, const std::optional<ConstValue>& b) {
+  if (a.has_value() != b.has_value()) return false;
+  return !a.has_value() || a->Identical(*b);
+}
+
+// Structural equality: two patterns that match exactly the same way (so permutations that only swap them are
+// the same permutation, like tinygrad's all_same on its cached UPat.var objects).
+bool SamePattern(const UPat& a, const UPat& b) {
+  const UPatNode& x = a.node();
+  const UPatNode& y = b.node();
+  if (&x == &y) return true;
+  if (x.any_op != y.any_op || (!x.any_op && !(x.ops == y.ops)) || !(x.dtype == y.dtype) || x.arg != y.arg ||
+      !SameConst(x.const_arg, y.const_arg) || x.name != y.name || x.src_kind != y.src_kind ||
+      x.allow_any_len != y.allow_any_len || x.custom_early_reject.has_value() != y.custom_early_reject.has_value() ||
+      (x.custom_early_reject && !(*x.custom_early_reject == *y.custom_early_reject)) || x.src.size() != y.src.size()) {
+    return false;
+  }
+  for (size_t i = 0; i < x.src.size(); ++i) {
+    if (!SamePattern(x.src[i], y.src[i])) return false;
+  }
+  return true;
+}
+
+// The ops a node matching `p` can have (an over-approximation for UPat::Any).
+OpSet PossibleOps(const UPat& p) {
+  const UPatNode& n = p.node();
+  if (n.src_kind == UPat::SrcKind::kAlternatives) {
+    OpSet all;
+    for (const UPat& alt : n.src) all = all | PossibleOps(alt);
+    return all;
+  }
+  return n.any_op ? AllOps() : n.ops;
+}
+
+class Compiler {
+ public:
+  explicit Compiler(CompiledPattern& out) : out_(out) {}
+
+  uint16_t Compile(const UPat& p) {
+    const UPatNode& n = p.node();
+    uint16_t id = static_cast<uint16_t>(out_.nodes.size());
+    UOPC_CHECK(out_.nodes.size() < 0xffff, "pattern too large");
+    out_.nodes.emplace_back();
+    PNode pn;
+    pn.ops = PossibleOps(p);
+    pn.kind = n.src_kind;
+    if (!n.name.empty()) pn.slot = SlotFor(n.name);
+    if (n.src_kind != UPat::SrcKind::kAlternatives) {
+      if (!n.dtype.any()) {
+        pn.dtype = static_cast<int16_t>(out_.dtypes.size());
+        out_.dtypes.push_back(n.dtype);
+      }
+      if (n.arg || n.const_arg) {
+        pn.arg = static_cast<int16_t>(out_.args.size());
+        out_.args.push_back(ArgPattern{n.arg, n.const_arg});
+      }
+      bool repeat_or_none = n.src_kind == UPat::SrcKind::kNone || n.src_kind == UPat::SrcKind::kRepeat;
+      pn.strict_len = !(n.allow_any_len || repeat_or_none);
+      pn.required_len = repeat_or_none ? 0 : static_cast<uint16_t>(n.src.size());
+    }
+    std::vector<uint16_t> kids;
+    for (const UPat& s : n.src) kids.push_back(Compile(s));
+    pn.child_begin = static_cast<uint16_t>(out_.children.size());
+    pn.child_count = static_cast<uint16_t>(kids.size());
+    out_.children.insert(out_.children.end(), kids.begin(), kids.end());
+    if (n.src_kind == UPat::SrcKind::kAnyOrder) AddPermutations(n.src, kids, pn);
+    out_.nodes[id] = pn;
+    return id;
+  }
+
+ private:
+  int8_t SlotFor(const std::string& name) {
+    for (size_t i = 0; i < out_.slot_names.size(); ++i) {
+      if (out_.slot_names[i] == name) return static_cast<int8_t>(i);
+    }
+    UOPC_CHECK(out_.slot_names.size() < kMaxSlots, "a pattern may name at most 32 nodes");
+    out_.slot_names.push_back(name);
+    return static_cast<int8_t>(out_.slot_names.size() - 1);
+  }
+
+  // itertools.permutations order, skipping orders that only swap structurally equal patterns.
+  void AddPermutations(const std::vector<UPat>& src, const std::vector<uint16_t>& kids, PNode& pn) {
+    size_t k = src.size();
+    UOPC_CHECK(k <= 6, "src_any_order takes at most 6 sources");
+    // Class of each source: the first index with an equal pattern.
+    std::vector<size_t> cls(k);
+    for (size_t i = 0; i < k; ++i) {
+      cls[i] = i;
+      for (size_t j = 0; j < i; ++j) {
+        if (SamePattern(src[i], src[j])) {
+          cls[i] = cls[j];
+          break;
+        }
+      }
+    }
+    std::vector<size_t> order(k);
+    std::iota(order.begin(), order.end(), 0);
+    std::vector<std::vector<size_t>> seen;
+    pn.perm_begin = static_cast<uint16_t>(out_.perms.size());
+    do {
+      std::vector<size_t> classes;
+      for (size_t i : order) classes.push_back(cls[i]);
+      if (std::find(seen.begin(), seen.end(), classes) != seen.end()) continue;
+      seen.push_back(classes);
+      for (size_t i : order) out_.perms.push_back(kids[i]);
+      ++pn.perm_count;
+    } while (std::next_permutation(order.begin(), order.end()));
+  }
+
+  CompiledPattern& out_;
+};
+
+// tinygrad's early_reject: the single ops of the root's direct source patterns.
+OpSet EarlyReject(const UPat& root) {
+  const UPatNode& n = root.node();
+  if (n.custom_early_reject) return *n.custom_early_reject;
+  OpSet ops;
+  if (n.src_kind == UPat::SrcKind::kTuple || n.src_kind == UPat::SrcKind::kAnyOrder ||
+      n.src_kind == UPat::SrcKind::kRepeat) {
+    for (const UPat& s : n.src) {
+      const UPatNode& c = s.node();
+      if (c.src_kind != UPat::SrcKind::kAlternatives && !c.any_op && c.ops.size() == 1) ops = ops | c.ops;
+    }
+  }
+  return ops;
+}
+
+bool IsNumber(const Arg& a) { return a.is_int() || a.is_float() || a.is_bool(); }
+
+ConstValue NumberOf(const Arg& a) {
+  if (a.is_bool()) return ConstValue::Bool(a.as_bool());
+  if (a.is_float()) return ConstValue::Float(a.as_float());
+  return ConstValue::Int(a.as_int());
+}
+
+// Python's `==` on args: numbers compare by value across int, float and bool; tuples element by element.
+bool PyArgEquals(const Arg& pat, const Arg& val) {
+  if (IsNumber(pat) && IsNumber(val)) return NumberOf(pat) == NumberOf(val);
+  if (pat.is_tuple() && val.is_tuple()) {
+    if (pat.size() != val.size()) return false;
+    for (size_t i = 0; i < pat.size(); ++i) {
+      if (!PyArgEquals(pat[i], val[i])) return false;
+    }
+    return true;
+  }
+  return pat == val;
+}
+
+bool ArgMatches(const ArgPattern& ap, const UOp* u) {
+  const Arg& a = u->arg();
+  if (ap.const_arg) {
+    if (!IsNumber(a)) return false;
+    ConstValue v = u->op() == Ops::CONST ? ConstFromArg(a, u->dtype()) : NumberOf(a);
+    return v == *ap.const_arg;
+  }
+  return PyArgEquals(*ap.arg, a);
+}
+
+absl::string_view BaseName(absl::string_view path) {
+  size_t slash = path.rfind('/');
+  return slash == absl::string_view::npos ? path : path.substr(slash + 1);
+}
+
+std::atomic<int> next_rule_id{0};
+
+}  // namespace
+
+// One attempt to match a rule's pattern against a node, calling the callback on every match until it accepts.
+//
+// Matching is a depth-first search over a stack of pending (pattern, node) pairs. Deterministic steps (exact
+// tuples, repeated sources) run in a loop; only real choices (several viable operand orders or alternatives)
+// recurse, each on a copy of the pending stack, undoing their captures through a trail when they fail. Matches
+// are found in tinygrad's order: permutations in itertools order, the first source's choices outermost.
+class MatchRun {
+ public:
+  MatchRun(const Rule& rule, const UOpPtr& root, void* ctx) : rule_(rule), cp_(*rule.compiled_), root_(root), ctx_(ctx) {
+    std::fill_n(slots_, cp_.slot_names.size(), nullptr);
+  }
+
+  UOpPtr Run() {
+    stack_.resize(1);
+    stack_[0] = Pending{0, &root_};
+    Solve(0, 1);
+    return std::move(result_);
+  }
+
+ private:
+  struct Pending {
+    uint32_t pat;
+    const UOpPtr* node;
+  };
+
+  void EnsureSize(size_t n) {
+    if (stack_.size() < n) stack_.resize(n);
+  }
+
+  void Undo(int mark) {
+    while (ntrail_ > mark) slots_[trail_[--ntrail_]] = nullptr;
+  }
+
+  // Tries the pending items stack_[base, base + n) under the current captures.
+  bool Solve(size_t base, size_t n) {
+    const std::vector<PNode>& nodes = cp_.nodes;
+    const uint16_t* children = cp_.children.data();
+    while (n > 0) {
+      const Pending t = stack_[base + n - 1];
+      --n;
+      const PNode& p = nodes[t.pat];
+      const UOp* u = t.node->get();
+      const Ops op = u->op();
+      if (!p.ops.contains(op)) return false;
+      if (p.slot >= 0) {
+        const UOpPtr* have = slots_[p.slot];
+        if (have == nullptr) {
+          slots_[p.slot] = t.node;
+          trail_[ntrail_++] = p.slot;
+        } else if (have->get() != u) {
+          return false;
+        }
+      }
+      if (p.kind == UPat::SrcKind::kAlternatives) {
+        int viable = 0;
+        uint16_t only = 0;
+        for (uint16_t i = 0; i < p.child_count; ++i) {
+          uint16_t c = children[p.child_begin + i];
+          if (nodes[c].ops.contains(op)) {
+            ++viable;
+            only = c;
+          }
+        }
+        if (viable == 0) return false;
+        if (viable == 1) {
+          stack_[base + n++] = Pending{only, t.node};
+          continue;
+        }
+        for (uint16_t i = 0; i < p.child_count; ++i) {
+          uint16_t c = children[p.child_begin + i];
+          if (!nodes[c].ops.contains(op)) continue;
+          size_t nb = base + n;
+          EnsureSize(nb + n + 1);
+          std::copy_n(stack_.begin() + base, n, stack_.begin() + nb);
+          stack_[nb + n] = Pending{c, t.node};
+          int mark = ntrail_;
+          if (Solve(nb, n + 1)) return true;
+          Undo(mark);
+        }
+        return false;
+      }
+      if (p.dtype >= 0 && !cp_.dtypes[p.dtype].Matches(u->dtype())) return false;
+      if (p.arg >= 0 && !ArgMatches(cp_.args[p.arg], u)) return false;
+      const size_t ns = u->num_src();
+      if (ns < p.required_len || (p.strict_len && ns != p.required_len)) return false;
+      const UOpPtr* src = u->src().data();
+      switch (p.kind) {
+        case UPat::SrcKind::kNone:
+        case UPat::SrcKind::kAlternatives:
+          break;
+        case UPat::SrcKind::kTuple: {
+          EnsureSize(base + n + p.child_count);
+          for (size_t i = p.child_count; i-- > 0;) stack_[base + n++] = Pending{children[p.child_begin + i], &src[i]};
+          break;
+        }
+        case UPat::SrcKind::kRepeat: {
+          EnsureSize(base + n + ns);
+          uint16_t c = children[p.child_begin];
+          for (size_t i = ns; i-- > 0;) stack_[base + n++] = Pending{c, &src[i]};
+          break;
+        }
+        case UPat::SrcKind::kAnyOrder: {
+          const size_t k = p.child_count;
+          const uint16_t* perms = cp_.perms.data() + p.perm_begin;
+          auto viable = [&](int j) {
+            for (size_t i = 0; i < k; ++i) {
+              if (!nodes[perms[j * k + i]].ops.contains(src[i]->op())) return false;
+            }
+            return true;
+          };
+          int count = 0, first = -1;
+          for (int j = 0; j < p.perm_count && count < 2; ++j) {
+            if (viable(j)) {
+              ++count;
+              if (first < 0) first = j;
+            }
+          }
+          if (count == 0) return false;
+          if (count == 1) {
+            EnsureSize(base + n + k);
+            for (size_t i = k; i-- > 0;) stack_[base + n++] = Pending{perms[first * k + i], &src[i]};
+            break;
+          }
+          for (int j = first; j < p.perm_count; ++j) {
+            if (!viable(j)) continue;
+            size_t nb = base + n;
+            EnsureSize(nb + n + k);
+            std::copy_n(stack_.begin() + base, n, stack_.begin() + nb);
+            size_t m = n;
+            for (size_t i = k; i-- > 0;) stack_[nb + m++] = Pending{perms[j * k + i], &src[i]};
+            int mark = ntrail_;
+            if (Solve(nb, m)) return true;
+            Undo(mark);
+          }
+          return false;
+        }
+      }
+    }
+    return Fire();
+  }
+
+  bool Fire() {
+    Match m(&rule_, &root_, slots_, ctx_);
+    UOpPtr r = rule_.fn_(m);
+    if (r == nullptr || r.get() == root_.get()) return false;
+    result_ = std::move(r);
+    return true;
+  }
+
+  const Rule& rule_;
+  const CompiledPattern& cp_;
+  const UOpPtr& root_;
+  void* ctx_;
+  const UOpPtr* slots_[kMaxSlots];
+  int8_t trail_[kMaxSlots];
+  int ntrail_ = 0;
+  absl::InlinedVector<Pending, 16> stack_;
+  UOpPtr result_;
+};
+
+}  // namespace internal
+
+// ---- Match ----
+
+int Match::SlotOf(absl::string_view name) const {
+  const std::vector<std::string>& names = rule_->compiled_->slot_names;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+const UOpPtr& Match::operator[](absl::string_view name) const {
+  static const UOpPtr* const kNull = new UOpPtr();
+  int slot = SlotOf(name);
+  if (slot < 0) {
+    std::string msg = absl::StrCat("rule ", rule_->ToString(), " has no capture named '", name, "'");
+    internal::CheckFailed(__FILE__, __LINE__, "slot >= 0", msg.c_str());
+  }
+  return slots_[slot] != nullptr ? *slots_[slot] : *kNull;
+}
+
+const std::vector<std::string>& Match::names() const { return rule_->compiled_->slot_names; }
+
+bool Match::has(absl::string_view name) const {
+  int slot = SlotOf(name);
+  return slot >= 0 && slots_[slot] != nullptr;
+}
+
+// ---- Rule ----
+
+Rule::Rule(RuleSpec spec)
+    : pattern_(std::move(spec.pattern)),
+      fn_(std::move(spec.fn)),
+      location_(absl::StrCat(internal::BaseName(fn_.file()), ":", fn_.line())),
+      id_(internal::next_rule_id.fetch_add(1, std::memory_order_relaxed)),
+      root_ops_(internal::PossibleOps(pattern_)),
+      early_reject_(internal::EarlyReject(pattern_)) {
+  auto cp = std::make_unique<internal::CompiledPattern>();
+  internal::Compiler(*cp).Compile(pattern_);
+  compiled_ = std::move(cp);
+}
+
+Rule::~Rule() = default;
+
+std::string Rule::ToString() const { return absl::StrCat(location_, " ", pattern_.ToString()); }
+
+UOpPtr Rule::Apply(const UOpPtr& node, void* ctx) const { return internal::MatchRun(*this, node, ctx).Run(); }
+
+// ---- RewriteStats ----
+
+RuleStats RewriteStats::Get(const Rule& rule) const {
+  if (static_cast<size_t>(rule.id()) >= entries_.size()) return {};
+  return entries_[rule.id()].stats;
+}
+
+RuleStats RewriteStats::Total() const {
+  RuleStats t;
+  for (const Entry& e : entries_) {
+    t.attempts += e.stats.attempts;
+    t.matches += e.stats.matches;
+    t.match_ns += e.stats.match_ns;
+    t.total_ns += e.stats.total_ns;
+  }
+  return t;
+}
+
+std::string RewriteStats::Report() const {
+  std::vector<const Entry*> used;
+  for (const Entry& e : entries_) {
+    if (e.rule != nullptr && e.stats.attempts > 0) used.push_back(&e);
+  }
+  std::stable_sort(used.begin(), used.end(),
+                   [](const Entry* a, const Entry* b) { return a->stats.total_ns < b->stats.total_ns; });
+  std::string out;
+  auto line = [&](const RuleStats& s, absl::string_view where, absl::string_view what) {
+    absl::StrAppendFormat(&out, "%6d / %7d -- %9.2f / %9.2f ms -- %-20s %s\n", s.matches, s.attempts, s.match_ns / 1e6,
+                          s.total_ns / 1e6, where, what);
+  };
+  for (const Entry* e : used) line(e->stats, e->rule->location(), e->rule->pattern().ToString());
+  line(Total(), "TOTAL", "");
+  return out;
+}
+
+// ---- PatternMatcher ----
+
+namespace {
+std::vector<std::shared_ptr<const Rule>> CompileAll(std::vector<RuleSpec> specs) {
+  std::vector<std::shared_ptr<const Rule>> rules;
+  rules.reserve(specs.size());
+  for (RuleSpec& s : specs) rules.push_back(std::make_shared<const Rule>(std::move(s)));
+  return rules;
+}
+}  // namespace
+
+PatternMatcher::PatternMatcher(std::initializer_list<RuleSpec> rules)
+    : PatternMatcher(std::vector<RuleSpec>(rules.begin(), rules.end())) {}
+
+PatternMatcher::PatternMatcher(std::vector<RuleSpec> rules) : rules_(CompileAll(std::move(rules))) {
+  BuildDispatch();
+}
+
+PatternMatcher::PatternMatcher(std::vector<std::shared_ptr<const Rule>> rules) : rules_(std::move(rules)) {
+  BuildDispatch();
+}
+
+PatternMatcher PatternMatcher::operator+(const PatternMatcher& more) const {
+  std::vector<std::shared_ptr<const Rule>> all = rules_;
+  all.insert(all.end(), more.rules_.begin(), more.rules_.end());
+  return PatternMatcher(std::move(all));
+}
+
+void PatternMatcher::BuildDispatch() {
+  entries_.clear();
+  offsets_.assign(kNumOps + 1, 0);
+  for (int op = 0; op < kNumOps; ++op) {
+    offsets_[op] = static_cast<uint32_t>(entries_.size());
+    for (size_t i = 0; i < rules_.size(); ++i) {
+      const Rule& r = *rules_[i];
+      if (r.root_ops().contains(static_cast<Ops>(op))) {
+        entries_.push_back(Entry{r.early_reject(), &r, static_cast<uint32_t>(i)});
+      }
+    }
+  }
+  offsets_[kNumOps] = static_cast<uint32_t>(entries_.size());
+}
+
+template <bool kStats>
+UOpPtr PatternMatcher::RewriteImpl(const UOpPtr& node, void* ctx, RewriteStats* stats, int* fired) const {
+  const UOp* u = node.get();
+  const int op = static_cast<int>(u->op());
+  const uint32_t begin = offsets_[op], end = offsets_[op + 1];
+  if (begin == end) return nullptr;
+  OpSet src_ops;
+  for (const UOpPtr& s : u->src()) src_ops.Insert(s->op());
+  for (uint32_t i = begin; i < end; ++i) {
+    const Entry& e = entries_[i];
+    if (!src_ops.ContainsAll(e.early_reject)) continue;
+    if constexpr (kStats) {
+      RuleStats& s = stats->At(rules_[e.index]);
+      auto start = std::chrono::steady_clock::now();
+      UOpPtr r = internal::MatchRun(*e.rule, node, ctx).Run();
+      int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
+      ++s.attempts;
+      s.total_ns += ns;
+      if (r != nullptr) {
+        ++s.matches;
+        s.match_ns += ns;
+        if (fired != nullptr) *fired = static_cast<int>(e.index);
+        return r;
+      }
+    } else {
+      UOpPtr r = internal::MatchRun(*e.rule, node, ctx).Run();
+      if (r != nullptr) {
+        if (fired != nullptr) *fired = static_cast<int>(e.index);
+        return r;
+      }
+    }
+  }
+  return nullptr;
+}
+
+UOpPtr PatternMatcher::Rewrite(const UOpPtr& node, void* ctx) const {
+  return RewriteImpl<false>(node, ctx, nullptr, nullptr);
+}
+
+UOpPtr PatternMatcher::Rewrite(const UOpPtr& node, void* ctx, RewriteStats* stats, int* fired) const {
+  if (fired != nullptr) *fired = -1;
+  return stats != nullptr ? RewriteImpl<true>(node, ctx, stats, fired) : RewriteImpl<false>(node, ctx, nullptr, fired);
+}
+
+}  // namespace uopc

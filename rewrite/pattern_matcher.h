@@ -1,0 +1,230 @@
+// PatternMatcher: an ordered list of rewrite rules (pattern -> callback), dispatched by the node's op.
+//
+// API summary (rewrite/upat.h has the patterns, rewrite/graph_rewrite.h applies matchers to whole graphs):
+//
+//   UPat x = UPat::Var("x"), c1 = UPat::Cvar("c1"), c2 = UPat::Cvar("c2");
+//   PatternMatcher pm({
+//     {x + 0, [](const Match& m) { return m["x"]; }},                            // x+0 -> x
+//     {(x * c1) * c2, [](const Match& m) { return m["x"] * (m["c1"] * m["c2"]); }},
+//     {x.idiv(x), [](const Match& m) { return m["x"].const_like(1); }},
+//     {UPat(Ops::CAST).src(UPat::Cvar("c")).named("root"),
+//      [](const Match& m) -> UOpPtr { return m.root().dtype() == m["c"]->dtype() ? m["c"] : nullptr; }},
+//   });
+//   UOpPtr r = pm.Rewrite(node);          // one step on one node: the first rule whose callback accepts, or null
+//   PatternMatcher both = pm + other_pm;  // rules of pm, then of other_pm
+//
+// - A callback gets a Match: `m["x"]` is the node captured as "x" (a const UOpPtr&, no reference counting),
+//   `m.root()` the node being rewritten, `m.ctx<T>()` the context passed to Rewrite/GraphRewrite. It returns the
+//   replacement, or null (nullptr) to decline; returning the node itself also declines. When a callback declines,
+//   the next way the same pattern matches is tried (other operand orders, other alternatives), then the next rule.
+// - Rules are tried in order among those registered for the node's op. A rule is skipped without matching when
+//   the node's sources lack an op its pattern requires of a direct source (tinygrad's early_reject).
+// - Each rule records where it was written (`file.cc:123`, the line its callback starts on); statistics, traces
+//   and the non-termination errors of graph_rewrite name rules that way.
+// - Matching allocates nothing and touches no reference counts; a matcher is immutable and thread-safe.
+//   Per-rule statistics (attempts, matches, time) are collected into a RewriteStats when one is passed.
+#ifndef UOPC_REWRITE_PATTERN_MATCHER_H_
+#define UOPC_REWRITE_PATTERN_MATCHER_H_
+
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include "absl/strings/string_view.h"
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "rewrite/upat.h"
+#include "uop/check.h"
+#include "uop/uop.h"
+
+namespace uopc {
+
+class Rule;
+class RewriteStats;
+
+namespace internal {
+struct CompiledPattern;
+class MatchRun;
+}  // namespace internal
+
+// The captures of one match, handed to a rule's callback.
+class Match {
+ public:
+  // The node captured under `name`; a null UOpPtr when the name is in the pattern but this match did not bind it
+  // (a name inside one alternative of UPat::Any). A name the pattern does not contain is a bug in the rule and
+  // CHECK-fails.
+  const UOpPtr& operator[](absl::string_view name) const;
+  // Whether this match bound `name`.
+  bool has(absl::string_view name) const;
+  // The node the rule is applied to.
+  const UOpPtr& root() const { return *root_; }
+  // The context given to Rewrite / GraphRewrite (RewriteOptions::ctx), as a T. CHECK-fails when there is none.
+  template <typename T>
+  T& ctx() const {
+    UOPC_CHECK(ctx_ != nullptr, "this rule needs a ctx, and none was passed");
+    return *static_cast<T*>(ctx_);
+  }
+  void* raw_ctx() const { return ctx_; }
+  const Rule& rule() const { return *rule_; }
+  // The pattern's capture names, in order of first appearance.
+  const std::vector<std::string>& names() const;
+
+ private:
+  friend class internal::MatchRun;
+  Match(const Rule* rule, const UOpPtr* root, const UOpPtr* const* slots, void* ctx)
+      : rule_(rule), root_(root), slots_(slots), ctx_(ctx) {}
+  int SlotOf(absl::string_view name) const;
+  const Rule* rule_;
+  const UOpPtr* root_;
+  const UOpPtr* const* slots_;
+  void* ctx_;
+};
+
+// A rule's callback: any callable taking `const Match&` and returning something convertible to UOpPtr. It remembers
+// the source line it was written on.
+class RuleFn {
+ public:
+  template <typename F,
+            typename = std::enable_if_t<std::is_invocable_v<const std::decay_t<F>&, const Match&> &&
+                                        !std::is_same_v<std::decay_t<F>, RuleFn>>>
+  RuleFn(F&& f, const char* file = __builtin_FILE(), int line = __builtin_LINE())  // NOLINT: implicit by design
+      : file_(file), line_(line) {
+    using Fn = std::decay_t<F>;
+    if constexpr (std::is_empty_v<Fn> && std::is_default_constructible_v<Fn>) {
+      // Capture-free lambdas carry no state: call a fresh one.
+      invoke_ = [](const void*, const Match& m) -> UOpPtr { return UOpPtr(Fn{}(m)); };
+    } else {
+      state_ = std::make_shared<const Fn>(std::forward<F>(f));
+      invoke_ = [](const void* s, const Match& m) -> UOpPtr { return UOpPtr((*static_cast<const Fn*>(s))(m)); };
+    }
+  }
+  UOpPtr operator()(const Match& m) const { return invoke_(state_.get(), m); }
+  const char* file() const { return file_; }
+  int line() const { return line_; }
+
+ private:
+  UOpPtr (*invoke_)(const void*, const Match&);
+  std::shared_ptr<const void> state_;
+  const char* file_;
+  int line_;
+};
+
+// What a PatternMatcher is written as: `{pattern, callback}`.
+struct RuleSpec {
+  UPat pattern;
+  RuleFn fn;
+};
+
+// A compiled rule. Rules are shared by every matcher built from them (`a + b` shares a's and b's rules).
+class Rule {
+ public:
+  explicit Rule(RuleSpec spec);
+  ~Rule();
+  Rule(const Rule&) = delete;
+  Rule& operator=(const Rule&) = delete;
+
+  const UPat& pattern() const { return pattern_; }
+  const RuleFn& fn() const { return fn_; }
+  // "pattern_matcher_test.cc:42": the file's base name and the line the callback starts on.
+  const std::string& location() const { return location_; }
+  // "pattern_matcher_test.cc:42 ADD{x, CONST(0)}".
+  std::string ToString() const;
+  // A process-wide number, dense from 0; RewriteStats indexes by it.
+  int id() const { return id_; }
+  // The ops a node must have for this rule to be tried.
+  const OpSet& root_ops() const { return root_ops_; }
+  // The ops the node's sources must include (tinygrad's early_reject).
+  const OpSet& early_reject() const { return early_reject_; }
+  // This rule alone on `node`: the first accepted callback result, or null.
+  UOpPtr Apply(const UOpPtr& node, void* ctx = nullptr) const;
+
+ private:
+  friend class internal::MatchRun;
+  friend class Match;
+  UPat pattern_;
+  RuleFn fn_;
+  std::string location_;
+  int id_;
+  OpSet root_ops_;
+  OpSet early_reject_;
+  std::unique_ptr<const internal::CompiledPattern> compiled_;
+};
+
+// Counters of one rule: attempts (matching tried, after the early reject), matches (callback accepted), time spent
+// in attempts that matched and in all attempts.
+struct RuleStats {
+  int64_t attempts = 0;
+  int64_t matches = 0;
+  int64_t match_ns = 0;
+  int64_t total_ns = 0;
+};
+
+// Per-rule statistics, filled by Rewrite/GraphRewrite calls that are given this object (not thread-safe: one
+// object per thread). Rules are kept alive by the stats that mention them.
+class RewriteStats {
+ public:
+  // Zeros for a rule never attempted.
+  RuleStats Get(const Rule& rule) const;
+  // Sum over all rules.
+  RuleStats Total() const;
+  // One line per attempted rule, slowest last, like tinygrad's PRINT_MATCH_STATS:
+  //   "    12 /     40 --      0.01 /      0.05 ms -- file.cc:123            ADD{x, CONST(0)}"
+  std::string Report() const;
+  void Clear() { entries_.clear(); }
+
+  // For matchers: the counters of `rule`, created on first use.
+  RuleStats& At(const std::shared_ptr<const Rule>& rule) {
+    if (static_cast<size_t>(rule->id()) >= entries_.size()) entries_.resize(rule->id() + 1);
+    Entry& e = entries_[rule->id()];
+    if (e.rule == nullptr) e.rule = rule;
+    return e.stats;
+  }
+
+ private:
+  struct Entry {
+    std::shared_ptr<const Rule> rule;
+    RuleStats stats;
+  };
+  std::vector<Entry> entries_;
+};
+
+class PatternMatcher {
+ public:
+  PatternMatcher(std::initializer_list<RuleSpec> rules);  // NOLINT: `PatternMatcher pm({...})` and `= {...}`
+  explicit PatternMatcher(std::vector<RuleSpec> rules);
+  explicit PatternMatcher(std::vector<std::shared_ptr<const Rule>> rules);
+
+  // This matcher's rules followed by `more`'s.
+  PatternMatcher operator+(const PatternMatcher& more) const;
+
+  // One rewrite step on `node`: the result of the first rule (in order) whose pattern matches and whose callback
+  // returns a new node; null when none does.
+  UOpPtr Rewrite(const UOpPtr& node, void* ctx = nullptr) const;
+  // The same, recording statistics into `stats` (when not null) and the index in rules() of the rule that fired
+  // into `*fired` (when not null; -1 when nothing fired).
+  UOpPtr Rewrite(const UOpPtr& node, void* ctx, RewriteStats* stats, int* fired) const;
+
+  size_t size() const { return rules_.size(); }
+  const Rule& rule(size_t i) const { return *rules_[i]; }
+  const std::vector<std::shared_ptr<const Rule>>& rules() const { return rules_; }
+
+ private:
+  void BuildDispatch();
+  template <bool kStats>
+  UOpPtr RewriteImpl(const UOpPtr& node, void* ctx, RewriteStats* stats, int* fired) const;
+
+  struct Entry {
+    OpSet early_reject;
+    const Rule* rule;
+    uint32_t index;  // into rules_
+  };
+  std::vector<std::shared_ptr<const Rule>> rules_;
+  std::vector<Entry> entries_;           // grouped by op
+  std::vector<uint32_t> offsets_;        // entries_[offsets_[op] .. offsets_[op + 1]) are op's rules
+};
+
+}  // namespace uopc
+
+#endif  // UOPC_REWRITE_PATTERN_MATCHER_H_

@@ -1,0 +1,219 @@
+#include "rewrite/pattern_matcher.h"
+
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "uop/uop.h"
+
+namespace uopc {
+namespace {
+
+using ::testing::HasSubstr;
+
+class PatternMatcherTest : public ::testing::Test {
+ protected:
+  UOpPtr a = UOp::Variable("a", 0, 10);
+  UOpPtr b = UOp::Variable("b", 0, 10);
+  UOpPtr two = UOp::Const(dtypes::kInt32, 2);
+  UPat x = UPat::Var("x");
+  UPat y = UPat::Var("y");
+};
+
+TEST_F(PatternMatcherTest, RewritesWithTheFirstAcceptingRule) {
+  PatternMatcher pm({
+      {x + 0, [](const Match& m) { return m["x"]; }},
+      {x * 1, [](const Match& m) { return m["x"]; }},
+      {x * UPat::Cvar("c"), [](const Match& m) { return m["x"] + m["x"]; }},
+  });
+  EXPECT_EQ(pm.Rewrite(a + 0), a);
+  EXPECT_EQ(pm.Rewrite(0 + a), a);
+  EXPECT_EQ(pm.Rewrite(a * 1), a);  // rule 1 and rule 2 both match; rule 1 comes first
+  EXPECT_EQ(pm.Rewrite(a * 2), a + a);
+  EXPECT_EQ(pm.Rewrite(a + 1), nullptr);
+  EXPECT_EQ(pm.Rewrite(a), nullptr);
+}
+
+TEST_F(PatternMatcherTest, DecliningCallbackFallsThroughToOtherMatchesThenRules) {
+  std::vector<std::string> calls;
+  PatternMatcher pm({
+      // Declines unless x is b: sees (x=a, y=b) first, then accepts (x=b, y=a).
+      {x + y,
+       [&calls](const Match& m) -> UOpPtr {
+         calls.push_back("first:" + m["x"]->var_name());
+         return m["x"]->var_name() == "b" ? m["y"] : nullptr;
+       }},
+      {x + y, [&calls](const Match& m) -> UOpPtr {
+         calls.push_back("second");
+         return m["x"];
+       }},
+  });
+  EXPECT_EQ(pm.Rewrite(a + b), a);
+  EXPECT_THAT(calls, ::testing::ElementsAre("first:a", "first:b"));
+}
+
+TEST_F(PatternMatcherTest, ReturningTheSameNodeDeclines) {
+  PatternMatcher pm({
+      {UPat(Ops::ADD).named("r"), [](const Match& m) { return m.root(); }},
+      {x + y, [](const Match& m) { return m["y"]; }},
+  });
+  EXPECT_EQ(pm.Rewrite(a + b), b);
+}
+
+TEST_F(PatternMatcherTest, DispatchesByOpAndRejectsEarly) {
+  PatternMatcher pm({
+      {x * 1, [](const Match& m) { return m["x"]; }},             // MUL only
+      {x + UPat(Ops::CONST), [](const Match& m) { return m["x"]; }},  // needs a CONST source
+      {UPat(Ops::ADD).src(UPat(Ops::MUL), y), [](const Match& m) { return m["y"]; }},
+  });
+  RewriteStats stats;
+  EXPECT_EQ(pm.Rewrite(a + b, nullptr, &stats, nullptr), nullptr);
+  EXPECT_EQ(stats.Get(pm.rule(0)).attempts, 0);  // not registered for ADD
+  EXPECT_EQ(stats.Get(pm.rule(1)).attempts, 0);  // early reject: no CONST among the sources
+  EXPECT_EQ(stats.Get(pm.rule(2)).attempts, 0);  // early reject: no MUL among the sources
+  int fired = 7;
+  EXPECT_EQ(pm.Rewrite(a + 2, nullptr, &stats, &fired), a);
+  EXPECT_EQ(fired, 1);
+  EXPECT_EQ(stats.Get(pm.rule(1)).attempts, 1);
+  EXPECT_EQ(stats.Get(pm.rule(1)).matches, 1);
+  // A MUL source passes the reject of rule 2, whose tuple order then fails; rule 1 is rejected (no CONST).
+  EXPECT_EQ(pm.Rewrite(b + a * b, nullptr, &stats, &fired), nullptr);
+  EXPECT_EQ(fired, -1);
+  EXPECT_EQ(stats.Get(pm.rule(2)).attempts, 1);
+  EXPECT_EQ(stats.Get(pm.rule(2)).matches, 0);
+  EXPECT_EQ(stats.Get(pm.rule(1)).attempts, 1);
+  EXPECT_EQ(pm.Rewrite(a * b + b, nullptr, &stats, &fired), b);
+  EXPECT_EQ(fired, 2);
+  EXPECT_EQ(stats.Total().attempts, 3);
+  EXPECT_EQ(stats.Total().matches, 2);
+}
+
+TEST_F(PatternMatcherTest, EarlyRejectIsTinygrads) {
+  Rule add_const(RuleSpec{x + UPat::Cvar("c"), [](const Match& m) { return m["x"]; }});
+  EXPECT_TRUE(add_const.early_reject() == OpSet{});  // Cvar has two ops: no requirement
+  Rule add_zero(RuleSpec{x + 0, [](const Match& m) { return m["x"]; }});
+  EXPECT_TRUE(add_zero.early_reject() == OpSet{Ops::CONST});
+  Rule vec(RuleSpec{UPat(Ops::VECTORIZE).src_repeat(UPat(Ops::GEP)), [](const Match& m) { return m.root(); }});
+  EXPECT_TRUE(vec.early_reject() == OpSet{Ops::GEP});
+  Rule custom(RuleSpec{UPat(Ops::ADD).custom_early_reject({Ops::RANGE}), [](const Match& m) { return m.root(); }});
+  EXPECT_TRUE(custom.early_reject() == OpSet{Ops::RANGE});
+  EXPECT_TRUE(add_zero.root_ops() == OpSet{Ops::ADD});
+  Rule any_root(RuleSpec{UPat::Any(UPat(Ops::ADD), UPat(Ops::MUL)), [](const Match& m) { return m.root(); }});
+  EXPECT_TRUE(any_root.root_ops() == (OpSet{Ops::ADD, Ops::MUL}));
+}
+
+TEST_F(PatternMatcherTest, RootsWithoutAnOpMatchEveryOp) {
+  PatternMatcher pm({
+      {UPat::Var("v", dtypes::kInt32), [](const Match& m) -> UOpPtr {
+         return m["v"]->op() == Ops::DEFINE_VAR ? m["v"] * 3 : nullptr;
+       }},
+      {UPat::Any(UPat(Ops::RECIP), UPat(Ops::SQRT)).named("u"), [](const Match& m) { return m["u"]->src()[0]; }},
+  });
+  EXPECT_EQ(pm.Rewrite(a), a * 3);
+  EXPECT_EQ(pm.Rewrite(a + b), nullptr);
+  UOpPtr f = UOp::Const(dtypes::kFloat32, 2.0);
+  EXPECT_EQ(pm.Rewrite(f.sqrt()), f);
+  EXPECT_EQ(pm.Rewrite(f.reciprocal()), f);
+  EXPECT_EQ(pm.Rewrite(f.sin()), nullptr);
+}
+
+TEST_F(PatternMatcherTest, ConcatenationKeepsOrderAndSharesRules) {
+  PatternMatcher first({{x + 0, [](const Match& m) { return m["x"]; }}});
+  PatternMatcher second({
+      {x + UPat::Cvar("c"), [](const Match& m) { return m["c"]; }},
+      {x * 1, [](const Match& m) { return m["x"]; }},
+  });
+  PatternMatcher both = first + second;
+  ASSERT_EQ(both.size(), 3u);
+  EXPECT_EQ(&both.rule(0), &first.rule(0));
+  EXPECT_EQ(&both.rule(2), &second.rule(1));
+  EXPECT_EQ(both.Rewrite(a + 0), a);
+  EXPECT_EQ((second + first).Rewrite(a + 0), a.const_like(0));
+  EXPECT_EQ(both.Rewrite(a * 1), a);
+  EXPECT_EQ(first.Rewrite(a * 1), nullptr);
+}
+
+TEST_F(PatternMatcherTest, ContextReachesCallbacks) {
+  struct Counter {
+    int seen = 0;
+  };
+  PatternMatcher pm({{UPat(Ops::ADD).named("r"), [](const Match& m) -> UOpPtr {
+                        ++m.ctx<Counter>().seen;
+                        return nullptr;
+                      }}});
+  Counter counter;
+  pm.Rewrite(a + b, &counter);
+  pm.Rewrite(a + 2, &counter);
+  EXPECT_EQ(counter.seen, 2);
+}
+
+TEST_F(PatternMatcherTest, CapturingCallbacksAndFunctionPointers) {
+  UOpPtr replacement = b;
+  PatternMatcher pm({
+      {x + 0, [replacement](const Match&) { return replacement; }},
+      {x * 1, +[](const Match& m) -> UOpPtr { return m["x"]; }},
+  });
+  EXPECT_EQ(pm.Rewrite(a + 0), b);
+  EXPECT_EQ(pm.Rewrite(a * 1), a);
+}
+
+TEST_F(PatternMatcherTest, RulesKnowWhereTheyWereWritten) {
+  const int line = __LINE__ + 2;
+  PatternMatcher pm({
+      {x + 0, [](const Match& m) { return m["x"]; }},
+      {x * 1,
+       [](const Match& m) { return m["x"]; }},
+  });
+  EXPECT_EQ(pm.rule(0).location(), "pattern_matcher_test.cc:" + std::to_string(line));
+  EXPECT_EQ(pm.rule(1).location(), "pattern_matcher_test.cc:" + std::to_string(line + 2));
+  EXPECT_EQ(pm.rule(0).ToString(), "pattern_matcher_test.cc:" + std::to_string(line) + " ADD{x, CONST(0)}");
+  EXPECT_NE(pm.rule(0).id(), pm.rule(1).id());
+}
+
+TEST_F(PatternMatcherTest, StatsReportNamesRules) {
+  const int line = __LINE__ + 1;
+  PatternMatcher pm({{x + 0, [](const Match& m) { return m["x"]; }}});
+  RewriteStats stats;
+  pm.Rewrite(a + 0, nullptr, &stats, nullptr);
+  pm.Rewrite(b + 0, nullptr, &stats, nullptr);
+  pm.Rewrite(UOp::Const(dtypes::kInt32, 3) + 2, nullptr, &stats, nullptr);
+  RuleStats s = stats.Get(pm.rule(0));
+  EXPECT_EQ(s.attempts, 3);
+  EXPECT_EQ(s.matches, 2);
+  EXPECT_GE(s.total_ns, s.match_ns);
+  std::string report = stats.Report();
+  EXPECT_THAT(report, HasSubstr("pattern_matcher_test.cc:" + std::to_string(line)));
+  EXPECT_THAT(report, HasSubstr("ADD{x, CONST(0)}"));
+  EXPECT_THAT(report, HasSubstr("     2 /       3"));
+  EXPECT_THAT(report, HasSubstr("TOTAL"));
+  stats.Clear();
+  EXPECT_EQ(stats.Get(pm.rule(0)).attempts, 0);
+}
+
+TEST_F(PatternMatcherTest, UnboundNamesAreNullAndUnknownNamesAreBugs) {
+  PatternMatcher pm({{UPat::Any(UPat(Ops::ADD).named("add"), UPat(Ops::MUL).named("mul")),
+                      [](const Match& m) -> UOpPtr {
+                        EXPECT_NE(m.has("add"), m.has("mul"));
+                        return m.has("add") ? m["mul"] : m["add"];  // the unbound one: null, so declined
+                      }}});
+  EXPECT_EQ(pm.Rewrite(a + b), nullptr);
+  EXPECT_EQ(pm.Rewrite(a * b), nullptr);
+  PatternMatcher typo({{x + 0, [](const Match& m) { return m["y"]; }}});
+  EXPECT_DEATH(typo.Rewrite(a + 0), "has no capture named 'y'");
+}
+
+TEST_F(PatternMatcherTest, CallbackSeesRootAndCapturesWithoutCopies) {
+  UOpPtr n = a * 2 + b;
+  PatternMatcher pm({{(x * UPat::Cvar("c")) + y, [&](const Match& m) -> UOpPtr {
+                        // Captures are the graph's own handles: the node's source slots.
+                        EXPECT_EQ(&m.root(), &n);
+                        EXPECT_EQ(&m["y"], &n->src()[1]);
+                        EXPECT_EQ(&m["x"], &n->src()[0]->src()[0]);
+                        return m["y"];
+                      }}});
+  EXPECT_EQ(pm.Rewrite(n), b);
+}
+
+}  // namespace
+}  // namespace uopc

@@ -1,0 +1,408 @@
+#include "rewrite/symbolic_folding.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace uopc {
+namespace {
+
+using int128 = absl::int128;
+
+int128 Abs(int128 v) { return v < 0 ? -v : v; }
+int128 Gcd(int128 a, int128 b) {
+  a = Abs(a);
+  b = Abs(b);
+  while (b != 0) {
+    int128 t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+// C semantics (tinygrad's cdiv/cmod); division by zero gives 0 and x.
+int128 CDiv(int128 x, int128 y) {
+  if (y == 0) return 0;
+  int128 q = Abs(x) / Abs(y);
+  return ((x < 0) != (y < 0)) ? -q : q;
+}
+int128 CMod(int128 x, int128 y) { return x - CDiv(x, y) * y; }
+// Python semantics (floor), used only for compile-time arithmetic on constants where the identity is exact.
+int128 FloorDiv(int128 x, int128 y) {
+  int128 q = x / y;
+  if ((x % y != 0) && ((x < 0) != (y < 0))) --q;
+  return q;
+}
+int128 FloorMod(int128 x, int128 y) { return x - FloorDiv(x, y) * y; }
+
+bool IsIntConst(const UOp* u) { return u->op() == Ops::CONST && u->arg().is_int(); }
+int128 IntArg(const UOp* u) { return u->const_value().AsInt(); }
+int128 Vmin(const UOp* u) { return u->vmin().AsInt(); }
+int128 Vmax(const UOp* u) { return u->vmax().AsInt(); }
+bool IntBounds(const UOp* u) { return !u->vmin().is_float() && !u->vmax().is_float(); }
+
+UOpPtr ConstLike(const UOp* like, int128 v) { return UOp::Const(like->dtype(), ConstValue::Int(v)); }
+// Python-int operands in builder expressions: `Int(3) * x` is MUL(CONST 3, x), as tinygrad's `3 * x`.
+struct Int {
+  explicit Int(int128 v) : value(v) {}
+  int128 value;
+};
+UOpPtr operator*(Int a, const UOpPtr& b) { return b.const_like(ConstValue::Int(a.value)).mul(b); }
+UOpPtr operator*(const UOpPtr& a, Int b) { return a.mul(a.const_like(ConstValue::Int(b.value))); }
+UOpPtr operator+(Int a, const UOpPtr& b) { return b.const_like(ConstValue::Int(a.value)).add(b); }
+UOpPtr operator+(const UOpPtr& a, Int b) { return a.add(a.const_like(ConstValue::Int(b.value))); }
+UOpPtr operator-(const UOpPtr& a, Int b) { return a.add(a.const_like(ConstValue::Int(-b.value))); }
+UOpPtr operator%(const UOpPtr& a, Int b) { return a.mod(a.const_like(ConstValue::Int(b.value))); }
+UOpPtr Sum(const std::vector<UOpPtr>& terms) {
+  UOpPtr acc = terms[0];
+  for (size_t i = 1; i < terms.size(); ++i) acc = acc + terms[i];
+  return acc;
+}
+
+}  // namespace
+
+std::vector<const UOp*> SplitUOp(const UOp* x, Ops sep) {
+  std::vector<const UOp*> out;
+  std::vector<const UOp*> stack = {x};
+  while (!stack.empty()) {
+    const UOp* u = stack.back();
+    stack.pop_back();
+    if (u->op() == sep) {
+      for (size_t i = u->num_src(); i-- > 0;) stack.push_back(u->src(i));
+    } else {
+      out.push_back(u);
+    }
+  }
+  return out;
+}
+
+int128 ConstFactor(const UOp* x) {
+  switch (x->op()) {
+    case Ops::CONST:
+      return x->arg().is_int() ? IntArg(x) : 1;
+    case Ops::VCONST: {
+      int128 g = 0;
+      for (const Arg& a : x->arg().as_tuple()) g = Gcd(g, a.is_int() ? a.as_int() : 1);
+      return g;
+    }
+    case Ops::ADD:
+      return Gcd(ConstFactor(x->src(0)), ConstFactor(x->src(1)));
+    case Ops::MUL:
+      if (IsIntConst(x->src(0))) return IntArg(x->src(0));
+      if (IsIntConst(x->src(1))) return IntArg(x->src(1));
+      return 1;
+    default:
+      return 1;
+  }
+}
+
+UOpPtr Divides(const UOp* x, int128 v) {
+  if (v == 1) return x->ref();
+  if (v == 0) return nullptr;
+  switch (x->op()) {
+    case Ops::CONST:
+      if (IsIntConst(x) && FloorMod(IntArg(x), v) == 0) return ConstLike(x, FloorDiv(IntArg(x), v));
+      return nullptr;
+    case Ops::VCONST: {
+      std::vector<ConstValue> vals;
+      for (const Arg& a : x->arg().as_tuple()) {
+        if (!a.is_int() || FloorMod(a.as_int(), v) != 0) return nullptr;
+        vals.push_back(ConstValue::Int(FloorDiv(a.as_int(), v)));
+      }
+      return UOp::VConst(x->dtype(), vals);
+    }
+    case Ops::ADD: {
+      UOpPtr d0 = Divides(x->src(0), v);
+      if (!d0) return nullptr;
+      UOpPtr d1 = Divides(x->src(1), v);
+      if (!d1) return nullptr;
+      return d0 + d1;
+    }
+    case Ops::MUL:
+      if (UOpPtr d0 = Divides(x->src(0), v)) return d0 * x->src()[1];
+      if (UOpPtr d1 = Divides(x->src(1), v)) return x->src()[0] * d1;
+      return nullptr;
+    default:
+      return nullptr;
+  }
+}
+
+UOpPtr DivAndModFolding(const UOp* x, const UOp* y, Ops which, bool split_rem) {
+  if (!IntBounds(x) || !IntBounds(y) || !x->dtype().is_int()) return nullptr;
+  int128 x_min = Vmin(x), x_max = Vmax(x), y_min = Vmin(y), y_max = Vmax(y);
+
+  // The quotient is the same everywhere: C and Python agree on this test because it uses C division.
+  if ((y_min > 0 || y_max < 0) && y_min * y_max > 0) {
+    int128 q = CDiv(x_min, y_min);
+    if (q == CDiv(x_min, y_max) && q == CDiv(x_max, y_min) && q == CDiv(x_max, y_max)) {
+      if (which == Ops::MOD) return x->ref() - Int(q) * y->ref();
+      return ConstLike(x, q);
+    }
+  }
+
+  if (!IsIntConst(y) || x->dtype().count() > 1) return nullptr;
+  int128 c = IntArg(y);
+  if (c <= 0) return nullptr;
+
+  std::vector<UOpPtr> svars;
+  std::vector<int128> factors, quotients, remainders;
+  int128 gcd = c, div = 1, constant = 0;
+  bool something_changed = false;
+  for (const UOp* u : SplitUOp(x, Ops::ADD)) {
+    // (a % kc) may stand in for a inside a mod by c. Only when a and x are non-negative: then the rewritten
+    // dividend is non-negative too and C's remainder equals the mathematical one on both.
+    if (u->op() == Ops::MOD && which == Ops::MOD && IsIntConst(u->src(1)) && IntArg(u->src(1)) != 0 &&
+        FloorMod(IntArg(u->src(1)), c) == 0 && x_min >= 0 && IntBounds(u->src(0)) && Vmin(u->src(0)) >= 0) {
+      u = u->src(0);
+      something_changed = true;
+    }
+    int128 f = ConstFactor(u);
+    UOpPtr v = Divides(u, f);
+    if (!v) return nullptr;  // f == 0: a zero term; leave it to constant folding
+    int128 q = FloorDiv(f, c), r = FloorMod(f, c);
+    if (r == 0 || ((which == Ops::MOD || split_rem || u->op() == Ops::CONST) && r != f)) something_changed = true;
+    if (u->op() == Ops::CONST) {
+      constant += f;
+    } else {
+      if (f > 1 && c % f == 0 && (div == 1 || div > f)) div = f;
+      gcd = Gcd(r, gcd);
+      factors.push_back(f);
+      svars.push_back(std::move(v));
+      quotients.push_back(q);
+      remainders.push_back(r);
+    }
+  }
+
+  // One non-constant term taking two values: evaluate both ends with C semantics.
+  if (svars.size() == 1 && Vmax(svars[0]) - Vmin(svars[0]) == 1) {
+    const UOpPtr& v = svars[0];
+    int128 lo = factors[0] * Vmin(v) + constant, hi = factors[0] * Vmax(v) + constant;
+    int128 y1 = which == Ops::MOD ? CMod(lo, c) : CDiv(lo, c);
+    int128 y2 = which == Ops::MOD ? CMod(hi, c) : CDiv(hi, c);
+    return Int(y2 - y1) * (v - Int(Vmin(v))) + Int(y1);
+  }
+
+  // Within a mod by c, each coefficient may be replaced by its remainder nearest zero; if the resulting
+  // expression stays inside one block [k*c, (k+1)*c), the mod (and the div) fold. The derivation uses floor
+  // semantics, which match C only for a non-negative dividend.
+  if (x_min >= 0 && std::all_of(factors.begin(), factors.end(), [](int128 f) { return f > 0; })) {
+    std::vector<int128> rems;
+    for (int128 r : remainders) rems.push_back(Abs(r - c) < Abs(r) ? r - c : r);
+    // Summed in tinygrad's order: sum(r*v for ...) + const%c, where Python's sum starts from the integer 0.
+    UOpPtr rem = nullptr;
+    for (size_t i = 0; i < svars.size(); ++i) {
+      UOpPtr term = Int(rems[i]) * svars[i];
+      rem = rem ? rem + term : Int(0) + term;
+    }
+    rem = rem ? rem + Int(FloorMod(constant, c)) : ConstLike(x, FloorMod(constant, c));
+    int128 k = FloorDiv(Vmin(rem), c);
+    if (k == FloorDiv(Vmax(rem), c)) {
+      if (which == Ops::MOD) return rem - Int(k * c);
+      UOpPtr quotient = nullptr;
+      for (size_t i = 0; i < svars.size(); ++i) {
+        UOpPtr term = Int(FloorDiv(factors[i] - rems[i], c)) * svars[i];
+        quotient = quotient ? quotient + term : Int(0) + term;
+      }
+      return quotient + Int(FloorDiv(constant - FloorMod(constant, c) + k * c, c));
+    }
+  }
+
+  // A common factor g of every coefficient, the constant and c cancels (exact, so right for every sign).
+  if (int128 g = Gcd(gcd, constant); g != 1) {
+    UOpPtr num = nullptr;
+    for (size_t i = 0; i < svars.size(); ++i) {
+      UOpPtr term = Int(FloorDiv(factors[i], g)) * svars[i];
+      num = num ? num + term : Int(0) + term;
+    }
+    num = num ? num + Int(FloorDiv(constant, g)) : ConstLike(x, FloorDiv(constant, g));
+    UOpPtr ret = UOp::New(which, x->dtype(), {num, ConstLike(x, c / g)});
+    return which == Ops::MOD ? ret * Int(g) : ret;
+  }
+
+  if (gcd != 1) something_changed = true;
+  if (!something_changed) {
+    // x // c == (x // div) // (c / div) holds for truncating division too.
+    if (which == Ops::IDIV && div > 1 && div < c) {
+      if (UOpPtr inner = DivAndModFolding(x, ConstLike(x, div).get(), Ops::IDIV)) return inner.idiv(inner.const_like(ConstValue::Int(c / div)));
+    }
+    return nullptr;
+  }
+  UOpPtr quo = ConstLike(x, FloorDiv(constant, c));
+  UOpPtr rem = ConstLike(x, FloorDiv(FloorMod(constant, c), gcd));
+  for (size_t i = 0; i < svars.size(); ++i) {
+    if (which == Ops::IDIV && !split_rem && remainders[i] != 0) {
+      rem = rem + Int(FloorDiv(factors[i], gcd)) * svars[i];
+    } else {
+      rem = rem + Int(FloorDiv(remainders[i], gcd)) * svars[i];
+      quo = quo + Int(quotients[i]) * svars[i];
+    }
+  }
+  // The split is a floor-semantics identity: only right in C when the dividend and the remainder are
+  // non-negative.
+  if ((x_min < 0 || Vmin(rem) < 0) && !remainders.empty()) return nullptr;
+  if (which == Ops::MOD) return Int(gcd) * (rem % Int(c / gcd)) + Int(FloorMod(constant, gcd));
+  return rem.idiv(rem.const_like(ConstValue::Int(c / gcd))) + quo;
+}
+
+UOpPtr FoldUnrolledDivs(const UOp* divs, int128 denominator, int128 fac) {
+  std::vector<int128> seen_const;
+  const UOp* ans = nullptr;
+  for (const UOp* u : SplitUOp(divs, Ops::ADD)) {
+    if (fac != 1) {
+      if (u->op() != Ops::MUL || !IsIntConst(u->src(1)) || IntArg(u->src(1)) != fac) return nullptr;
+      u = u->src(0);
+    }
+    if (!(u->op() == Ops::IDIV && IsIntConst(u->src(1)))) return nullptr;
+    if (IntArg(u->src(1)) != denominator) return nullptr;
+    const UOp* s0 = u->src(0);
+    if (!IntBounds(s0) || Vmin(s0) < 0) return nullptr;
+    if (s0->op() == Ops::ADD && IsIntConst(s0->src(1))) {
+      seen_const.push_back(IntArg(s0->src(1)));
+      s0 = s0->src(0);
+    } else {
+      seen_const.push_back(0);
+    }
+    if (ans == nullptr) ans = s0;
+    if (ans != s0) return nullptr;
+  }
+  if (ans == nullptr || denominator <= 0 || denominator > 4096) return nullptr;
+  // The first terms may already have folded to 0.
+  int128 missing = denominator - static_cast<int128>(seen_const.size());
+  for (int128 i = 0; i < missing; ++i) {
+    if (0 <= Vmin(ans) && Vmax(ans) + i < denominator) seen_const.push_back(i);
+  }
+  std::sort(seen_const.begin(), seen_const.end());
+  if (static_cast<int128>(seen_const.size()) != denominator) return nullptr;
+  for (size_t i = 0; i < seen_const.size(); ++i) {
+    if (seen_const[i] != static_cast<int128>(i)) return nullptr;
+  }
+  return Int(fac) * ans->ref();
+}
+
+UOpPtr LtFolding(const UOp* x, int128 c) {
+  std::vector<const UOp*> p, np;
+  for (const UOp* u : SplitUOp(x, Ops::ADD)) (ConstFactor(u) == 1 ? p : np).push_back(u);
+  if (np.empty()) return nullptr;
+  int128 d = c;
+  for (const UOp* u : np) d = Gcd(d, ConstFactor(u));
+  if (d <= 1) return nullptr;
+  int128 lo = 0, hi = 0;
+  for (const UOp* u : p) {
+    if (!IntBounds(u)) return nullptr;
+    lo += Vmin(u);
+    hi += Vmax(u);
+  }
+  if (!(0 <= lo && hi < d)) return nullptr;
+  UOpPtr sum = np[0]->ref();
+  for (size_t i = 1; i < np.size(); ++i) sum = sum + np[i]->ref();
+  UOpPtr divided = Divides(sum, d);
+  if (!divided) return nullptr;
+  return divided.lt(divided.const_like(ConstValue::Int(FloorDiv(c, d))));
+}
+
+UOpPtr CanonicalizeSimplex(const UOp* x) {
+  bool changed = false;
+  std::vector<UOpPtr> terms;
+  for (const UOp* u : SplitUOp(x, Ops::ADD)) {
+    if (u->op() == Ops::MUL && IsIntConst(u->src(1)) && IntArg(u->src(1)) > 0) {
+      changed = true;
+      u = u->src(0);
+    }
+    if (!(groups::kIrreducible.contains(u->op()) && IntBounds(u) && Vmin(u) >= 0)) return nullptr;
+    terms.push_back(u->ref());
+  }
+  if (!changed) return nullptr;
+  return Sum(terms);
+}
+
+// ---- canonical order ----
+
+namespace {
+
+// Python's comparison of two args (only called where tinygrad's tuple comparison would compare them).
+int CompareArg(const Arg& a, const Arg& b) {
+  if (a == b) return 0;
+  auto numeric = [](const Arg& v) { return v.is_int() || v.is_float() || v.is_bool(); };
+  if (numeric(a) && numeric(b)) {
+    auto to_const = [](const Arg& v) {
+      return v.is_int() ? ConstValue::Int(v.as_int()) : v.is_float() ? ConstValue::Float(v.as_float())
+                                                                        : ConstValue::Bool(v.as_bool());
+    };
+    ConstValue x = to_const(a), y = to_const(b);
+    return x < y ? -1 : y < x ? 1 : 0;
+  }
+  if (a.is_string() && b.is_string()) return a.as_string() < b.as_string() ? -1 : 1;
+  if (a.is_tuple() && b.is_tuple()) {
+    const Arg::Tuple& x = a.as_tuple();
+    const Arg::Tuple& y = b.as_tuple();
+    for (size_t i = 0; i < x.size() && i < y.size(); ++i) {
+      if (int r = CompareArg(x[i], y[i]); r != 0) return r;
+    }
+    return x.size() < y.size() ? -1 : x.size() > y.size() ? 1 : 0;
+  }
+  if (a.is_dtype() && b.is_dtype()) return a.as_dtype() < b.as_dtype() ? -1 : 1;
+  if (a.is_op() && b.is_op()) return a.as_op() < b.as_op() ? -1 : 1;
+  // Python would raise here; any fixed order keeps the rewrite deterministic.
+  return a.kind() < b.kind() ? -1 : a.kind() > b.kind() ? 1 : (a.Hash() < b.Hash() ? -1 : 1);
+}
+
+}  // namespace
+
+int CompareTuplize(const UOp* a, const UOp* b) {
+  if (a == b) return 0;
+  if (a->op() != b->op()) return a->op() < b->op() ? -1 : 1;
+  if (int r = CompareArg(a->arg(), b->arg()); r != 0) return r;
+  if (a->dtype() != b->dtype()) return a->dtype() < b->dtype() ? -1 : 1;
+  size_t n = std::min(a->num_src(), b->num_src());
+  for (size_t i = 0; i < n; ++i) {
+    if (int r = CompareTuplize(a->src(i), b->src(i)); r != 0) return r;
+  }
+  return a->num_src() < b->num_src() ? -1 : a->num_src() > b->num_src() ? 1 : 0;
+}
+
+// ---- float power and threefry ----
+
+UOpPtr XPow(const UOpPtr& base, const UOpPtr& exponent) {
+  UOpPtr negative = base.lt(base.const_like(0.0));
+  UOpPtr ret = negative.where(base.neg(), base).log2().mul(exponent).exp2();
+  DType int_vec = dtypes::kInt32.Vec(exponent->dtype().count());
+  UOpPtr non_int = exponent.ne(exponent.cast(int_vec).cast(exponent->dtype()));
+  UOpPtr odd = exponent.lt(exponent.const_like(0.0))
+                   .where(exponent.neg(), exponent)
+                   .cast(int_vec)
+                   .mod(UOp::Const(int_vec, 2))
+                   .cast(dtypes::kBool.Vec(exponent->dtype().count()));
+  UOpPtr adj = non_int.where(ret.const_like(std::nan("")), odd.where(ret.const_like(-1.0), ret.const_like(1.0)));
+  UOpPtr zero_zero = base.eq(base.const_like(0.0)).bitwise_and(exponent.eq(exponent.const_like(0.0)));
+  return zero_zero.where(ret.const_like(1.0), ret * negative.where(adj, ret.const_like(1.0)));
+}
+
+UOpPtr Threefry2x32(const UOpPtr& x, const UOpPtr& key) {
+  auto u64 = [&](const UOpPtr& like, uint64_t v) {
+    return UOp::Const(like->dtype(), ConstValue::Int(absl::int128(v)));
+  };
+  auto u32 = [](const UOpPtr& like, uint64_t v) {
+    return UOp::Const(like->dtype(), ConstValue::Int(absl::int128(v)));
+  };
+  const DType kU32 = dtypes::kUInt32;
+  UOpPtr x0 = (x & u64(x, 0xffffffffu)).cast(kU32);
+  UOpPtr x1 = (x.idiv(u64(x, uint64_t{1} << 32)) & u64(x, 0xffffffffu)).cast(kU32);
+  UOpPtr key0 = (key & u64(key, 0xffffffffu)).cast(kU32);
+  UOpPtr key1 = (key.idiv(u64(key, uint64_t{1} << 32)) & u64(key, 0xffffffffu)).cast(kU32);
+  static constexpr int kRotations[2][4] = {{13, 15, 26, 6}, {17, 29, 16, 24}};
+  UOpPtr ks[3] = {key1, (key0 ^ key1) ^ u32(key0, 0x1BD11BDA), key0};
+  UOpPtr xr0 = x0 + ks[2], xr1 = x1 + ks[0];
+  for (int i = 0; i < 5; ++i) {
+    for (int r : kRotations[i % 2]) {
+      UOpPtr sum = xr0 + xr1;
+      xr1 = sum ^ (xr1 * u32(xr1, uint64_t{1} << r) + xr1.idiv(u32(xr1, uint64_t{1} << (32 - r))));
+      xr0 = sum;
+    }
+    xr0 = xr0 + ks[i % 3];
+    xr1 = xr1 + ks[(i + 1) % 3] + u32(xr1, static_cast<uint64_t>(i + 1));
+  }
+  UOpPtr hi = xr1.cast(dtypes::kUInt64);
+  return (hi * u64(hi, uint64_t{1} << 32)) | xr0.cast(dtypes::kUInt64);
+}
+
+}  // namespace uopc

@@ -1,0 +1,48 @@
+// The algorithms behind the symbolic rules that do more than one pattern can say: division and modulo folding
+// using value ranges, comparison folding, unrolled-division folding, and the canonical operand order.
+//
+// They follow tinygrad v0.10.3's codegen/symbolic.py, with one deliberate difference: every result is correct under
+// C semantics (`//` truncates toward zero, `%` takes the dividend's sign). tinygrad derives several folds with
+// Python's floor semantics and applies them to negative dividends and divisors, where C disagrees; here those
+// folds are applied only where both semantics agree (see the comments at each guard). Each function returns a
+// null UOpPtr for "no rewrite".
+#ifndef UOPC_REWRITE_SYMBOLIC_FOLDING_H_
+#define UOPC_REWRITE_SYMBOLIC_FOLDING_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/numeric/int128.h"
+#include "uop/uop.h"
+
+namespace uopc {
+
+// The terms of a chain of `sep` ops, left to right (tinygrad's split_uop).
+std::vector<const UOp*> SplitUOp(const UOp* x, Ops sep);
+
+// The largest known integer dividing x (tinygrad's const_factor).
+absl::int128 ConstFactor(const UOp* x);
+// x / v when that is exact and easy to see (tinygrad's divides), else null.
+UOpPtr Divides(const UOp* x, absl::int128 v);
+
+// x // y or x % y simplified using the ranges of x and y.
+UOpPtr DivAndModFolding(const UOp* x, const UOp* y, Ops which, bool split_rem = false);
+// x//d + (x+1)//d + ... + (x+d-1)//d -> x (times fac).
+UOpPtr FoldUnrolledDivs(const UOp* divs, absl::int128 denominator, absl::int128 fac = 1);
+// x < c where x is a sum whose non-constant part shares a factor with c.
+UOpPtr LtFolding(const UOp* x, absl::int128 c);
+// a0*x0 + a1*x1 + ... (ai > 0, xi >= 0) -> x0 + x1 + ..., or null.
+UOpPtr CanonicalizeSimplex(const UOp* x);
+
+// tinygrad's `tuplize` order: (op, arg, dtype, sources...) compared lexicographically, with Python's comparison of
+// the args. Used to put commutative operands in a canonical order. Returns <0, 0 or >0.
+int CompareTuplize(const UOp* a, const UOp* b);
+
+// b ** e on floats as exp2/log2 with tinygrad's sign and zero fixes (transcendental.xpow).
+UOpPtr XPow(const UOpPtr& base, const UOpPtr& exponent);
+// threefry2x32 on uint64 lanes, written with 32-bit ops (tinygrad's threefry2x32 rewrite).
+UOpPtr Threefry2x32(const UOpPtr& x, const UOpPtr& key);
+
+}  // namespace uopc
+
+#endif  // UOPC_REWRITE_SYMBOLIC_FOLDING_H_
