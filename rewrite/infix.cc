@@ -33,6 +33,18 @@ class InfixParser {
   absl::StatusOr<UOpPtr> ParseAll() {
     absl::StatusOr<UOpPtr> e = ParseExpr(0);
     if (!e.ok()) return e;
+    // For hand-written input the outermost binary ops may go without parentheses, applied left to right.
+    for (SkipSpace(); pos_ < text_.size();) {
+      const BinarySymbol* symbol = SymbolAt();
+      if (symbol == nullptr) break;
+      size_t op_at = pos_;
+      pos_ += symbol->text.size();
+      absl::StatusOr<UOpPtr> rhs = ParseExpr(0);
+      if (!rhs.ok()) return rhs;
+      e = Binary(symbol->op, *e, *rhs, op_at);
+      if (!e.ok()) return e;
+      SkipSpace();
+    }
     SkipSpace();
     if (pos_ != text_.size()) return Error("end of expression");
     return e;
@@ -45,6 +57,13 @@ class InfixParser {
   }
   absl::Status TypeError(size_t at, absl::string_view what) const {
     return absl::InvalidArgumentError(absl::StrCat("col ", at + 1, ": ", what));
+  }
+
+  const BinarySymbol* SymbolAt() const {
+    for (const BinarySymbol& s : kBinarySymbols) {
+      if (text_.substr(pos_, s.text.size()) == s.text) return &s;
+    }
+    return nullptr;
   }
 
   void SkipSpace() {
@@ -68,24 +87,16 @@ class InfixParser {
     char c = text_[pos_];
     if (c == '(') {
       ++pos_;
-      size_t lhs_at = pos_;
       absl::StatusOr<UOpPtr> lhs = ParseExpr(depth + 1);
       if (!lhs.ok()) return lhs;
       SkipSpace();
       size_t op_at = pos_;
-      const BinarySymbol* symbol = nullptr;
-      for (const BinarySymbol& s : kBinarySymbols) {
-        if (text_.substr(pos_, s.text.size()) == s.text) {
-          symbol = &s;
-          break;
-        }
-      }
+      const BinarySymbol* symbol = SymbolAt();
       if (symbol == nullptr) return Error("a binary operator");
       pos_ += symbol->text.size();
       absl::StatusOr<UOpPtr> rhs = ParseExpr(depth + 1);
       if (!rhs.ok()) return rhs;
       if (absl::Status s = Expect(")"); !s.ok()) return s;
-      (void)lhs_at;
       return Binary(symbol->op, *lhs, *rhs, op_at);
     }
     if (c == '-' || absl::ascii_isdigit(static_cast<unsigned char>(c))) return ParseInt();

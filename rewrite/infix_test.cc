@@ -26,6 +26,9 @@ TEST(InfixTest, RoundTripsAndBuildsTheSameNodes) {
   EXPECT_EQ(MustParse("(a + 1)"), a + 1);
   EXPECT_EQ(MustParse("(1 + a)"), 1 + a);
   EXPECT_EQ(MustParse("(a < 3)"), a.lt(3));
+  // The outermost operators may be written without parentheses (left to right).
+  EXPECT_EQ(MustParse("((a * 4) + b) // 4"), MustParse("(((a * 4) + b) // 4)"));
+  EXPECT_EQ(MustParse("a + 1 + b"), MustParse("((a + 1) + b)"));
 }
 
 TEST(InfixTest, RendersLikeTinygrad) {
@@ -44,7 +47,7 @@ TEST(InfixTest, ErrorsNameTheColumn) {
   };
   for (const Case& c : {Case{"(a + ", "col 6: expected an expression"}, Case{"(a ? 1)", "col 4: expected a binary"},
                         Case{"(a + 1", "col 7: expected ')'"}, Case{"(a + zz)", "col 6: unknown variable 'zz'"},
-                        Case{"(a + 1) x", "col 9: expected end of expression"},
+                        Case{"(a + 1) x", "col 9: expected end of expression"}, Case{"a +", "col 4: expected an expression"},
                         Case{"where(a, 1, 2)", "condition of where must be bool"},
                         Case{"(a + true)", "differ in type"}, Case{"99999999999999999999", "out of range"},
                         Case{"max(a)", "max takes 2 arguments, got 1"}, Case{"", "expected an expression"}}) {

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Builds and tests testdata/consumer, a separate workspace that depends on uopc through local_repository, with a
+# nested Bazel. It works on a copy whose `path = "../.."` points at this checkout, under its own output base (so it
+# never waits on the Bazel running this test), and always shuts that Bazel server down.
+set -euo pipefail
+
+# The checkout: runfiles are symlinks into the source tree.
+root=$(dirname "$(readlink -f deps.bzl)")
+if [[ ! -f $root/WORKSPACE || ! -d $root/testdata/consumer ]]; then
+  echo "cannot find the uopc checkout (got '$root'); this test must run unsandboxed (tags: local)" >&2
+  exit 1
+fi
+
+# Bazel points HOME at the test's temporary directory; the nested Bazel should use the real one, so that it
+# shares the install base and the disk cache (~/.cache/uopc/bazel-disk) with every other build on this machine.
+user=$(id -un)
+home=$(getent passwd "$(id -u)" | cut -d: -f6)
+home=${home:-/root}
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/uopc-consumer.XXXXXX")
+output_base=$work/output_base
+nested_bazel() {
+  env -i HOME="$home" USER="$user" PATH="/usr/local/bin:/usr/bin:/bin" LANG=C.UTF-8 \
+    bazel --output_base="$output_base" --max_idle_secs=60 "$@"
+}
+cleanup() {
+  nested_bazel shutdown >/dev/null 2>&1 || true
+  chmod -R u+w "$work" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+cp -R "$root/testdata/consumer" "$work/consumer"
+rm -f "$work"/consumer/bazel-*
+# `../..` is the checkout, seen from testdata/consumer.
+sed -i -e "s#%workspace%/\.\./\.\.#$root#g" -e "s#\.\./\.\.#$root#g" "$work/consumer/WORKSPACE" "$work/consumer/.bazelrc"
+grep -q "path = \"$root\"" "$work/consumer/WORKSPACE"
+
+cd "$work/consumer"
+log=$work/bazel.log
+if ! nested_bazel test --symlink_prefix=/ //... >"$log" 2>&1; then
+  cat "$log" >&2
+  echo "consumer workspace: bazel test //... failed" >&2
+  exit 1
+fi
+grep -E "PASSED|Executed" "$log"
+grep -q "//:uop_consumer_test .*PASSED" "$log"

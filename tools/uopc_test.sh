@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# Runs the uopc binary on good and malformed input and checks exit codes, stdout and stderr.
+# Usage: uopc_test.sh UOPC GOLDEN_TEST_RUNNER FILECHECK
+set -uo pipefail
+
+uopc=$1
+golden_runner=$2
+filecheck=$3
+tmp=${TEST_TMPDIR:-$(mktemp -d)}
+failures=0
+
+# run NAME EXPECTED_EXIT ARGS... : runs uopc, keeps stdout/stderr in $out/$err.
+run() {
+  local name=$1 expected=$2
+  shift 2
+  local rc=0
+  "$uopc" "$@" >"$tmp/out" 2>"$tmp/err" <"${stdin:-/dev/null}" || rc=$?
+  out=$(cat "$tmp/out")
+  err=$(cat "$tmp/err")
+  if [[ $rc -ne $expected ]]; then
+    echo "FAIL $name: uopc $* exited $rc, expected $expected"
+    echo "  stdout: $out"
+    echo "  stderr: $err"
+    failures=$((failures + 1))
+    return 1
+  fi
+  return 0
+}
+# expect NAME WHAT REGEX TEXT: TEXT must match the (extended) regex.
+expect() {
+  if ! grep -Eq -- "$3" <<<"$4"; then
+    echo "FAIL $1: $2 does not match /$3/:"
+    echo "$4" | sed 's/^/  | /'
+    failures=$((failures + 1))
+  fi
+}
+expect_empty() {
+  if [[ -n $3 ]]; then
+    echo "FAIL $1: $2 should be empty, got:"
+    echo "$3" | sed 's/^/  | /'
+    failures=$((failures + 1))
+  fi
+}
+
+good=$tmp/good.uop
+cat >"$good" <<'UOP'
+# a comment
+%x   = DEFINE_VAR : int32 arg=('x', 0, 10)
+%two = CONST : int32 arg=2
+%y   = MUL : int32 (%x, %two)
+%s   = SINK : void (%y)
+UOP
+
+# ---- usage errors: exit 2 ----
+run no-args 2 && expect no-args stderr '^usage: uopc SUBCOMMAND' "$err"
+run help 2 --help && expect help stdout 'uopc print .*--format=ir\|listing\|tree' "$out" &&
+  expect help stdout 'uopc verify .*--spec=tensor\|kernel\|program' "$out"
+run help-short 2 -h && expect help-short stdout '^usage: uopc' "$out"
+run sub-help 2 print --help && expect sub-help stdout '^usage: uopc print ' "$out"
+run unknown-sub 2 frobnicate "$good" && expect unknown-sub stderr "unknown subcommand 'frobnicate'" "$err" &&
+  expect unknown-sub stderr 'usage: uopc' "$err" && expect_empty unknown-sub stdout "$out"
+run unknown-flag 2 print --frobnicate "$good" && expect unknown-flag stderr 'unknown flag --frobnicate' "$err"
+run missing-file-arg 2 print && expect missing-file-arg stderr 'expected 1 argument, got 0' "$err"
+run two-files 2 print "$good" "$good" && expect two-files stderr 'expected 1 argument, got 2' "$err"
+run bad-format 2 print --format=xml "$good" && expect bad-format stderr 'unknown --format=xml' "$err" &&
+  expect_empty bad-format stdout "$out"
+run foreign-flag 2 print --spec=kernel "$good" && expect foreign-flag stderr '--spec does not apply' "$err"
+run verify-no-spec 2 verify "$good" && expect verify-no-spec stderr 'verify needs --spec=' "$err"
+run verify-bad-spec 2 verify --spec=vibes "$good" && expect verify-bad-spec stderr 'unknown --spec=vibes' "$err"
+
+# ---- good input: exit 0 ----
+run print-ir 0 print "$good" && expect print-ir stdout '^%2 = MUL : int32 \(%0, %1\)$' "$out" &&
+  expect print-ir stdout '^return %3$' "$out" && expect_empty print-ir stderr "$err"
+canonical=$out
+run print-ir-flag 0 print --format=ir "$good" && [[ $out == "$canonical" ]] ||
+  { echo "FAIL print-ir-flag: --format=ir differs from the default"; failures=$((failures + 1)); }
+# The canonical text is a fixed point, read from a file or from stdin.
+printf '%s\n' "$canonical" >"$tmp/canonical.uop"
+stdin=$tmp/canonical.uop run stdin 0 print - && [[ $out == "$canonical" ]] ||
+  { echo "FAIL stdin: printing the canonical text from stdin changed it:"; echo "$out"; failures=$((failures + 1)); }
+run listing 0 print --format=listing "$good" &&
+  expect listing stdout '^   2 Ops.MUL +: dtypes.int +\[0, .2.\] +None$' "$out"
+run tree 0 print --format=tree "$good" && expect tree stdout '^UOp\(Ops.SINK, dtypes.void, arg=None, src=\($' "$out"
+run verify-program 0 verify --spec=program "$good" && [[ $out == "$canonical" ]] ||
+  { echo "FAIL verify-program: a verified graph should print as canonical IR"; failures=$((failures + 1)); }
+run verify-tree 0 verify --spec=tensor --format=tree "$good" && expect verify-tree stdout '^UOp\(Ops.SINK' "$out"
+printf '' >"$tmp/empty.uop"
+run print-empty 0 print "$tmp/empty.uop" && expect_empty print-empty stdout "$out"
+# Flags may come before the subcommand, and `--` ends the flags.
+run flag-first 0 --format=listing print "$good" && expect flag-first stdout 'Ops.MUL' "$out"
+
+# ---- bad input: exit 1, FILE:line:col on stderr, nothing on stdout ----
+bad() {  # bad NAME TEXT EXPECTED_STDERR_REGEX [uopc args before the file]
+  local name=$1 text=$2 regex=$3
+  shift 3
+  printf '%b' "$text" >"$tmp/$name.uop"
+  if run "$name" 1 "${@:-print}" "$tmp/$name.uop"; then
+    expect "$name" stderr "^$tmp/$name.uop:$regex" "$err"
+    expect_empty "$name" stdout "$out"
+  fi
+}
+bad undefined '%0 = CONST : int32 arg=1\n%1 = ADD : int32 (%0, %9)\n' '2:23: error: undefined value %9$'
+bad unknown-op '%0 = FROB : int32\n' '1:6: error: unknown op .FROB.'
+bad unknown-dtype '%0 = CONST : int33 arg=1\n' '1:14: error: '
+bad truncated '%0 = CONST : int32 arg=(1, 2\n' '2:1: error: expected .,. or .\).?, got end of input'
+bad redefined '%0 = CONST : int32 arg=1\n%0 = CONST : int32 arg=2\n' '2:1: error: redefinition of %0'
+bad garbage '\x01\xff\xfe garbage\n' '1:1: error: '
+bad no-equals '%0 CONST : int32\n' '1:4: error: expected .=.'
+bad verify-fail '%0 = DEFINE_VAR : int32 arg=(\x27x\x27, 0, 10)\n%1 = CMPLT : int32 (%0, %0)\n' \
+  ' error: program spec violation at node \(toposort order\) 1: Ops.CMPLT' verify --spec=program
+bad verify-kernel '%0 = CONST : int32 arg=1\n' ' error: kernel AST spec violation .*rooted at a SINK' verify --spec=kernel
+bad verify-empty '# nothing\n' ' error: no graph to verify' verify --spec=tensor
+run missing-file 1 print "$tmp/does-not-exist.uop" &&
+  expect missing-file stderr "^$tmp/does-not-exist.uop: error: cannot open: No such file" "$err"
+printf '%%0 = CONST : int32 arg=1\n%%1 = NEG : int32 (%%7)\n' >"$tmp/bad-stdin.uop"
+stdin=$tmp/bad-stdin.uop run bad-stdin 1 print - && expect bad-stdin stderr '^<stdin>:2:19: error: undefined value %7$' "$err"
+
+# A deep chain must not overflow the stack anywhere (parse, verify, print).
+{
+  echo '%0 = DEFINE_VAR : int32 arg=(\x27x\x27, 0, 10)' | sed "s/\\\\x27/'/g"
+  for ((i = 1; i <= 100000; i++)); do echo "%$i = NEG : int32 (%$((i - 1)))"; done
+} >"$tmp/deep.uop"
+run deep 0 verify --spec=program --format=listing "$tmp/deep.uop" && expect deep stdout '^100000 Ops.NEG' "$out"
+
+# ---- the golden runner itself rejects what it should ----
+golden() {  # golden NAME EXPECTED_EXIT TEXT
+  printf '%b' "$3" >"$tmp/$1.uop"
+  local rc=0
+  "$golden_runner" "$uopc" "$filecheck" "$tmp/$1.uop" >"$tmp/golden.log" 2>&1 || rc=$?
+  if [[ $rc -ne $2 ]]; then
+    echo "FAIL golden-$1: runner exited $rc, expected $2"
+    sed 's/^/  | /' "$tmp/golden.log"
+    failures=$((failures + 1))
+  fi
+}
+golden pass 0 '# RUN: uopc print %s\n# CHECK: MUL\n%0 = CONST : int32 arg=1\n%1 = MUL : int32 (%0, %0)\n'
+golden wrong-check 1 '# RUN: uopc print %s\n# CHECK: ADD\n%0 = CONST : int32 arg=1\n%1 = MUL : int32 (%0, %0)\n'
+golden no-run-line 1 '# CHECK: MUL\n%0 = CONST : int32 arg=1\n'
+golden unexpected-success 1 '# RUN: not uopc print %s\n# CHECK: CONST\n%0 = CONST : int32 arg=1\n'
+golden unexpected-failure 1 '# RUN: uopc print %s\n# CHECK: error\n%0 = CONST : int32 (%4)\n'
+golden expected-failure 0 '# RUN: not uopc print %s\n# CHECK: undefined value %4\n%0 = CONST : int32 (%4)\n'
+golden usage-error-is-not-failure 1 '# RUN: not uopc print --format=xml %s\n# CHECK: xml\n%0 = CONST : int32 arg=1\n'
+
+if ((failures)); then
+  echo "$failures check(s) failed"
+  exit 1
+fi
+echo "all uopc CLI checks passed"

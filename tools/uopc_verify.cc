@@ -1,0 +1,52 @@
+// uopc verify: parse a graph file, check every graph in it against one stage's spec, and print it on success.
+#include <ostream>
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "tools/uopc_subcommand.h"
+#include "uop/spec.h"
+
+ABSL_FLAG(std::string, spec, "", "Which stage's rules `uopc verify` checks: tensor, kernel or program.");
+
+namespace uopc {
+
+absl::Status RunVerify(absl::Span<const std::string> args, std::ostream& out) {
+  std::string spec = absl::GetFlag(FLAGS_spec);
+  absl::Status (*verify)(const UOp*) = nullptr;
+  if (spec == "tensor") {
+    verify = VerifyTensorGraph;
+  } else if (spec == "kernel") {
+    verify = VerifyKernelAst;
+  } else if (spec == "program") {
+    verify = [](const UOp* root) { return VerifyProgram(root); };
+  } else {
+    return UsageError(spec.empty()
+                          ? "verify needs --spec=tensor, --spec=kernel or --spec=program"
+                          : absl::StrCat("unknown --spec=", spec, " (expected tensor, kernel or program)"));
+  }
+  // Check the format before doing any work, so a typo is a usage error even when verification fails.
+  if (absl::StatusOr<std::string> probe = FormatGraphs({}, absl::GetFlag(FLAGS_format)); !probe.ok()) {
+    return probe.status();
+  }
+  absl::StatusOr<GraphFile> file = ReadGraphFile(args[0]);
+  if (!file.ok()) return file.status();
+  if (file->roots.empty())
+    return absl::InvalidArgumentError(absl::StrCat(file->name, ": no graph to verify"));
+  for (size_t i = 0; i < file->roots.size(); ++i) {
+    if (absl::Status s = verify(file->roots[i].get()); !s.ok()) {
+      std::string which = file->roots.size() > 1
+                              ? absl::StrCat(" (graph ", i + 1, " of ", file->roots.size(), ")")
+                              : std::string();
+      return absl::Status(s.code(), absl::StrCat(file->name, which, ": ", s.message()));
+    }
+  }
+  absl::StatusOr<std::string> text = FormatGraphs(file->roots, absl::GetFlag(FLAGS_format));
+  if (!text.ok()) return text.status();
+  out << *text;
+  return absl::OkStatus();
+}
+
+}  // namespace uopc
