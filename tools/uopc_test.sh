@@ -141,6 +141,29 @@ golden unexpected-failure 1 '# RUN: uopc print %s\n# CHECK: error\n%0 = CONST : 
 golden expected-failure 0 '# RUN: not uopc print %s\n# CHECK: undefined value %4\n%0 = CONST : int32 (%4)\n'
 golden usage-error-is-not-failure 1 '# RUN: not uopc print --format=xml %s\n# CHECK: xml\n%0 = CONST : int32 arg=1\n'
 
+# ---- simplify ----
+run simplify-single 0 simplify --vars='a:0:8 b:0:3' '((a * 4) + b) // 4' && expect simplify-single stdout '^a$' "$out"
+# C semantics: 5 % -4 == 1, so (y % -4) must not become ((y%4)*-1) as in tinygrad.
+run simplify-negative-divisor 0 simplify --vars='y:-8:8' '(y % -4)' && expect simplify-negative-divisor stdout '^\(y%4\)$' "$out"
+run simplify-symbolic 0 simplify --rules=symbolic --vars='a:0:8' '(a + 0)' && expect simplify-symbolic stdout '^a$' "$out"
+run simplify-bad-rules 2 simplify --rules=nope --vars='a:0:1' 'a' && expect simplify-bad-rules stderr 'symbolic or sym' "$err"
+run simplify-bad-vars 2 simplify --vars='a:0' 'a' && expect simplify-bad-vars stderr 'name:min:max' "$err"
+run simplify-bad-expr 1 simplify --vars='a:0:1' '(a + ' && expect simplify-bad-expr stderr 'col 6: expected an expression' "$err"
+printf '%s\n' '{"id": "t1", "vars": [["a", 0, 8]], "expr": "((a * 4) // 4)", "dtype": "int"}' \
+  '{"id": 2, "vars": [["a", 0, 3]], "expr": "(a +"}' 'not json' \
+  '{"id": 3, "vars": [["a", 0, 3]], "expr": "(a < 2)", "dtype": "bool"}' >"$tmp/in.jsonl"
+stdin=$tmp/in.jsonl run simplify-jsonl 0 simplify --jsonl - &&
+  expect simplify-jsonl stdout '"id":"t1","infix":"a","render":"a","vmax":8,"vmin":0' "$out" &&
+  expect simplify-jsonl stdout '"error":"col 5: expected an expression.*"id":2' "$out" &&
+  expect simplify-jsonl stdout '"error":"not a JSON object","id":null' "$out" &&
+  expect simplify-jsonl stdout '"id":3,"infix":"\(a < 2\)".*"vmax":true,"vmin":false' "$out"
+printf '%s\n' '{"vars": [["a", 0, 3], ["b", 0, 3]], "in_nodes": 5}' '{"expr": "(a + 0)"}' '{"expr": "((a + 0) * b)"}' >"$tmp/graph.jsonl"
+run simplify-graph 0 simplify --jsonl --time "$tmp/graph.jsonl" &&
+  expect simplify-graph stdout '"id":1,"infix":"a"' "$out" && expect simplify-graph stdout '"id":2,"infix":"\(a \* b\)"' "$out" &&
+  expect simplify-graph stderr '^rewrite_seconds: [0-9.e-]+$' "$err"
+head -c 3000 /dev/urandom >"$tmp/junk.jsonl"
+run simplify-junk 0 simplify --jsonl "$tmp/junk.jsonl" && expect simplify-junk stdout 'error' "$out"
+
 if ((failures)); then
   echo "$failures check(s) failed"
   exit 1
