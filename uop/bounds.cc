@@ -41,6 +41,8 @@ absl::int128 SatMul(absl::int128 a, absl::int128 b) {
 
 ConstValue Int(absl::int128 v) { return ConstValue::Int(v); }
 
+ConstValue ClampedInt(const ConstValue& v);
+
 bool AllInt(std::initializer_list<ConstValue> vs) {
   for (const ConstValue& v : vs) {
     if (v.is_float()) return false;
@@ -54,7 +56,9 @@ ConstValue Max(ConstValue a, ConstValue b) { return b > a ? b : a; }
 
 // Bounds of an integer binary op on integer operand bounds, or nullopt for "not handled here".
 std::optional<Bounds> IntBinary(Ops op, ConstValue a_lo, ConstValue a_hi, ConstValue b_lo, ConstValue b_hi) {
-  absl::int128 s0lo = a_lo.AsInt(), s0hi = a_hi.AsInt(), s1lo = b_lo.AsInt(), s1hi = b_hi.AsInt();
+  // Bools and integers of any node are within +-2^125 (see ClampedInt), so nothing below overflows.
+  absl::int128 s0lo = ClampedInt(a_lo).i(), s0hi = ClampedInt(a_hi).i(), s1lo = ClampedInt(b_lo).i(),
+               s1hi = ClampedInt(b_hi).i();
   switch (op) {
     case Ops::ADD:
       return Bounds{Int(SatAdd(s0lo, s1lo)), Int(SatAdd(s0hi, s1hi))};
@@ -105,11 +109,19 @@ std::optional<Bounds> IntBinary(Ops op, ConstValue a_lo, ConstValue a_hi, ConstV
   }
 }
 
+// Integer bounds are kept within +-2^125, so that the sums, negations and differences above cannot overflow 128
+// bits whatever the inputs (a DEFINE_VAR may declare a range of +-1e300).
+ConstValue ClampedInt(const ConstValue& v) {
+  const absl::int128 limit = absl::int128(1) << 125;
+  absl::int128 i = v.AsInt();
+  return ConstValue::Int(i > limit ? limit : i < -limit ? -limit : i);
+}
+
 // Converts a result to the node's kind: bool nodes hold bools, int nodes ints, float nodes floats.
 Bounds Normalize(Bounds b, DType dt) {
   if (dt.is_bool()) return {ConstValue::Bool(b.first.AsBool()), ConstValue::Bool(b.second.AsBool())};
   if (dt.is_float()) return {ConstValue::Float(b.first.AsFloat()), ConstValue::Float(b.second.AsFloat())};
-  if (dt.is_int()) return {ConstValue::Int(b.first.AsInt()), ConstValue::Int(b.second.AsInt())};
+  if (dt.is_int()) return {ClampedInt(b.first), ClampedInt(b.second)};
   return b;
 }
 

@@ -22,37 +22,25 @@ namespace {
 
 // Tuples nest at most this deep; the parser recurses once per level, so this bounds its stack.
 constexpr int kMaxTupleDepth = 100;
-// The NaN that `nan` stands for (what std::numeric_limits<double>::quiet_NaN() is on every target we build for);
-// every other NaN is written with its bits, nan(0x...).
+// The NaN that `nan` stands for (what std::numeric_limits<double>::quiet_NaN() is on every target we build
+// for); every other NaN is written with its bits, nan(0x...).
 constexpr uint64_t kCanonicalNanBits = 0x7ff8000000000000ull;
 
-absl::string_view IrScalarName(ScalarType s) {
-  switch (s) {
-    case ScalarType::kVoid: return "void";
-    case ScalarType::kBool: return "bool";
-    case ScalarType::kInt8: return "int8";
-    case ScalarType::kUInt8: return "uint8";
-    case ScalarType::kInt16: return "int16";
-    case ScalarType::kUInt16: return "uint16";
-    case ScalarType::kInt32: return "int32";
-    case ScalarType::kUInt32: return "uint32";
-    case ScalarType::kInt64: return "int64";
-    case ScalarType::kUInt64: return "uint64";
-    case ScalarType::kFloat16: return "float16";
-    case ScalarType::kBFloat16: return "bfloat16";
-    case ScalarType::kFloat32: return "float32";
-    case ScalarType::kFloat64: return "float64";
-  }
-  return "void";
-}
+// Scalar names in ScalarType order: explicit widths, unlike tinygrad's `int` and `half`.
+constexpr absl::string_view kIrScalarNames[kNumScalarTypes] = {
+    "void",   "bool",  "int8",   "uint8",   "int16",    "uint16",  "int32",
+    "uint32", "int64", "uint64", "float16", "bfloat16", "float32", "float64",
+};
 
-// CONST and VCONST args of uint64 nodes hold values >= 2^63 as negative bit patterns (see ConstFromArg); the text
-// shows the unsigned value instead.
+absl::string_view IrScalarName(ScalarType s) { return kIrScalarNames[static_cast<int>(s)]; }
+
+// CONST and VCONST args of uint64 nodes hold values >= 2^63 as negative bit patterns (see ConstFromArg); the
+// text shows the unsigned value instead.
 bool ArgIntsAreUnsigned(Ops op, DType dtype) {
   return (op == Ops::CONST || op == Ops::VCONST) && dtype.scalar_type() == ScalarType::kUInt64;
 }
 
-// ---------------------------------------------------------------------------------------------------------------
+// -----------------------------------------------------------------------------------------------------------
 // Printer.
 
 // Appends without the zero-fill that StrAppend's resize does; the printer is mostly value numbers.
@@ -95,10 +83,18 @@ void AppendString(std::string* out, const std::string& s) {
   out->push_back(quote);
   for (unsigned char c : s) {
     switch (c) {
-      case '\\': out->append("\\\\"); break;
-      case '\n': out->append("\\n"); break;
-      case '\r': out->append("\\r"); break;
-      case '\t': out->append("\\t"); break;
+      case '\\':
+        out->append("\\\\");
+        break;
+      case '\n':
+        out->append("\\n");
+        break;
+      case '\r':
+        out->append("\\r");
+        break;
+      case '\t':
+        out->append("\\t");
+        break;
       default:
         if (c == quote) {
           out->push_back('\\');
@@ -178,9 +174,9 @@ class Printer {
   std::string Finish() && { return std::move(out_); }
 
  private:
-  // Post-order DFS with an explicit stack; a node is printed (and numbered) once all its sources are. A UOp graph
-  // is acyclic, so a node is never pushed while it is already on the stack. The ids of the sources of the nodes on
-  // the stack collect in `src_ids_`, so each edge costs one hash lookup.
+  // Post-order DFS with an explicit stack; a node is printed (and numbered) once all its sources are. A UOp
+  // graph is acyclic, so a node is never pushed while it is already on the stack. The ids of the sources of
+  // the nodes on the stack collect in `src_ids_`, so each edge costs one hash lookup.
   void Visit(const UOp* root) {
     struct Frame {
       const UOp* node;
@@ -243,7 +239,7 @@ class Printer {
   std::string out_;
 };
 
-// ---------------------------------------------------------------------------------------------------------------
+// -----------------------------------------------------------------------------------------------------------
 // Parser.
 
 bool IsIdentStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
@@ -290,8 +286,8 @@ class Parser {
     return true;
   }
 
-  // Skips blanks and comments (`#` or `//` to the end of the line), and newlines too where asked: statements end
-  // at a newline, but inside parentheses a list may continue on the next line.
+  // Skips blanks and comments (`#` or `//` to the end of the line), and newlines too where asked: statements
+  // end at a newline, but inside parentheses a list may continue on the next line.
   void SkipSpace(bool newlines) {
     while (!AtEnd()) {
       char c = text_[pos_];
@@ -390,7 +386,8 @@ class Parser {
   // Names %0, %1, ... defined in order (what the printer writes) live in a vector; any other name in a map.
   absl::Status Define(absl::string_view name, size_t pos, UOpPtr node) {
     if (const Definition* d = Lookup(name)) {
-      return Error(pos, absl::StrCat("redefinition of %", name, " (first defined at ", Location(d->pos), ")"));
+      return Error(pos,
+                   absl::StrCat("redefinition of %", name, " (first defined at ", Location(d->pos), ")"));
     }
     if (std::optional<size_t> n = NumericName(name); n && *n == numbered_.size()) {
       numbered_.push_back({std::move(node), pos});
@@ -550,7 +547,9 @@ class Parser {
     }
     if (absl::Status s = Expect(')'); !s.ok()) return s;
     std::optional<DType> p = base.ptr(size, local);
-    if (!p) return Error(suffix_pos, absl::StrCat("invalid pointer type ", DTypeToIr(base), ".ptr(", size, ")"));
+    if (!p) {
+      return Error(suffix_pos, absl::StrCat("invalid pointer type ", DTypeToIr(base), ".ptr(", size, ")"));
+    }
     return *p;
   }
 
@@ -569,8 +568,8 @@ class Parser {
     return v;
   }
 
-  // A number: an integer (-12), a float (1.5, -0.0, 1e-05, 2.5E+10), inf, -inf. In a uint64 constant, integers
-  // from 2^63 to 2^64-1 are accepted too and stored as their bit patterns.
+  // A number: an integer (-12), a float (1.5, -0.0, 1e-05, 2.5E+10), inf, -inf. In a uint64 constant,
+  // integers from 2^63 to 2^64-1 are accepted too and stored as their bit patterns.
   absl::StatusOr<Arg> ParseNumber(bool unsigned_ints) {
     size_t start = pos_;
     size_t p = start;
@@ -578,7 +577,8 @@ class Parser {
     if (negative) ++p;
     if (text_.substr(p, 3) == "inf" && (p + 3 >= text_.size() || !IsIdentChar(text_[p + 3]))) {
       pos_ = p + 3;
-      return Arg(negative ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity());
+      return Arg(negative ? -std::numeric_limits<double>::infinity()
+                          : std::numeric_limits<double>::infinity());
     }
     if (p >= text_.size() || !IsDigit(text_[p])) return Expected(start, "an arg");
     bool is_float = false;
@@ -601,7 +601,9 @@ class Parser {
     if (is_float) {
       double d;
       auto res = std::from_chars(first, last, d);
-      if (res.ec != std::errc() || res.ptr != last) return Error(start, "float literal out of the double range");
+      if (res.ec != std::errc() || res.ptr != last) {
+        return Error(start, "float literal out of the double range");
+      }
       pos_ = p;
       return Arg(d);
     }
@@ -640,12 +642,24 @@ class Parser {
       char e = Peek();
       ++pos_;
       switch (e) {
-        case '\\': s.push_back('\\'); break;
-        case '\'': s.push_back('\''); break;
-        case '"': s.push_back('"'); break;
-        case 'n': s.push_back('\n'); break;
-        case 'r': s.push_back('\r'); break;
-        case 't': s.push_back('\t'); break;
+        case '\\':
+          s.push_back('\\');
+          break;
+        case '\'':
+          s.push_back('\'');
+          break;
+        case '"':
+          s.push_back('"');
+          break;
+        case 'n':
+          s.push_back('\n');
+          break;
+        case 'r':
+          s.push_back('\r');
+          break;
+        case 't':
+          s.push_back('\t');
+          break;
         case 'x': {
           int value = 0;
           for (int i = 0; i < 2; ++i) {
@@ -659,7 +673,8 @@ class Parser {
         }
         default:
           if (e < 0x20 || e >= 0x7f) return Expected(escape_pos + 1, "an escape character after '\\'");
-          return Error(escape_pos, absl::StrCat("unknown escape sequence '\\", std::string(1, e), "' in string"));
+          return Error(escape_pos,
+                       absl::StrCat("unknown escape sequence '\\", std::string(1, e), "' in string"));
       }
     }
     return Arg(std::move(s));

@@ -5,15 +5,16 @@
 //   %2 = MUL : int32 (%0, %1)
 //   return %2
 //
-// Every node comes before its users; args use Python-repr-like literals (None, 3, -0.0, inf, True, 'str', (1,),
-// dtypes.float32.vec(4), Ops.ADD, payloads such as ShapeTracker(...)). docs/ir.md is the full grammar. This is what
-// `.uop` golden files, the uopc CLI and FileCheck tests read and write, the way LLVM tests use `.ll` text.
+// Every node comes before its users; args use Python-repr-like literals (None, 3, -0.0, inf, True, 'str',
+// (1,), dtypes.float32.vec(4), Ops.ADD, payloads such as ShapeTracker(...)). docs/ir.md is the full grammar.
+// This is what `.uop` golden files, the uopc CLI and FileCheck tests read and write, the way LLVM tests use
+// `.ll` text.
 //
-// Round trips are exact: ParseIr(PrintIr(g)) returns the very same interned nodes (pointer equality) for every
-// dtype and every arg kind (doubles keep their bits, uint64 constants >= 2^63 included), and PrintIr of a parsed
-// graph is the canonical text. The parser only builds nodes; it does not type-check them (run the spec verifier
-// for that). Malformed text gets an InvalidArgumentError "line:col: expected ..., got ..." (1-based), never a
-// crash; nothing in either direction recurses per node, so million-node chains are fine.
+// Round trips are exact: ParseIr(PrintIr(g)) returns the very same interned nodes (pointer equality) for
+// every dtype and every arg kind (doubles keep their bits, uint64 constants >= 2^63 included), and PrintIr of
+// a parsed graph is the canonical text. The parser only builds nodes; it does not type-check them (run the
+// spec verifier for that). Malformed text gets an InvalidArgumentError "line:col: expected ..., got ..."
+// (1-based), never a crash; nothing in either direction recurses per node, so million-node chains are fine.
 #ifndef UOPC_UOP_TEXT_IR_H_
 #define UOPC_UOP_TEXT_IR_H_
 

@@ -1,5 +1,6 @@
 // libFuzzer target for the textual IR parser: any bytes give a graph or an error Status, never a crash, and a
-// graph that parses prints to a text that parses back to the identical nodes, whose printing is the same text.
+// graph that parses prints to a text that parses back to the identical nodes, whose printing is the same
+// text.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -43,7 +44,9 @@ absl::StatusOr<PayloadParse> ParseFuzzBox(absl::string_view text) {
     v = v * 10 + static_cast<uint64_t>(text[p++] - '0');
     if (v > UINT32_MAX) return absl::InvalidArgumentError("FuzzBox value out of range");
   }
-  if (p == digits || p >= text.size() || text[p] != ')') return absl::InvalidArgumentError("expected digits, ')'");
+  if (p == digits || p >= text.size() || text[p] != ')') {
+    return absl::InvalidArgumentError("expected digits, ')'");
+  }
   return PayloadParse{std::make_shared<const FuzzBox>(static_cast<uint32_t>(v)), p + 1};
 }
 
@@ -56,8 +59,8 @@ void CheckRoundTrip(const std::vector<UOpPtr>& roots) {
   std::string printed = PrintIr(roots);
   absl::StatusOr<std::vector<UOpPtr>> reparsed = ParseIr(printed);
   if (!reparsed.ok()) {
-    std::fprintf(stderr, "printed text does not parse: %s\n%s\n", std::string(reparsed.status().message()).c_str(),
-                 printed.c_str());
+    std::fprintf(stderr, "printed text does not parse: %s\n%s\n",
+                 std::string(reparsed.status().message()).c_str(), printed.c_str());
   }
   UOPC_CHECK(reparsed.ok(), "PrintIr output must parse");
   UOPC_CHECK(reparsed->size() == roots.size(), "the same number of roots");
@@ -74,7 +77,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   absl::string_view text(reinterpret_cast<const char*>(data), size);
   absl::StatusOr<std::vector<uopc::UOpPtr>> roots = uopc::ParseIr(text);
   if (!roots.ok()) {
-    UOPC_CHECK(roots.status().code() == absl::StatusCode::kInvalidArgument, "parse errors are InvalidArgument");
+    UOPC_CHECK(roots.status().code() == absl::StatusCode::kInvalidArgument,
+               "parse errors are InvalidArgument");
     return 0;
   }
   uopc::CheckRoundTrip(*roots);

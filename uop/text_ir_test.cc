@@ -51,8 +51,12 @@ absl::StatusOr<PayloadParse> ParseTestBox(absl::string_view text) {
   if (negative) ++p;
   size_t digits = p;
   int64_t v = 0;
-  while (p < text.size() && text[p] >= '0' && text[p] <= '9' && p - digits < 18) v = v * 10 + (text[p++] - '0');
-  if (p == digits || p >= text.size() || text[p] != ')') return absl::InvalidArgumentError("expected digits and ')'");
+  while (p < text.size() && text[p] >= '0' && text[p] <= '9' && p - digits < 18) {
+    v = v * 10 + (text[p++] - '0');
+  }
+  if (p == digits || p >= text.size() || text[p] != ')') {
+    return absl::InvalidArgumentError("expected digits and ')'");
+  }
   return PayloadParse{std::make_shared<const TestBox>(negative ? -v : v), p + 1};
 }
 
@@ -75,7 +79,9 @@ void ExpectRoundTrip(absl::Span<const UOpPtr> roots) {
   absl::StatusOr<std::vector<UOpPtr>> parsed = ParseIr(text);
   ASSERT_TRUE(parsed.ok()) << parsed.status() << "\n" << text;
   ASSERT_EQ(parsed->size(), roots.size()) << text;
-  for (size_t i = 0; i < roots.size(); ++i) EXPECT_EQ((*parsed)[i].get(), roots[i].get()) << "root " << i << "\n" << text;
+  for (size_t i = 0; i < roots.size(); ++i) {
+    EXPECT_EQ((*parsed)[i].get(), roots[i].get()) << "root " << i << "\n" << text;
+  }
   EXPECT_EQ(PrintIr(*parsed), text);
 }
 
@@ -322,7 +328,8 @@ TEST(TextIrTest, SeveralRootsShareNodes) {
 }
 
 TEST(TextIrTest, WithoutReturnTheLastNodeIsTheRoot) {
-  absl::StatusOr<std::vector<UOpPtr>> parsed = ParseIr("%x = CONST : int32 arg=1\n%y = CONST : int32 arg=2\n");
+  absl::StatusOr<std::vector<UOpPtr>> parsed =
+      ParseIr("%x = CONST : int32 arg=1\n%y = CONST : int32 arg=2\n");
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   ASSERT_EQ(parsed->size(), 1u);
   EXPECT_EQ((*parsed)[0].get(), UOp::Const(dtypes::kInt32, 2).get());
@@ -367,8 +374,10 @@ TEST(TextIrTest, ErrorsSayWhereAndWhat) {
   };
   const Case cases[] = {
       {"%0 = ADD : int32 (%1, %1)", "1:19: undefined value %1"},
-      {"%0 = CONST : int32 arg=1\n%0 = CONST : int32 arg=2", "2:1: redefinition of %0 (first defined at 1:1)"},
-      {"%a = CONST : int32 arg=1\n\n  %a = CONST : int32 arg=2", "3:3: redefinition of %a (first defined at 1:1)"},
+      {"%0 = CONST : int32 arg=1\n%0 = CONST : int32 arg=2",
+       "2:1: redefinition of %0 (first defined at 1:1)"},
+      {"%a = CONST : int32 arg=1\n\n  %a = CONST : int32 arg=2",
+       "3:3: redefinition of %a (first defined at 1:1)"},
       {"%0 = FOO : int32", "1:6: unknown op 'FOO'"},
       {"%0 = CONST : int33 arg=1", "1:14: unknown dtype 'int33'"},
       {"%0 = CONST int32", "1:12: expected ':', got 'int32'"},
@@ -425,7 +434,8 @@ TEST(TextIrTest, HugeInputsAreErrorsOrGraphs) {
             "1:24: integer literal out of the int64 range");
   EXPECT_EQ(ParseError("%0 = CONST : int32 arg='" + std::string(1'000'000, 'x')),
             "1:24: unterminated string literal");
-  absl::StatusOr<UOpPtr> long_string = ParseIrSingle("%0 = CONST : int32 arg='" + std::string(1'000'000, 'x') + "'");
+  absl::StatusOr<UOpPtr> long_string =
+      ParseIrSingle("%0 = CONST : int32 arg='" + std::string(1'000'000, 'x') + "'");
   ASSERT_TRUE(long_string.ok());
   EXPECT_EQ((*long_string)->arg().as_string().size(), 1'000'000u);
   std::string long_float = "%0 = CONST : float64 arg=0." + std::string(100'000, '3');

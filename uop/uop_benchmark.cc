@@ -55,8 +55,8 @@ UOpPtr RandomGraph(int n, uint64_t seed) {
   return prev;
 }
 
-// Creates kNodes nodes per iteration: half are new (a chain of ADDs over 64 constants), half re-create nodes of
-// the first half in random order, so they are found in the intern table.
+// Creates kNodes nodes per iteration: half are new (a chain of ADDs over 64 constants), half re-create nodes
+// of the first half in random order, so they are found in the intern table.
 void BM_Intern(benchmark::State& state) {
   std::vector<UOpPtr> leaves;
   for (int i = 0; i < 64; ++i) leaves.push_back(UOp::Const(dtypes::kInt32, i));

@@ -136,3 +136,23 @@ TEST(UOpTest, ConcurrentInterningAgrees) {
 
 }  // namespace
 }  // namespace uopc
+
+namespace uopc {
+namespace {
+
+// Bounds stay finite and overflow-free for absurd declared ranges (found with the text IR fuzzer).
+TEST(UOpTest, HugeDeclaredRangesDoNotOverflow) {
+  UOpPtr a = UOp::New(Ops::DEFINE_VAR, dtypes::kInt32, {}, Arg{Arg("a"), Arg(-1e300), Arg(0.0)});
+  UOpPtr q = a.idiv(-1);
+  EXPECT_GE(q->vmax(), ConstValue::Int(0));
+  UOpPtr b = UOp::New(Ops::DEFINE_VAR, dtypes::kInt64, {}, Arg{Arg("b"), Arg(-1e300), Arg(1e300)});
+  UOpPtr d = UOp::New(Ops::SUB, dtypes::kInt64, {b, b});
+  EXPECT_LE(d->vmin(), ConstValue::Int(0));
+  UOpPtr r = UOp::Range(b, 0);
+  EXPECT_GT(r->vmax(), ConstValue::Int(0));
+  UOpPtr m = b % b;
+  EXPECT_LE(m->vmin(), ConstValue::Int(0));
+}
+
+}  // namespace
+}  // namespace uopc
