@@ -88,9 +88,10 @@ std::optional<Bounds> IntBinary(Ops op, ConstValue a_lo, ConstValue a_hi, ConstV
         return Bounds{Int(-(s1hi - 1)), Int(s1hi - 1)};
       }
       if (s1hi < 0) {
-        if (s0lo >= 0) return Bounds{Int(0), Int(-s1hi - 1)};
-        if (s0hi <= 0) return Bounds{Int(-(-s1hi - 1)), Int(0)};
-        return Bounds{Int(-(-s1hi - 1)), Int(-s1hi - 1)};
+        // |x % d| < |d|, and the largest |d| is at s1lo (tinygrad uses s1hi here, which is too tight).
+        if (s0lo >= 0) return Bounds{Int(0), Int(-s1lo - 1)};
+        if (s0hi <= 0) return Bounds{Int(-(-s1lo - 1)), Int(0)};
+        return Bounds{Int(-(-s1lo - 1)), Int(-s1lo - 1)};
       }
       return std::nullopt;
     case Ops::IDIV:
@@ -216,6 +217,11 @@ Bounds Compute(Ops op, DType dtype, absl::Span<const UOpPtr> src, const Arg& arg
       }
       break;
     case Ops::CAST:
+      if (src.size() == 1 && dtype.is_bool() && !src[0]->dtype().is_bool()) {
+        // bool(x) is true exactly where x != 0 (tinygrad clamps the numeric range, which is wrong for [-8, 0]).
+        ConstValue lo = src[0]->vmin(), hi = src[0]->vmax(), zero = ConstValue::Int(0);
+        return {ConstValue::Bool(lo > zero || hi < zero), ConstValue::Bool(!(lo == zero && hi == zero))};
+      }
       if (src.size() == 1) {
         return {Max(DTypeMin(dtype), src[0]->vmin()), Min(src[0]->vmax(), DTypeMax(dtype))};
       }

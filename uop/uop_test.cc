@@ -156,3 +156,21 @@ TEST(UOpTest, HugeDeclaredRangesDoNotOverflow) {
 
 }  // namespace
 }  // namespace uopc
+
+namespace uopc {
+namespace {
+
+// Found by the RuleFuzzer: |x % d| is bounded by the largest |d|, and bool(x) is true wherever x != 0.
+TEST(UOpTest, ModByNegativeRangeAndCastToBoolBounds) {
+  UOpPtr b = UOp::Variable("b", -8, -1);
+  UOpPtr m = UOp::Const(dtypes::kInt32, 1) % b;
+  EXPECT_EQ(m->vmax(), ConstValue::Int(7));
+  UOpPtr n = UOp::Variable("n", -8, 0);
+  UOpPtr as_bool = n.cast(dtypes::kBool);
+  EXPECT_EQ(as_bool->vmin(), ConstValue::Bool(false));
+  EXPECT_EQ(as_bool->vmax(), ConstValue::Bool(true));
+  EXPECT_EQ(UOp::Variable("p", 1, 5).cast(dtypes::kBool)->vmin(), ConstValue::Bool(true));
+}
+
+}  // namespace
+}  // namespace uopc

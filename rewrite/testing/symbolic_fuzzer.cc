@@ -1,0 +1,28 @@
+// libFuzzer target: Symbolic() (rewrite/symbolic.h) must rewrite every expression RuleFuzzer derives from the
+// input to one with the same values, within its bounds, idempotently and within the step limit. A finding is
+// printed shrunk, as infix text with the variable ranges and the failing assignment, and aborts.
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+
+#include "rewrite/symbolic.h"
+#include "rewrite/testing/rule_fuzzer.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static uopc::RuleFuzzer* fuzzer = [] {
+    uopc::RuleFuzzerOptions options;
+    options.max_depth = 5;
+    // Fewer assignments per input than the unit test: executions per second matter more here.
+    options.max_exhaustive = 512;
+    options.num_samples = 64;
+    return new uopc::RuleFuzzer(uopc::Symbolic(), options);
+  }();
+  std::optional<uopc::RuleFailure> failure = fuzzer->FuzzOneInput(data, size);
+  if (failure) {
+    std::fprintf(stderr, "Symbolic() finding:\n%s", failure->ToString().c_str());
+    std::abort();
+  }
+  return 0;
+}
