@@ -13,16 +13,89 @@
 namespace uopc {
 namespace {
 
-// The rewrite of one graph_rewrite call: tinygrad's RewriteContext with an explicit stack instead of recursion.
+// The memo of one call: node -> result handle (null while the node is being rewritten). Open addressing with
+// linear probing and the key next to its value, so a lookup costs one cache line (absl's tables touch a
+// control byte and a slot); nodes are never erased. Slot pointers stay valid until the table grows
+// (capacity() changes).
+class MemoTable {
+ public:
+  struct Slot {
+    const UOp* key;
+    const UOpPtr* value;
+  };
+
+  MemoTable() { Rehash(64); }
+
+  // The slot of `key`, or the empty slot where it would go (key null); Claim() fills it.
+  Slot* Probe(const UOp* key) {
+    size_t i = Index(key);
+    while (true) {
+      Slot& s = slots_[i];
+      if (s.key == key || s.key == nullptr) return &s;
+      i = (i + 1) & mask_;
+    }
+  }
+
+  // Fills an empty slot from Probe(); returns the (possibly moved) slot.
+  Slot* Claim(Slot* slot, const UOp* key) {
+    slot->key = key;
+    slot->value = nullptr;
+    if (++size_ > MaxSize(capacity())) {
+      Rehash(capacity() * 2);
+      return Probe(key);
+    }
+    return slot;
+  }
+
+  void Reserve(size_t n) {
+    size_t cap = capacity();
+    while (MaxSize(cap) < n) cap *= 2;
+    if (cap != capacity()) Rehash(cap);
+  }
+
+  size_t size() const { return size_; }
+  size_t capacity() const { return mask_ + 1; }
+
+ private:
+  // Load factor at most 0.6: short probe sequences, and a table small enough to stay in cache longer.
+  static size_t MaxSize(size_t capacity) { return capacity / 5 * 3; }
+
+  size_t Index(const UOp* key) const {
+    // Fibonacci hashing of the address; nodes are at least 16-byte aligned.
+    return static_cast<size_t>((reinterpret_cast<uintptr_t>(key) >> 4) * 0x9E3779B97F4A7C15ull >> shift_);
+  }
+
+  void Rehash(size_t cap) {
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(cap, Slot{nullptr, nullptr});
+    mask_ = cap - 1;
+    shift_ = 64 - __builtin_ctzll(cap);
+    for (const Slot& s : old) {
+      if (s.key != nullptr) *Probe(s.key) = s;
+    }
+  }
+
+  std::vector<Slot> slots_;
+  size_t mask_ = 0;
+  int shift_ = 64;
+  size_t size_ = 0;
+};
+
+// The rewrite of one graph_rewrite call: tinygrad's RewriteContext with an explicit stack instead of
+// recursion.
 //
-// Nodes are handled through `const UOpPtr*` handles that stay valid for the whole call: a source's handle lives in
-// its parent, the root's in the caller, and every node a rule or a rebuild creates is kept in `kept_` (a deque, so
-// handles never move). Nothing a call has seen is freed before it ends, so the memo's pointer keys cannot be reused
-// by new nodes, and the hot path touches no reference counts.
+// Nodes are handled through `const UOpPtr*` handles that stay valid for the whole call: a source's handle
+// lives in its parent, the root's in the caller, and every node a rule or a rebuild creates is kept in
+// `kept_` (a deque, so handles never move). Nothing a call has seen is freed before it ends, so the memo's
+// pointer keys cannot be reused by new nodes, and the hot path touches no reference counts.
+//
+// The memo maps a node to its result handle (null while the node is being rewritten). A frame keeps a pointer
+// to its memo value and writes the result through it, unless the table has grown since (then it looks up
+// again).
 class Engine {
  public:
   Engine(const PatternMatcher& pm, const RewriteOptions& options) : pm_(pm), options_(options) {
-    memo_.reserve(256);
+    depth_ = size_hints.depth++;
     if (options_.trace != nullptr) {
       trace_index_ = options_.trace->rewrites.size();
       TracedRewrite& t = options_.trace->rewrites.emplace_back();
@@ -37,17 +110,21 @@ class Engine {
       options_.trace->rewrites[trace_index_].input = *root;
     }
     size_t base = values_.size();
-    absl::Status s = Visit(root, -1);
-    while (s.ok() && !frames_.empty()) s = StepFrame();
-    if (!s.ok()) {
+    Visited v = Visit(root, -1);
+    if (v == Visited::kError || (v == Visited::kFrame && !Loop())) {
       frames_.clear();
       values_.resize(base);
-      return s;
+      return std::move(error_);
     }
     UOPC_CHECK(values_.size() == base + 1);
     const UOpPtr* result = values_.back();
     values_.pop_back();
     return result;
+  }
+
+  ~Engine() {
+    --size_hints.depth;
+    if (depth_ < kHintDepths) size_hints.memo_size[depth_] = memo_.size();
   }
 
   void RecordOutput(const UOpPtr& out) {
@@ -62,34 +139,68 @@ class Engine {
   };
 
   struct Frame {
-    const UOpPtr* node;  // the node visited (the memo key)
-    const UOpPtr* cur;   // the node whose sources are rewritten (bottom-up: the end of the rule chain)
-    uint32_t memo;       // index into results_
+    const UOpPtr* node;     // the node visited (the memo key)
+    const UOpPtr* cur;      // the node whose sources are rewritten (bottom-up: the end of the rule chain)
+    MemoTable::Slot* memo;  // the node's memo slot, valid while the memo's capacity is `memo_capacity`
+    size_t memo_capacity;
     uint32_t next_src;
     uint32_t values_base;
-    int32_t via_rule;    // the last rule that rewrote this node on this frame (-1: none), for cycle reports
+    int32_t via_rule;  // the last rule that rewrote this node on this frame (-1: none), for cycle reports
     Stage stage;
   };
 
+  // Sizes of the memos of the last calls, by nesting depth (rules may call graph_rewrite): a call that grows
+  // past kReserveAt entries reserves what the previous call at its depth needed, instead of rehashing its way
+  // there.
+  static constexpr int kHintDepths = 8;
+  static constexpr size_t kReserveAt = 4096;
+  struct SizeHints {
+    int depth = 0;
+    size_t memo_size[kHintDepths] = {};
+  };
+  static thread_local SizeHints size_hints;
+
   const UOpPtr* Keep(UOpPtr n) { return &kept_.emplace_back(std::move(n)); }
 
-  // Pushes `*h`'s result onto values_ when memoized, else a frame that computes it.
-  absl::Status Visit(const UOpPtr* h, int32_t via_rule) {
-    auto [it, inserted] = memo_.try_emplace(h->get(), static_cast<uint32_t>(results_.size()));
-    if (!inserted) {
-      const UOpPtr* r = results_[it->second];
-      if (r == nullptr) return CycleError(*h, it->second, via_rule);
+  enum class Visited : uint8_t { kError, kValue, kFrame };
+
+  // Pushes `*h`'s result onto values_ when it is known, else a frame that computes it.
+  Visited Visit(const UOpPtr* h, int32_t via_rule) {
+    const UOp* u = h->get();
+    MemoTable::Slot* slot = memo_.Probe(u);
+    if (slot->key != nullptr) {
+      const UOpPtr* r = slot->value;
+      if (r == nullptr) return Fail(CycleError(*h, via_rule));
       values_.push_back(r);
-      return absl::OkStatus();
+      return Visited::kValue;
     }
-    results_.push_back(nullptr);
-    frames_.push_back(Frame{h, h, it->second, 0, static_cast<uint32_t>(values_.size()), -1,
+    // A leaf no rule can touch is its own result: it needs no memo entry (most CONSTs).
+    if (u->num_src() == 0 && !pm_.HasRulesFor(u->op())) {
+      values_.push_back(h);
+      return Visited::kValue;
+    }
+    slot = memo_.Claim(slot, u);
+    if (memo_.size() == kReserveAt && depth_ < kHintDepths && size_hints.memo_size[depth_] > kReserveAt) {
+      memo_.Reserve(size_hints.memo_size[depth_]);
+      slot = memo_.Probe(u);
+    }
+    frames_.push_back(Frame{h, h, slot, memo_.capacity(), 0, static_cast<uint32_t>(values_.size()), -1,
                             options_.bottom_up ? Stage::kFixpoint : Stage::kSources});
-    return absl::OkStatus();
+    return Visited::kFrame;
   }
 
-  // One rule application: counts it against the limit and traces it.
-  absl::Status Applied(const UOpPtr& before, const UOpPtr& after, int rule) {
+  Visited Fail(absl::Status s) {
+    error_ = std::move(s);
+    return Visited::kError;
+  }
+
+  void SetResult(const Frame& f, const UOpPtr* result) {
+    MemoTable::Slot* slot = memo_.capacity() == f.memo_capacity ? f.memo : memo_.Probe(f.node->get());
+    slot->value = result;
+  }
+
+  // One rule application: counts it against the limit and traces it. False (and error_ set) past the limit.
+  bool Applied(const UOpPtr& before, const UOpPtr& after, int rule) {
     ++steps_;
     recent_[steps_ % kRecent] = rule;
     if (options_.trace != nullptr) {
@@ -98,79 +209,89 @@ class Engine {
       trace.rewrites[trace_index_].events.push_back(e);
       if (trace.on_event) trace.on_event(trace.rewrites[trace_index_], e);
     }
-    if (options_.max_steps > 0 && steps_ > options_.max_steps) return StepLimitError();
-    return absl::OkStatus();
+    if (options_.max_steps > 0 && steps_ > options_.max_steps) {
+      error_ = StepLimitError();
+      return false;
+    }
+    return true;
   }
 
-  absl::Status StepFrame() {
-    Frame& f = frames_.back();
-    switch (f.stage) {
-      case Stage::kFixpoint: {
-        const UOpPtr* cur = f.node;
-        chain_.assign(1, cur->get());
-        chain_rules_.clear();
-        int rule;
-        while (UOpPtr r = pm_.Rewrite(*cur, options_.ctx, options_.stats, &rule)) {
-          if (absl::Status s = Applied(*cur, r, rule); !s.ok()) return s;
-          const UOpPtr* next = Keep(std::move(r));
-          chain_rules_.push_back(rule);
-          // Only the last kChainScan nodes: longer loops are left to the step limit, keeping this linear.
-          for (size_t i = chain_.size() > kChainScan ? chain_.size() - kChainScan : 0; i < chain_.size(); ++i) {
-            if (chain_[i] == next->get()) {
-              std::vector<int> rules(chain_rules_.begin() + i, chain_rules_.end());
-              return CycleStatus(*next, rules);
+  // Runs frames until the stack is empty; false (and error_ set) on an error.
+  bool Loop() {
+    while (!frames_.empty()) {
+      Frame& f = frames_.back();
+      switch (f.stage) {
+        case Stage::kFixpoint: {
+          const UOpPtr* cur = f.node;
+          chain_.assign(1, cur->get());
+          chain_rules_.clear();
+          int rule;
+          while (UOpPtr r = pm_.Rewrite(*cur, options_.ctx, options_.stats, &rule)) {
+            if (!Applied(*cur, r, rule)) return false;
+            const UOpPtr* next = Keep(std::move(r));
+            chain_rules_.push_back(rule);
+            // Only the last kChainScan nodes: longer loops are left to the step limit, keeping this linear.
+            for (size_t i = chain_.size() > kChainScan ? chain_.size() - kChainScan : 0; i < chain_.size();
+                 ++i) {
+              if (chain_[i] == next->get()) {
+                error_ = CycleStatus(*next, std::vector<int>(chain_rules_.begin() + i, chain_rules_.end()));
+                return false;
+              }
+            }
+            chain_.push_back(next->get());
+            cur = next;
+            f.via_rule = rule;
+          }
+          f.cur = cur;
+          f.stage = Stage::kSources;
+          f.values_base = static_cast<uint32_t>(values_.size());
+          break;
+        }
+        case Stage::kSources: {
+          const UOp* n = f.cur->get();
+          const size_t ns = n->num_src();
+          Visited v = Visited::kValue;
+          while (v == Visited::kValue && f.next_src < ns) v = Visit(&n->src()[f.next_src++], -1);
+          if (v == Visited::kError) return false;
+          if (v == Visited::kFrame) break;  // frames_ grew: f is stale; come back when the source is done
+          const size_t base = f.values_base;
+          bool changed = false;
+          for (size_t i = 0; i < ns; ++i) changed |= values_[base + i]->get() != n->src(i);
+          if (changed) {
+            new_src_.clear();
+            for (size_t i = 0; i < ns; ++i) new_src_.push_back(*values_[base + i]);
+            values_.resize(base);
+            const UOpPtr* rebuilt = Keep(f.cur->replace_src(new_src_));
+            f.stage = Stage::kFinish;
+            if (Visit(rebuilt, f.via_rule) == Visited::kError) return false;
+            break;
+          }
+          values_.resize(base);
+          if (!options_.bottom_up) {
+            int rule;
+            if (UOpPtr r = pm_.Rewrite(*f.cur, options_.ctx, options_.stats, &rule)) {
+              if (!Applied(*f.cur, r, rule)) return false;
+              const UOpPtr* next = Keep(std::move(r));
+              f.stage = Stage::kFinish;
+              f.via_rule = rule;
+              if (Visit(next, rule) == Visited::kError) return false;
+              break;
             }
           }
-          chain_.push_back(next->get());
-          cur = next;
-          f.via_rule = rule;
+          SetResult(f, f.cur);
+          values_.push_back(f.cur);
+          frames_.pop_back();
+          break;
         }
-        f.cur = cur;
-        f.stage = Stage::kSources;
-        f.values_base = static_cast<uint32_t>(values_.size());
-        return absl::OkStatus();
-      }
-      case Stage::kSources: {
-        const UOp* n = f.cur->get();
-        if (f.next_src < n->num_src()) {
-          const UOpPtr* s = &n->src()[f.next_src++];
-          return Visit(s, -1);  // may reallocate frames_: f is not used after this
+        case Stage::kFinish: {
+          // The replacement's result is on top of values_ and stays there as this node's result.
+          SetResult(f, values_.back());
+          frames_.pop_back();
+          break;
         }
-        const size_t base = f.values_base;
-        bool changed = false;
-        for (size_t i = 0; i < n->num_src(); ++i) changed |= values_[base + i]->get() != n->src(i);
-        if (changed) {
-          new_src_.clear();
-          for (size_t i = 0; i < n->num_src(); ++i) new_src_.push_back(*values_[base + i]);
-          values_.resize(base);
-          const UOpPtr* rebuilt = Keep(f.cur->replace_src(new_src_));
-          f.stage = Stage::kFinish;
-          return Visit(rebuilt, f.via_rule);
-        }
-        values_.resize(base);
-        if (!options_.bottom_up) {
-          int rule;
-          if (UOpPtr r = pm_.Rewrite(*f.cur, options_.ctx, options_.stats, &rule)) {
-            if (absl::Status s = Applied(*f.cur, r, rule); !s.ok()) return s;
-            const UOpPtr* next = Keep(std::move(r));
-            f.stage = Stage::kFinish;
-            f.via_rule = rule;
-            return Visit(next, rule);
-          }
-        }
-        results_[f.memo] = f.cur;
-        values_.push_back(f.cur);
-        frames_.pop_back();
-        return absl::OkStatus();
-      }
-      case Stage::kFinish: {
-        // The replacement's result is on top of values_ and stays there as this node's result.
-        results_[f.memo] = values_.back();
-        frames_.pop_back();
-        return absl::OkStatus();
       }
     }
-    return absl::OkStatus();
+    return true;
   }
 
   std::string RuleList(const std::vector<int>& rules) const {
@@ -184,20 +305,20 @@ class Engine {
   }
 
   absl::Status CycleStatus(const UOpPtr& node, const std::vector<int>& rules) const {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "graph_rewrite", options_.name.empty() ? "" : absl::StrCat(" '", options_.name, "'"),
-        " does not terminate: a ", OpName(node->op()), " node is rewritten back into itself by the rules: ",
-        RuleList(rules)));
+    return absl::FailedPreconditionError(
+        absl::StrCat("graph_rewrite", options_.name.empty() ? "" : absl::StrCat(" '", options_.name, "'"),
+                     " does not terminate: a ", OpName(node->op()),
+                     " node is rewritten back into itself by the rules: ", RuleList(rules)));
   }
 
-  // `node` is being rewritten already (memo slot `memo`): the rewrite loops. The rules on the loop are those
-  // applied on the frames from its frame up.
-  absl::Status CycleError(const UOpPtr& node, uint32_t memo, int32_t via_rule) const {
+  // `node` is being rewritten already: the rewrite loops. The rules on the loop are those applied on the
+  // frames from its frame up.
+  absl::Status CycleError(const UOpPtr& node, int32_t via_rule) const {
     std::vector<int> rules;
     if (via_rule >= 0) rules.push_back(via_rule);
     for (size_t i = frames_.size(); i-- > 0;) {
       if (frames_[i].via_rule >= 0) rules.push_back(frames_[i].via_rule);
-      if (frames_[i].memo == memo) break;
+      if (frames_[i].node->get() == node.get()) break;
     }
     std::reverse(rules.begin(), rules.end());
     return CycleStatus(node, rules);
@@ -213,7 +334,8 @@ class Engine {
       return a.second != b.second ? a.second > b.second : a.first < b.first;
     });
     std::vector<std::string> names;
-    for (const auto& [rule, n] : sorted) names.push_back(absl::StrCat(pm_.rule(rule).ToString(), " (", n, "x)"));
+    for (const auto& [rule, n] : sorted)
+      names.push_back(absl::StrCat(pm_.rule(rule).ToString(), " (", n, "x)"));
     return absl::ResourceExhaustedError(absl::StrCat(
         "graph_rewrite", options_.name.empty() ? "" : absl::StrCat(" '", options_.name, "'"), " exceeded ",
         options_.max_steps,
@@ -227,8 +349,8 @@ class Engine {
   const PatternMatcher& pm_;
   const RewriteOptions& options_;
   size_t trace_index_ = 0;
-  absl::flat_hash_map<const UOp*, uint32_t> memo_;
-  std::vector<const UOpPtr*> results_;  // by memo slot; null while the node is being rewritten
+  int depth_;
+  MemoTable memo_;
   std::vector<Frame> frames_;
   std::vector<const UOpPtr*> values_;  // results of finished visits, consumed by the frame that asked
   std::deque<UOpPtr> kept_;
@@ -237,11 +359,15 @@ class Engine {
   absl::InlinedVector<UOpPtr, 4> new_src_;
   int64_t steps_ = 0;
   int recent_[kRecent] = {};
+  absl::Status error_;
 };
+
+thread_local Engine::SizeHints Engine::size_hints;
 
 }  // namespace
 
-absl::StatusOr<UOpPtr> TryGraphRewrite(const UOpPtr& root, const PatternMatcher& pm, const RewriteOptions& options) {
+absl::StatusOr<UOpPtr> TryGraphRewrite(const UOpPtr& root, const PatternMatcher& pm,
+                                       const RewriteOptions& options) {
   Engine engine(pm, options);
   absl::StatusOr<const UOpPtr*> r = engine.Run(&root);
   if (!r.ok()) return r.status();
@@ -251,12 +377,13 @@ absl::StatusOr<UOpPtr> TryGraphRewrite(const UOpPtr& root, const PatternMatcher&
 
 UOpPtr GraphRewrite(const UOpPtr& root, const PatternMatcher& pm, const RewriteOptions& options) {
   absl::StatusOr<UOpPtr> r = TryGraphRewrite(root, pm, options);
-  if (!r.ok()) internal::CheckFailed(__FILE__, __LINE__, "TryGraphRewrite(...).ok()", r.status().ToString().c_str());
+  if (!r.ok())
+    internal::CheckFailed(__FILE__, __LINE__, "TryGraphRewrite(...).ok()", r.status().ToString().c_str());
   return *std::move(r);
 }
 
-absl::StatusOr<UOpMap> TryGraphRewriteMap(const UOpPtr& root, const PatternMatcher& pm, const RewriteOptions& options,
-                                          const UOpMap* input_map) {
+absl::StatusOr<UOpMap> TryGraphRewriteMap(const UOpPtr& root, const PatternMatcher& pm,
+                                          const RewriteOptions& options, const UOpMap* input_map) {
   Engine engine(pm, options);
   UOpMap out;
   std::vector<const UOp*> order = root->Toposort();
@@ -287,14 +414,16 @@ absl::StatusOr<UOpMap> TryGraphRewriteMap(const UOpPtr& root, const PatternMatch
 UOpMap GraphRewriteMap(const UOpPtr& root, const PatternMatcher& pm, const RewriteOptions& options,
                        const UOpMap* input_map) {
   absl::StatusOr<UOpMap> r = TryGraphRewriteMap(root, pm, options, input_map);
-  if (!r.ok()) internal::CheckFailed(__FILE__, __LINE__, "TryGraphRewriteMap(...).ok()", r.status().ToString().c_str());
+  if (!r.ok())
+    internal::CheckFailed(__FILE__, __LINE__, "TryGraphRewriteMap(...).ok()", r.status().ToString().c_str());
   return *std::move(r);
 }
 
 UOpPtr Substitute(const UOpPtr& root, const UOpMap& replacements) {
   if (replacements.empty()) return root;
   static const PatternMatcher* const kSubstitute = new PatternMatcher({
-      {UPat(AllOps()), [](const Match& m) -> UOpPtr {
+      {UPat(AllOps()),
+       [](const Match& m) -> UOpPtr {
          const UOpMap& map = m.ctx<const UOpMap>();
          auto it = map.find(m.root().get());
          return it == map.end() ? nullptr : it->second;

@@ -3,20 +3,20 @@
 //
 //   UOpPtr out = GraphRewrite(root, pm);                                     // top-down, like tinygrad
 //   UOpPtr out = GraphRewrite(root, pm, {.bottom_up = true, .ctx = &ctx});
-//   absl::StatusOr<UOpPtr> out = TryGraphRewrite(root, pm, {.max_steps = 1000, .stats = &stats, .trace = &trace});
+//   absl::StatusOr<UOpPtr> out = TryGraphRewrite(root, pm, {.max_steps = 1000, .stats = &stats});
 //
-// Top-down (default): a node's sources are rewritten first; a node whose sources changed is rebuilt and visited
-// again; a node whose sources did not change gets the rules, and a replacement is visited again; so each result is
-// a fixpoint. Bottom-up: the rules are applied to a node until none fires, then its sources are rewritten, and the
-// node is rebuilt and visited again if they changed. (tinygrad calls the second "bottom_up": rules see a node
-// before its sources are simplified.) Every visited node is memoized for the call: a shared subgraph is rewritten
-// once.
+// Top-down (default): a node's sources are rewritten first; a node whose sources changed is rebuilt and
+// visited again; a node whose sources did not change gets the rules, and a replacement is visited again; so
+// each result is a fixpoint. Bottom-up: the rules are applied to a node until none fires, then its sources
+// are rewritten, and the node is rebuilt and visited again if they changed. (tinygrad calls the second
+// "bottom_up": rules see a node before its sources are simplified.) Every visited node is memoized for the
+// call: a shared subgraph is rewritten once.
 //
 // The walk uses an explicit stack, so a chain a million nodes deep is fine. Non-termination becomes an error:
 // re-entering a node that is still being rewritten is a certain cycle, reported at once with the rules on it;
 // otherwise `max_steps` rule applications are the limit, reported with the rules that fired most recently.
-// GraphRewrite CHECK-fails on those errors (a non-terminating rule set is a bug in the rules); TryGraphRewrite
-// returns them (use it for rules from users).
+// GraphRewrite CHECK-fails on those errors (a non-terminating rule set is a bug in the rules);
+// TryGraphRewrite returns them (use it for rules from users).
 #ifndef UOPC_REWRITE_GRAPH_REWRITE_H_
 #define UOPC_REWRITE_GRAPH_REWRITE_H_
 
@@ -24,18 +24,19 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "rewrite/pattern_matcher.h"
 #include "uop/uop.h"
 
 namespace uopc {
 
-// Rule applications allowed per call by default: several per node of a million-node graph, and few enough that
-// a runaway rule set stops within seconds and a couple of GB (every node a call creates lives until it returns).
+// Rule applications allowed per call by default: several per node of a million-node graph, and few enough
+// that a runaway rule set stops within seconds and a couple of GB (every node a call creates lives until it
+// returns).
 inline constexpr int64_t kDefaultMaxRewriteSteps = int64_t{1} << 23;
 
 // One rule application: `before` became `after` by `rule`.
@@ -87,10 +88,11 @@ absl::StatusOr<UOpPtr> TryGraphRewrite(const UOpPtr& root, const PatternMatcher&
 UOpPtr GraphRewrite(const UOpPtr& root, const PatternMatcher& pm, const RewriteOptions& options = {});
 
 // tinygrad's graph_rewrite_map: every node of root's graph mapped to its rewrite (one shared memo). With
-// `input_map`, each of its keys k is also mapped, to the rewrite of input_map[k] (or input_map[k] itself when that
-// is not in the graph).
+// `input_map`, each of its keys k is also mapped, to the rewrite of input_map[k] (or input_map[k] itself when
+// that is not in the graph).
 absl::StatusOr<UOpMap> TryGraphRewriteMap(const UOpPtr& root, const PatternMatcher& pm,
-                                          const RewriteOptions& options = {}, const UOpMap* input_map = nullptr);
+                                          const RewriteOptions& options = {},
+                                          const UOpMap* input_map = nullptr);
 UOpMap GraphRewriteMap(const UOpPtr& root, const PatternMatcher& pm, const RewriteOptions& options = {},
                        const UOpMap* input_map = nullptr);
 

@@ -50,11 +50,12 @@ TEST_F(GraphRewriteTest, TopDownRewritesSourcesFirstBottomUpTheNodeFirst) {
 
 TEST_F(GraphRewriteTest, RebuiltNodesAreVisitedAgain) {
   // Once the MULs fold, the rebuilt ADD(a, b) matches a rule it did not match before.
-  PatternMatcher pm = identities + PatternMatcher({
-                                       {UPat(Ops::ADD).src(UPat(Ops::DEFINE_VAR).named("p"),
-                                                           UPat(Ops::DEFINE_VAR).named("q")),
-                                        [](const Match& m) { return m["p"] * m["q"]; }},
-                                   });
+  PatternMatcher pm =
+      identities +
+      PatternMatcher({
+          {UPat(Ops::ADD).src(UPat(Ops::DEFINE_VAR).named("p"), UPat(Ops::DEFINE_VAR).named("q")),
+           [](const Match& m) { return m["p"] * m["q"]; }},
+      });
   RewriteTrace trace;
   for (bool bottom_up : {false, true}) {
     trace.rewrites.clear();
@@ -108,9 +109,8 @@ TEST_F(GraphRewriteTest, SharedNodesAreRewrittenOnce) {
     EXPECT_EQ(seen.adds, 60);
   }
   // A rewrite of the shared leaf reaches every level.
-  PatternMatcher a_to_b({{UPat(Ops::DEFINE_VAR).named("v"), [this](const Match& m) -> UOpPtr {
-                            return m["v"] == a ? b : nullptr;
-                          }}});
+  PatternMatcher a_to_b({{UPat(Ops::DEFINE_VAR).named("v"),
+                          [this](const Match& m) -> UOpPtr { return m["v"] == a ? b : nullptr; }}});
   UOpPtr expected = b;
   for (int i = 0; i < 60; ++i) expected = expected + expected;
   EXPECT_EQ(GraphRewrite(n, a_to_b), expected);
@@ -170,21 +170,23 @@ TEST_F(GraphRewriteTest, SubstituteAsTinygrad) {
 
 TEST_F(GraphRewriteTest, StepLimitNamesTheRulesThatKeepFiring) {
   // Even and odd constants step to the next one forever: every result is a new node.
-  const int even_line = __LINE__ + 3;
-  const int odd_line = even_line + 4;
+  const int even_line = __LINE__ + 4;  // rules are named by the line their callback starts on
+  const int odd_line = even_line + 5;
   PatternMatcher forever({
-      {UPat::Cvar("c", dtypes::kInt32, false), [](const Match& m) -> UOpPtr {
+      {UPat::Cvar("c", dtypes::kInt32, false),
+       [](const Match& m) -> UOpPtr {
          int64_t v = m["c"]->const_value().AsInt64();
          return v % 2 == 0 ? m["c"].const_like(v + 1) : nullptr;
        }},
-      {UPat::Cvar("c", dtypes::kInt32, false), [](const Match& m) -> UOpPtr {
+      {UPat::Cvar("c", dtypes::kInt32, false),
+       [](const Match& m) -> UOpPtr {
          int64_t v = m["c"]->const_value().AsInt64();
          return v % 2 == 1 ? m["c"].const_like(v + 1) : nullptr;
        }},
   });
   for (bool bottom_up : {false, true}) {
-    absl::StatusOr<UOpPtr> r =
-        TryGraphRewrite(a + UOp::Const(dtypes::kInt32, 0), forever, {.bottom_up = bottom_up, .max_steps = 1000});
+    absl::StatusOr<UOpPtr> r = TryGraphRewrite(a + UOp::Const(dtypes::kInt32, 0), forever,
+                                               {.bottom_up = bottom_up, .max_steps = 1000});
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.status().code(), absl::StatusCode::kResourceExhausted);
     EXPECT_THAT(r.status().message(), HasSubstr("exceeded 1000 rule applications"));
@@ -210,7 +212,8 @@ TEST_F(GraphRewriteTest, CyclesAreReportedWithTheirRules) {
   });
   UOpPtr f = UOp::Variable("f", 0, 1, dtypes::kFloat32);
   for (bool bottom_up : {false, true}) {
-    absl::StatusOr<UOpPtr> r = TryGraphRewrite((f + 0).sqrt() * 2.0, swap, {.bottom_up = bottom_up, .name = "swap"});
+    absl::StatusOr<UOpPtr> r =
+        TryGraphRewrite((f + 0).sqrt() * 2.0, swap, {.bottom_up = bottom_up, .name = "swap"});
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
     EXPECT_THAT(r.status().message(), HasSubstr("graph_rewrite 'swap' does not terminate"));
@@ -238,9 +241,8 @@ TEST_F(GraphRewriteTest, MillionNodeChainsUseNoCStack) {
   EXPECT_EQ(GraphRewrite(fixed, identities), fixed);
   EXPECT_EQ(GraphRewrite(fixed, identities, {.bottom_up = true}), fixed);
   // A chain whose every node is rebuilt: rewriting the leaf rebuilds all million parents.
-  PatternMatcher a_to_b({{UPat(Ops::DEFINE_VAR).named("v"), [this](const Match& m) -> UOpPtr {
-                            return m["v"] == a ? b : nullptr;
-                          }}});
+  PatternMatcher a_to_b({{UPat(Ops::DEFINE_VAR).named("v"),
+                          [this](const Match& m) -> UOpPtr { return m["v"] == a ? b : nullptr; }}});
   UOpPtr rebuilt = GraphRewrite(fixed, a_to_b);
   const UOp* leaf = rebuilt.get();
   int depth = 0;

@@ -1,10 +1,10 @@
-// Benchmarks of the rewrite engine: the matcher alone (nodes/s and matches/s of PatternMatcher::Rewrite over a
-// fixed rule battery) and graph_rewrite (input nodes/s), on random integer index expressions.
+// Benchmarks of the rewrite engine: the matcher alone (nodes/s and matches/s of PatternMatcher::Rewrite over
+// a fixed rule battery) and graph_rewrite (input nodes/s), on random integer index expressions.
 //
-// The battery has the shape of tinygrad v0.10.3's `sym` (symbolic_simple + commutative + symbolic + gep_pushing +
-// symbolic_flat + the rules sym adds): the same patterns in the same order, about 150 rules once the per-op
-// families are expanded. Callbacks that need the real symbolic helpers (div/mod folding, lt folding, ...) are
-// stand-ins here: they do comparable work (read bounds, walk sources) and decline.
+// The battery has the shape of tinygrad v0.10.3's `sym` (symbolic_simple + commutative + symbolic +
+// gep_pushing + symbolic_flat + the rules sym adds): the same patterns in the same order, about 150 rules
+// once the per-op families are expanded. Callbacks that need the real symbolic helpers (div/mod folding, lt
+// folding, ...) are stand-ins here: they do comparable work (read bounds, walk sources) and decline.
 //
 //   ./bazelw run -c opt //rewrite:matcher_benchmark
 #include <cstdint>
@@ -39,6 +39,9 @@ UOpPtr FoldAlu(const Match& m) {
 
 int64_t IntOf(const UOpPtr& c) { return c->const_value().AsInt64(); }
 
+// A callback that declines: stands in for symbolic helpers this battery does not reproduce.
+UOpPtr Decline(const Match&) { return nullptr; }
+
 // tinygrad's tuplize order, approximately: by op (constants last), then by structure.
 bool Before(const UOp* p, const UOp* q) {
   if (p->op() != q->op()) return p->op() < q->op();
@@ -65,6 +68,9 @@ PatternMatcher Battery() {
   UPat bx = UPat::Var("x", dtypes::kBool), by = UPat::Var("y", dtypes::kBool);
   UPat sc = UPat::Cvar("c", {}, false);
   UPat konst = UPat(OpSet{Ops::VCONST, Ops::CONST});
+  UPat x64 = UPat::Var("x", dtypes::kUInt64), any64 = UPat::Var({}, dtypes::kUInt64);
+  UPat y32 = UPat::Var("y", dtypes::kUInt32), any32 = UPat::Var({}, dtypes::kUInt32);
+  UPat c64_hi = UPat::Const(dtypes::kUInt64, int64_t{1} << 32), c64_zero = UPat::Const(dtypes::kUInt64, 0);
   std::vector<RuleSpec> rules = {
       // ---- symbolic_simple ----
       {x + 0, [](const Match& m) { return m["x"]; }},
@@ -78,7 +84,9 @@ PatternMatcher Battery() {
       {x % c + x.idiv(c) * c, [](const Match& m) { return m["x"]; }},
       {x.idiv(c1) * c3 + x % c1 * c2,
        [](const Match& m) -> UOpPtr {
-         if (m["c1"]->op() != Ops::CONST || m["c2"]->op() != Ops::CONST || m["c3"]->op() != Ops::CONST) return nullptr;
+         for (const char* name : {"c1", "c2", "c3"}) {
+           if (m[name]->op() != Ops::CONST) return nullptr;
+         }
          return IntOf(m["c1"]) * IntOf(m["c2"]) == IntOf(m["c3"]) ? m["x"] * m["c2"] : nullptr;
        }},
       {bx & sc, [](const Match& m) { return m["c"]->const_value().AsBool() ? m["x"] : m["c"]; }},
@@ -98,14 +106,15 @@ PatternMatcher Battery() {
       {bx * by, [](const Match& m) { return m["x"] & m["y"]; }},
       {bx + by, [](const Match& m) { return m["x"] | m["y"]; }},
       {bx.maximum(by), [](const Match& m) { return m["x"] | m["y"]; }},
-      {UPat(Ops::CAST).src(c).named("root"), [](const Match& m) { return m["root"].const_like(m["c"]->const_value()); }},
+      {UPat(Ops::CAST).src(c).named("root"),
+       [](const Match& m) { return m["root"].const_like(m["c"]->const_value()); }},
       {UPat(OpSet{Ops::CAST, Ops::BITCAST}).named("root"),
        [](const Match& m) -> UOpPtr {
          return m["root"]->dtype() == m["root"]->src()[0]->dtype() ? m["root"]->src()[0] : nullptr;
        }},
-      {UPat(Ops::BITCAST).src(c).named("root"), [](const Match& m) -> UOpPtr { return nullptr; }},
-      {x.alu(Ops::POW, {sc}), [](const Match& m) -> UOpPtr { return nullptr; }},
-      {sc.alu(Ops::POW, {x}), [](const Match& m) -> UOpPtr { return nullptr; }},
+      {UPat(Ops::BITCAST).src(c).named("root"), Decline},
+      {x.alu(Ops::POW, {sc}), Decline},
+      {sc.alu(Ops::POW, {x}), Decline},
       // ---- commutative ----
       {UPat(groups::kCommutative).dtype(dtypes::kInt32).named("x"),
        [](const Match& m) -> UOpPtr {
@@ -168,7 +177,7 @@ PatternMatcher Battery() {
          return a > 0 && b > 0 ? m["x"].lt((b + a - 1) / a) : nullptr;
        }},
       {(UPat::Cvar("c0", {}, false) * UPat::Var("x", dtypes::kInts)).lt(UPat::Cvar("c1", {}, false)),
-       [](const Match& m) -> UOpPtr { return nullptr; }},
+       Decline},
       {UPat::Var("x", dtypes::kInts).idiv(UPat::Cvar("c0", {}, false)).lt(UPat::Cvar("c1", {}, false)),
        [](const Match& m) -> UOpPtr {
          return IntOf(m["c0"]) > 0 ? m["x"].lt(IntOf(m["c1"]) * IntOf(m["c0"])) : nullptr;
@@ -205,61 +214,68 @@ PatternMatcher Battery() {
          return m["x"]->vmax() <= ConstValue::Int(0) ? -((-m["x"]) % m["d"]) : nullptr;
        }},
       // ---- gep_pushing ----
-      {UPat(Ops::GEP).src(UPat(Ops::GEP).named("g2")).named("g1"), [](const Match& m) -> UOpPtr { return nullptr; }},
+      {UPat(Ops::GEP).src(UPat(Ops::GEP).named("g2")).named("g1"), Decline},
       {UPat(Ops::GEP).src(UPat(Ops::VECTORIZE).named("vec")).named("gep"),
        [](const Match& m) -> UOpPtr {
          const Arg& idx = m["gep"]->arg();
          return idx.size() == 1 ? m["vec"]->src()[idx[0].as_int()] : nullptr;
        }},
-      {UPat(Ops::GEP).src(sc).named("gep"), [](const Match& m) { return m["gep"].const_like(m["c"]->const_value()); }},
-      {UPat(Ops::GEP).src(UPat(Ops::VCONST).named("c")).named("gep"), [](const Match& m) -> UOpPtr { return nullptr; }},
+      {UPat(Ops::GEP).src(sc).named("gep"),
+       [](const Match& m) { return m["gep"].const_like(m["c"]->const_value()); }},
+      {UPat(Ops::GEP).src(UPat(Ops::VCONST).named("c")).named("gep"), Decline},
       {UPat(Ops::GEP).src(UPat::Var("x", dtypes::kVoid)), [](const Match& m) { return m["x"]; }},
       {UPat(Ops::GEP).named("g"), [](const Match& m) -> UOpPtr {
          const UOpPtr& g = m["g"];
-         return g->arg().size() == 1 && g->src()[0]->dtype().count() == 1 && g->arg()[0].as_int() == 0 ? g->src()[0]
-                                                                                                      : nullptr;
+         bool identity = g->arg().size() == 1 && g->arg()[0].as_int() == 0 &&
+                         g->src()[0]->dtype().count() == 1;
+         return identity ? g->src()[0] : nullptr;
        }},
       {UPat(Ops::GEP).src(UPat(groups::kALU | OpSet{Ops::CAST, Ops::BITCAST}).named("alu")).named("gep"),
-       [](const Match& m) -> UOpPtr { return nullptr; }},
-      {UPat(Ops::CAT).named("x"), [](const Match& m) -> UOpPtr { return nullptr; }},
-      {UPat(Ops::VECTORIZE).src_repeat(UPat(Ops::GEP).src(x)).named("v"), [](const Match& m) -> UOpPtr { return nullptr; }},
-      {UPat(Ops::GEP).src(UPat(Ops::WMMA).named("wmma")).named("gep"), [](const Match& m) -> UOpPtr { return nullptr; }},
+       Decline},
+      {UPat(Ops::CAT).named("x"), Decline},
+      {UPat(Ops::VECTORIZE).src_repeat(UPat(Ops::GEP).src(x)).named("v"), Decline},
+      {UPat(Ops::GEP).src(UPat(Ops::WMMA).named("wmma")).named("gep"), Decline},
       // ---- symbolic_flat ----
       {-1 * (x + y), [](const Match& m) { return -m["x"] + -m["y"]; }},
-      {(UPat::Var("x", dtypes::kInts) + y) * c, [](const Match& m) { return m["x"] * m["c"] + m["y"] * m["c"]; }},
+      {(UPat::Var("x", dtypes::kInts) + y) * c,
+       [](const Match& m) { return m["x"] * m["c"] + m["y"] * m["c"]; }},
       // ---- sym ----
       {UPat(Ops::ASSIGN).src(x, x), [](const Match& m) { return m["x"]; }},
-      {UPat(Ops::VECTORIZE).src_repeat(UPat(Ops::CONST)).named("vec"), [](const Match& m) -> UOpPtr { return nullptr; }},
+      {UPat(Ops::VECTORIZE).src_repeat(UPat(Ops::CONST)).named("vec"), Decline},
       {UPat(Ops::VECTORIZE).src_repeat(UPat(Ops::GEP).src(x)).named("vec"),
-       [](const Match& m) -> UOpPtr { return nullptr; }},
+       Decline},
       {UPat(groups::kALU)
-           .src(UPat(Ops::VECTORIZE).src_repeat(UPat().named("x")), UPat(Ops::VECTORIZE).src_repeat(UPat().named("y")))
+           .src(UPat(Ops::VECTORIZE).src_repeat(UPat().named("x")),
+                UPat(Ops::VECTORIZE).src_repeat(UPat().named("y")))
            .named("alu"),
-       [](const Match& m) -> UOpPtr { return nullptr; }},
+       Decline},
       {UPat(Ops::VECTORIZE).src(UPat().named("x")), [](const Match& m) { return m["x"]; }},
       {UPat(Ops::VECTORIZE).dtype(dtypes::kVoid).src_repeat(UPat(Ops::BARRIER).named("b")),
        [](const Match& m) { return m["b"]; }},
       {UPat(Ops::VECTORIZE).dtype(dtypes::kVoid).named("x"),
        [](const Match& m) { return UOp::New(Ops::SINK, dtypes::kVoid, m["x"]->src()); }},
-      {UPat(Ops::WMMA).src(UPat::Const({}, 0.0), UPat::Var(), UPat::Var("acc")), [](const Match& m) { return m["acc"]; }},
-      {UPat(Ops::WMMA).src(UPat::Var(), UPat::Const({}, 0.0), UPat::Var("acc")), [](const Match& m) { return m["acc"]; }},
-      {UPat(Ops::THREEFRY).dtype(dtypes::kUInt64).src(x, UPat::Var("key")), [](const Match& m) -> UOpPtr { return nullptr; }},
-      {UPat::Var("x", dtypes::kUInt32).cast(dtypes::kUInt64).cast(dtypes::kUInt32), [](const Match& m) { return m["x"]; }},
+      {UPat(Ops::WMMA).src(UPat::Const({}, 0.0), UPat::Var(), UPat::Var("acc")),
+       [](const Match& m) { return m["acc"]; }},
+      {UPat(Ops::WMMA).src(UPat::Var(), UPat::Const({}, 0.0), UPat::Var("acc")),
+       [](const Match& m) { return m["acc"]; }},
+      {UPat(Ops::THREEFRY).dtype(dtypes::kUInt64).src(x, UPat::Var("key")), Decline},
+      {UPat::Var("x", dtypes::kUInt32).cast(dtypes::kUInt64).cast(dtypes::kUInt32),
+       [](const Match& m) { return m["x"]; }},
       {(UPat::Var("x", dtypes::kUInt64) & 0xFFFFFFFF).cast(dtypes::kUInt32),
        [](const Match& m) { return m["x"].cast(dtypes::kUInt32); }},
-      {((UPat::Var({}, dtypes::kUInt64) * (int64_t{1} << 32)) | UPat::Var("y", dtypes::kUInt32).cast(dtypes::kUInt64))
+      {((any64 * (int64_t{1} << 32)) | y32.cast(dtypes::kUInt64))
            .cast(dtypes::kUInt32),
        [](const Match& m) { return m["y"]; }},
-      {((UPat::Var("x", dtypes::kUInt64) * (int64_t{1} << 32)) | UPat::Var({}, dtypes::kUInt32).cast(dtypes::kUInt64))
+      {((x64 * (int64_t{1} << 32)) | any32.cast(dtypes::kUInt64))
            .idiv(int64_t{1} << 32),
        [](const Match& m) { return m["x"]; }},
       {UPat::Var("x", dtypes::kUInt32).cast(dtypes::kUInt64) *
-           UPat::Var("y").where(UPat::Const(dtypes::kUInt64, int64_t{1} << 32), UPat::Const(dtypes::kUInt64, 0)),
-       [](const Match& m) -> UOpPtr { return nullptr; }},
+           UPat::Var("y").where(c64_hi, c64_zero),
+       Decline},
       {(UPat::Var("x", dtypes::kUInt64) &
         UPat::Var("y").where(UPat::Const(dtypes::kUInt64, 0xFFFFFFFF), UPat::Const(dtypes::kUInt64, 0)))
            .cast(dtypes::kUInt32),
-       [](const Match& m) -> UOpPtr { return nullptr; }},
+       Decline},
       {UPat(Ops::DEFINE_ACC).src(x), [](const Match& m) { return m["x"]; }},
       {UPat(Ops::ASSIGN).src(UPat::Cvar(), x), [](const Match& m) { return m["x"]; }},
       {x.ne(0), [](const Match& m) { return m["x"].cast(dtypes::kBool); }},
@@ -270,18 +286,20 @@ PatternMatcher Battery() {
        }},
       {UPat::Var("a").where(UPat::Var("b").where(UPat::Var("c"), UPat::Var("d")), UPat::Var("d")),
        [](const Match& m) { return (m["a"] & m["b"]).where(m["c"], m["d"]); }},
-      {UPat(Ops::POW).named("p"), [](const Match& m) -> UOpPtr { return nullptr; }},
+      {UPat(Ops::POW).named("p"), Decline},
       {UPat(Ops::INDEX).named("index").store({UPat(Ops::INDEX).named("index").load()}),
        [](const Match& m) { return UOp::New(Ops::NOOP); }},
       {UPat(Ops::INDEX).named("index").store(
            {UPat::Var("gate").where(UPat::Var("alt"), UPat(Ops::INDEX).named("index").load())}),
-       [](const Match& m) -> UOpPtr { return nullptr; }},
+       Decline},
       {UPat().index(UPat(), UPat::Const(dtypes::kBool, true)).named("idx"),
        [](const Match& m) { return m["idx"].replace_src({m["idx"]->src()[0], m["idx"]->src()[1]}); }},
       {UPat().index(UPat(), UPat::Const(dtypes::kBool, false)).named("idx"),
        [](const Match& m) { return m["idx"].const_like(0); }},
-      {UPat(Ops::LOAD).src(UPat::Const({}, 0)).allow_any_len().named("x"), [](const Match& m) { return m["x"].const_like(0); }},
-      {UPat(Ops::STORE).src(UPat::Const({}, 0)).allow_any_len(), [](const Match& m) { return UOp::New(Ops::NOOP); }},
+      {UPat(Ops::LOAD).src(UPat::Const({}, 0)).allow_any_len().named("x"),
+       [](const Match& m) { return m["x"].const_like(0); }},
+      {UPat(Ops::STORE).src(UPat::Const({}, 0)).allow_any_len(),
+       [](const Match& m) { return UOp::New(Ops::NOOP); }},
       {UPat(Ops::SINK).named("root"), [](const Match& m) -> UOpPtr {
          for (const UOpPtr& s : m["root"]->src()) {
            if (s->op() == Ops::NOOP) return nullptr;  // stand-in: would drop the NOOPs
@@ -290,24 +308,24 @@ PatternMatcher Battery() {
        }},
       {UPat(Ops::BARRIER).src(UPat(OpSet{Ops::VECTORIZE, Ops::SINK}).named("sink")),
        [](const Match& m) { return UOp::New(Ops::BARRIER, dtypes::kVoid, m["sink"]->src()); }},
-      {UPat(Ops::SINK).named("root"), [](const Match& m) -> UOpPtr { return nullptr; }},
+      {UPat(Ops::SINK).named("root"), Decline},
       {(x * x).reciprocal(), [](const Match& m) { return m["x"].reciprocal() * m["x"].reciprocal(); }},
       {(x * x * x).reciprocal(),
        [](const Match& m) { return m["x"].reciprocal() * m["x"].reciprocal() * m["x"].reciprocal(); }},
       {x * (1 + x).reciprocal().named("d"), [](const Match& m) { return 1 - m["d"]; }},
       {x * ((1 + x).reciprocal().named("d") * y), [](const Match& m) { return m["y"] * (1 - m["d"]); }},
-      {x * ((1 + x).reciprocal().named("d") + y), [](const Match& m) { return (1 - m["d"]) + m["x"] * m["y"]; }},
+      {x * ((1 + x).reciprocal().named("d") + y),
+       [](const Match& m) { return (1 - m["d"]) + m["x"] * m["y"]; }},
       {(x * UPat::Cvar("c", {}, false)).reduce().arg(Ops::ADD).named("r").allow_any_len(),
-       [](const Match& m) -> UOpPtr { return nullptr; }},
-      {UPat(Ops::MUL).reduce().named("r").allow_any_len(), [](const Match& m) -> UOpPtr { return nullptr; }},
+       Decline},
+      {UPat(Ops::MUL).reduce().named("r").allow_any_len(), Decline},
   };
   for (RuleSpec& r : more) rules.push_back(std::move(r));
-  // Late per-op rules of the kind codegen passes add (decomposition of ops a backend lacks), one per binary op.
+  // Late per-op rules of the kind codegen passes add (decomposition of ops a backend lacks), one per binary
+  // op.
   groups::kBinary.ForEach([&](Ops op) {
-    rules.push_back({UPat(op).src(UPat(Ops::RANGE).named("r"), UPat::Cvar("c")).named("alu"),
-                     [](const Match& m) -> UOpPtr { return nullptr; }});
-    rules.push_back({UPat(op).src(UPat(Ops::SPECIAL).named("s"), x).named("alu"),
-                     [](const Match& m) -> UOpPtr { return nullptr; }});
+    rules.push_back({UPat(op).src(UPat(Ops::RANGE).named("r"), UPat::Cvar("c")).named("alu"), Decline});
+    rules.push_back({UPat(op).src(UPat(Ops::SPECIAL).named("s"), x).named("alu"), Decline});
   });
   return PatternMatcher(std::move(rules));
 }
@@ -317,8 +335,9 @@ const PatternMatcher& TheBattery() {
   return *pm;
 }
 
-// A random DAG of int32 index arithmetic over a few bounded variables, with `n` ALU nodes; operands come mostly
-// from recent nodes, so subexpressions are shared. Some nodes are reducible (x*1, x+0, constants, ...).
+// A random DAG of int32 index arithmetic over a few bounded variables, with `n` ALU nodes; operands come
+// mostly from recent nodes, so subexpressions are shared. Some nodes are reducible (x*1, x+0, constants,
+// ...).
 UOpPtr RandomIndexGraph(int n, uint32_t seed) {
   std::mt19937 rng(seed);
   std::vector<UOpPtr> pool;
@@ -329,26 +348,57 @@ UOpPtr RandomIndexGraph(int n, uint32_t seed) {
     size_t window = std::min<size_t>(pool.size(), 64);
     return pool[pool.size() - 1 - rng() % window];
   };
-  auto konst = [&](int lo, int hi) { return UOp::Const(dtypes::kInt32, lo + static_cast<int>(rng() % (hi - lo + 1))); };
+  auto konst = [&](int lo, int hi) {
+    return UOp::Const(dtypes::kInt32, lo + static_cast<int>(rng() % (hi - lo + 1)));
+  };
   std::vector<UOpPtr> roots;
   for (int i = 0; i < n; ++i) {
     const UOpPtr& p = pick();
     UOpPtr q = pick();
     UOpPtr e;
     switch (rng() % 16) {
-      case 0: case 1: case 2: e = p + q; break;
-      case 3: e = p + konst(-4, 16); break;
-      case 4: case 5: e = p * konst(1, 8); break;
-      case 6: e = p.idiv(konst(1, 16)); break;
-      case 7: e = p % konst(1, 16); break;
-      case 8: e = p.lt(konst(0, 64)).where(q, p); break;
-      case 9: e = p.maximum(q); break;
-      case 10: e = (p * konst(2, 4)) + (p * konst(1, 3)); break;
-      case 11: e = p + 0; break;
-      case 12: e = p * 1; break;
-      case 13: e = (p + konst(1, 4)) + q; break;
-      case 14: e = p.idiv(konst(2, 4)).idiv(konst(2, 4)); break;
-      default: e = p * q; break;
+      case 0:
+      case 1:
+      case 2:
+        e = p + q;
+        break;
+      case 3:
+        e = p + konst(-4, 16);
+        break;
+      case 4:
+      case 5:
+        e = p * konst(1, 8);
+        break;
+      case 6:
+        e = p.idiv(konst(1, 16));
+        break;
+      case 7:
+        e = p % konst(1, 16);
+        break;
+      case 8:
+        e = p.lt(konst(0, 64)).where(q, p);
+        break;
+      case 9:
+        e = p.maximum(q);
+        break;
+      case 10:
+        e = (p * konst(2, 4)) + (p * konst(1, 3));
+        break;
+      case 11:
+        e = p + 0;
+        break;
+      case 12:
+        e = p * 1;
+        break;
+      case 13:
+        e = (p + konst(1, 4)) + q;
+        break;
+      case 14:
+        e = p.idiv(konst(2, 4)).idiv(konst(2, 4));
+        break;
+      default:
+        e = p * q;
+        break;
     }
     pool.push_back(e);
     if (rng() % 64 == 0) roots.push_back(e);
@@ -439,7 +489,7 @@ BENCHMARK(BM_GraphRewriteFixpoint)->Arg(100000)->Unit(benchmark::kMillisecond);
 
 // The engine alone: a matcher with no rule for any op in the graph.
 void BM_GraphRewriteNoRules(benchmark::State& state) {
-  PatternMatcher pm({{UPat(Ops::WMMA), [](const Match& m) -> UOpPtr { return nullptr; }}});
+  PatternMatcher pm({{UPat(Ops::WMMA), Decline}});
   UOpPtr g = RandomIndexGraph(static_cast<int>(state.range(0)), 2);
   int64_t input_nodes = static_cast<int64_t>(g->Toposort().size());
   for (auto _ : state) benchmark::DoNotOptimize(GraphRewrite(g, pm).get());

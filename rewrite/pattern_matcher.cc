@@ -6,25 +6,25 @@
 #include <numeric>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
 namespace uopc {
 namespace internal {
 
-// A pattern flattened for matching. Node 0 is the root; each node's children and permutations are index ranges.
+// A pattern flattened for matching. Node 0 is the root; each node's children and permutations are index
+// ranges.
 struct PNode {
-  OpSet ops;              // accepted ops (every op when unconstrained; for UPat::Any, the alternatives' union)
-  int16_t dtype = -1;     // index into CompiledPattern::dtypes, -1: any
-  int16_t arg = -1;       // index into CompiledPattern::args, -1: any
-  int8_t slot = -1;       // capture slot, -1: unnamed
+  OpSet ops;           // accepted ops (every op when unconstrained; for UPat::Any, the alternatives' union)
+  int16_t dtype = -1;  // index into CompiledPattern::dtypes, -1: any
+  int16_t arg = -1;    // index into CompiledPattern::args, -1: any
+  int8_t slot = -1;    // capture slot, -1: unnamed
   UPat::SrcKind kind = UPat::SrcKind::kNone;
   bool strict_len = false;
   uint16_t required_len = 0;
   uint16_t child_begin = 0;  // into CompiledPattern::children
   uint16_t child_count = 0;
-  uint16_t perm_begin = 0;   // into CompiledPattern::perms, perm_count blocks of child_count node ids
+  uint16_t perm_begin = 0;  // into CompiledPattern::perms, perm_count blocks of child_count node ids
   uint16_t perm_count = 0;
 };
 
@@ -59,8 +59,10 @@ bool SamePattern(const UPat& a, const UPat& b) {
   if (&x == &y) return true;
   if (x.any_op != y.any_op || (!x.any_op && !(x.ops == y.ops)) || !(x.dtype == y.dtype) || x.arg != y.arg ||
       !SameConst(x.const_arg, y.const_arg) || x.name != y.name || x.src_kind != y.src_kind ||
-      x.allow_any_len != y.allow_any_len || x.custom_early_reject.has_value() != y.custom_early_reject.has_value() ||
-      (x.custom_early_reject && !(*x.custom_early_reject == *y.custom_early_reject)) || x.src.size() != y.src.size()) {
+      x.allow_any_len != y.allow_any_len ||
+      x.custom_early_reject.has_value() != y.custom_early_reject.has_value() ||
+      (x.custom_early_reject && !(*x.custom_early_reject == *y.custom_early_reject)) ||
+      x.src.size() != y.src.size()) {
     return false;
   }
   for (size_t i = 0; i < x.src.size(); ++i) {
@@ -217,16 +219,17 @@ std::atomic<int> next_rule_id{0};
 //
 // Matching is a depth-first search over a stack of pending (pattern, node) pairs. Deterministic steps (exact
 // tuples, repeated sources) run in a loop; only real choices (several viable operand orders or alternatives)
-// recurse, each on a copy of the pending stack, undoing their captures through a trail when they fail. Matches
-// are found in tinygrad's order: permutations in itertools order, the first source's choices outermost.
+// recurse, each on a copy of the pending stack, undoing their captures through a trail when they fail.
+// Matches are found in tinygrad's order: permutations in itertools order, the first source's choices
+// outermost.
 class MatchRun {
  public:
-  MatchRun(const Rule& rule, const UOpPtr& root, void* ctx) : rule_(rule), cp_(*rule.compiled_), root_(root), ctx_(ctx) {
+  MatchRun(const Rule& rule, const UOpPtr& root, void* ctx)
+      : rule_(rule), cp_(*rule.compiled_), root_(root), ctx_(ctx) {
     std::fill_n(slots_, cp_.slot_names.size(), nullptr);
   }
 
   UOpPtr Run() {
-    stack_.resize(1);
     stack_[0] = Pending{0, &root_};
     Solve(0, 1);
     return std::move(result_);
@@ -237,9 +240,21 @@ class MatchRun {
     uint32_t pat;
     const UOpPtr* node;
   };
+  static constexpr size_t kInlineStack = 32;
 
+  // Makes stack_[0, n) addressable. Only huge repeated-source nodes (a SINK of thousands) leave the inline
+  // array.
   void EnsureSize(size_t n) {
-    if (stack_.size() < n) stack_.resize(n);
+    if (n <= capacity_) return;
+    size_t cap = std::max(n, 2 * capacity_);
+    if (stack_ == inline_) {
+      heap_.resize(cap);
+      std::copy_n(inline_, capacity_, heap_.begin());
+    } else {
+      heap_.resize(cap);
+    }
+    stack_ = heap_.data();
+    capacity_ = cap;
   }
 
   void Undo(int mark) {
@@ -248,7 +263,7 @@ class MatchRun {
 
   // Tries the pending items stack_[base, base + n) under the current captures.
   bool Solve(size_t base, size_t n) {
-    const std::vector<PNode>& nodes = cp_.nodes;
+    const PNode* nodes = cp_.nodes.data();
     const uint16_t* children = cp_.children.data();
     while (n > 0) {
       const Pending t = stack_[base + n - 1];
@@ -286,7 +301,7 @@ class MatchRun {
           if (!nodes[c].ops.contains(op)) continue;
           size_t nb = base + n;
           EnsureSize(nb + n + 1);
-          std::copy_n(stack_.begin() + base, n, stack_.begin() + nb);
+          std::copy_n(stack_ + base, n, stack_ + nb);
           stack_[nb + n] = Pending{c, t.node};
           int mark = ntrail_;
           if (Solve(nb, n + 1)) return true;
@@ -304,13 +319,21 @@ class MatchRun {
         case UPat::SrcKind::kAlternatives:
           break;
         case UPat::SrcKind::kTuple: {
-          EnsureSize(base + n + p.child_count);
-          for (size_t i = p.child_count; i-- > 0;) stack_[base + n++] = Pending{children[p.child_begin + i], &src[i]};
+          // Every source's op first: cheap, and most failures show here.
+          const size_t k = p.child_count;
+          for (size_t i = 0; i < k; ++i) {
+            if (!nodes[children[p.child_begin + i]].ops.contains(src[i]->op())) return false;
+          }
+          EnsureSize(base + n + k);
+          for (size_t i = k; i-- > 0;) stack_[base + n++] = Pending{children[p.child_begin + i], &src[i]};
           break;
         }
         case UPat::SrcKind::kRepeat: {
-          EnsureSize(base + n + ns);
           uint16_t c = children[p.child_begin];
+          for (size_t i = 0; i < ns; ++i) {
+            if (!nodes[c].ops.contains(src[i]->op())) return false;
+          }
+          EnsureSize(base + n + ns);
           for (size_t i = ns; i-- > 0;) stack_[base + n++] = Pending{c, &src[i]};
           break;
         }
@@ -340,7 +363,7 @@ class MatchRun {
             if (!viable(j)) continue;
             size_t nb = base + n;
             EnsureSize(nb + n + k);
-            std::copy_n(stack_.begin() + base, n, stack_.begin() + nb);
+            std::copy_n(stack_ + base, n, stack_ + nb);
             size_t m = n;
             for (size_t i = k; i-- > 0;) stack_[nb + m++] = Pending{perms[j * k + i], &src[i]};
             int mark = ntrail_;
@@ -369,7 +392,10 @@ class MatchRun {
   const UOpPtr* slots_[kMaxSlots];
   int8_t trail_[kMaxSlots];
   int ntrail_ = 0;
-  absl::InlinedVector<Pending, 16> stack_;
+  Pending* stack_ = inline_;
+  size_t capacity_ = kInlineStack;
+  Pending inline_[kInlineStack];
+  std::vector<Pending> heap_;
   UOpPtr result_;
 };
 
@@ -449,8 +475,8 @@ std::string RewriteStats::Report() const {
                    [](const Entry* a, const Entry* b) { return a->stats.total_ns < b->stats.total_ns; });
   std::string out;
   auto line = [&](const RuleStats& s, absl::string_view where, absl::string_view what) {
-    absl::StrAppendFormat(&out, "%6d / %7d -- %9.2f / %9.2f ms -- %-20s %s\n", s.matches, s.attempts, s.match_ns / 1e6,
-                          s.total_ns / 1e6, where, what);
+    absl::StrAppendFormat(&out, "%6d / %7d -- %9.2f / %9.2f ms -- %-20s %s\n", s.matches, s.attempts,
+                          s.match_ns / 1e6, s.total_ns / 1e6, where, what);
   };
   for (const Entry* e : used) line(e->stats, e->rule->location(), e->rule->pattern().ToString());
   line(Total(), "TOTAL", "");
@@ -515,7 +541,9 @@ UOpPtr PatternMatcher::RewriteImpl(const UOpPtr& node, void* ctx, RewriteStats* 
       RuleStats& s = stats->At(rules_[e.index]);
       auto start = std::chrono::steady_clock::now();
       UOpPtr r = internal::MatchRun(*e.rule, node, ctx).Run();
-      int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
+      int64_t ns =
+          std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
+              .count();
       ++s.attempts;
       s.total_ns += ns;
       if (r != nullptr) {
@@ -541,7 +569,8 @@ UOpPtr PatternMatcher::Rewrite(const UOpPtr& node, void* ctx) const {
 
 UOpPtr PatternMatcher::Rewrite(const UOpPtr& node, void* ctx, RewriteStats* stats, int* fired) const {
   if (fired != nullptr) *fired = -1;
-  return stats != nullptr ? RewriteImpl<true>(node, ctx, stats, fired) : RewriteImpl<false>(node, ctx, nullptr, fired);
+  return stats != nullptr ? RewriteImpl<true>(node, ctx, stats, fired)
+                          : RewriteImpl<false>(node, ctx, nullptr, fired);
 }
 
 }  // namespace uopc

@@ -4,25 +4,28 @@
 //
 //   UPat x = UPat::Var("x"), c1 = UPat::Cvar("c1"), c2 = UPat::Cvar("c2");
 //   PatternMatcher pm({
-//     {x + 0, [](const Match& m) { return m["x"]; }},                            // x+0 -> x
+//     {x + 0, [](const Match& m) { return m["x"]; }},  // x+0 -> x
 //     {(x * c1) * c2, [](const Match& m) { return m["x"] * (m["c1"] * m["c2"]); }},
 //     {x.idiv(x), [](const Match& m) { return m["x"].const_like(1); }},
 //     {UPat(Ops::CAST).src(UPat::Cvar("c")).named("root"),
 //      [](const Match& m) -> UOpPtr { return m.root().dtype() == m["c"]->dtype() ? m["c"] : nullptr; }},
 //   });
-//   UOpPtr r = pm.Rewrite(node);          // one step on one node: the first rule whose callback accepts, or null
-//   PatternMatcher both = pm + other_pm;  // rules of pm, then of other_pm
+//   UOpPtr r = pm.Rewrite(node);  // one step: the first rule whose callback accepts, or null
+//   PatternMatcher both = pm + other_pm;  // pm's rules, then other_pm's
 //
 // - A callback gets a Match: `m["x"]` is the node captured as "x" (a const UOpPtr&, no reference counting),
-//   `m.root()` the node being rewritten, `m.ctx<T>()` the context passed to Rewrite/GraphRewrite. It returns the
-//   replacement, or null (nullptr) to decline; returning the node itself also declines. When a callback declines,
-//   the next way the same pattern matches is tried (other operand orders, other alternatives), then the next rule.
-// - Rules are tried in order among those registered for the node's op. A rule is skipped without matching when
-//   the node's sources lack an op its pattern requires of a direct source (tinygrad's early_reject).
-// - Each rule records where it was written (`file.cc:123`, the line its callback starts on); statistics, traces
-//   and the non-termination errors of graph_rewrite name rules that way.
-// - Matching allocates nothing and touches no reference counts; a matcher is immutable and thread-safe.
-//   Per-rule statistics (attempts, matches, time) are collected into a RewriteStats when one is passed.
+//   `m.root()` the node being rewritten, `m.ctx<T>()` the context passed to Rewrite/GraphRewrite. It returns
+//   the replacement, or null (nullptr) to decline; returning the node itself also declines. When a callback
+//   declines, the next way the same pattern matches is tried (other operand orders, other alternatives),
+//   then the next rule.
+// - Rules are tried in order among those registered for the node's op. A rule is skipped without matching
+//   when the node's sources lack an op its pattern requires of a direct source (tinygrad's early_reject).
+// - Each rule records where it was written (`file.cc:123`, the line its callback starts on); statistics,
+//   traces and the non-termination errors of graph_rewrite name rules that way.
+// - Matching allocates nothing (short of a repeated-source pattern on a node with thousands of sources) and
+//   touches no reference counts; backtracking happens only where several operand orders or alternatives
+//   remain viable. A matcher is immutable and thread-safe. Per-rule statistics (attempts, matches, time) are
+//   collected into a RewriteStats when one is passed.
 #ifndef UOPC_REWRITE_PATTERN_MATCHER_H_
 #define UOPC_REWRITE_PATTERN_MATCHER_H_
 
@@ -30,11 +33,11 @@
 #include <initializer_list>
 #include <memory>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "rewrite/upat.h"
 #include "uop/check.h"
 #include "uop/uop.h"
@@ -52,15 +55,16 @@ class MatchRun;
 // The captures of one match, handed to a rule's callback.
 class Match {
  public:
-  // The node captured under `name`; a null UOpPtr when the name is in the pattern but this match did not bind it
-  // (a name inside one alternative of UPat::Any). A name the pattern does not contain is a bug in the rule and
-  // CHECK-fails.
+  // The node captured under `name`; a null UOpPtr when the name is in the pattern but this match did not bind
+  // it (a name inside one alternative of UPat::Any). A name the pattern does not contain is a bug in the rule
+  // and CHECK-fails.
   const UOpPtr& operator[](absl::string_view name) const;
   // Whether this match bound `name`.
   bool has(absl::string_view name) const;
   // The node the rule is applied to.
   const UOpPtr& root() const { return *root_; }
-  // The context given to Rewrite / GraphRewrite (RewriteOptions::ctx), as a T. CHECK-fails when there is none.
+  // The context given to Rewrite / GraphRewrite (RewriteOptions::ctx), as a T. CHECK-fails when there is
+  // none.
   template <typename T>
   T& ctx() const {
     UOPC_CHECK(ctx_ != nullptr, "this rule needs a ctx, and none was passed");
@@ -82,14 +86,15 @@ class Match {
   void* ctx_;
 };
 
-// A rule's callback: any callable taking `const Match&` and returning something convertible to UOpPtr. It remembers
-// the source line it was written on.
+// A rule's callback: any callable taking `const Match&` and returning something convertible to UOpPtr. It
+// remembers the source line it was written on.
 class RuleFn {
  public:
   template <typename F,
             typename = std::enable_if_t<std::is_invocable_v<const std::decay_t<F>&, const Match&> &&
                                         !std::is_same_v<std::decay_t<F>, RuleFn>>>
-  RuleFn(F&& f, const char* file = __builtin_FILE(), int line = __builtin_LINE())  // NOLINT: implicit by design
+  RuleFn(F&& f, const char* file = __builtin_FILE(),
+         int line = __builtin_LINE())  // NOLINT: implicit by design
       : file_(file), line_(line) {
     using Fn = std::decay_t<F>;
     if constexpr (std::is_empty_v<Fn> && std::is_default_constructible_v<Fn>) {
@@ -97,7 +102,9 @@ class RuleFn {
       invoke_ = [](const void*, const Match& m) -> UOpPtr { return UOpPtr(Fn{}(m)); };
     } else {
       state_ = std::make_shared<const Fn>(std::forward<F>(f));
-      invoke_ = [](const void* s, const Match& m) -> UOpPtr { return UOpPtr((*static_cast<const Fn*>(s))(m)); };
+      invoke_ = [](const void* s, const Match& m) -> UOpPtr {
+        return UOpPtr((*static_cast<const Fn*>(s))(m));
+      };
     }
   }
   UOpPtr operator()(const Match& m) const { return invoke_(state_.get(), m); }
@@ -152,8 +159,8 @@ class Rule {
   std::unique_ptr<const internal::CompiledPattern> compiled_;
 };
 
-// Counters of one rule: attempts (matching tried, after the early reject), matches (callback accepted), time spent
-// in attempts that matched and in all attempts.
+// Counters of one rule: attempts (matching tried, after the early reject), matches (callback accepted), time
+// spent in attempts that matched and in all attempts.
 struct RuleStats {
   int64_t attempts = 0;
   int64_t matches = 0;
@@ -199,12 +206,17 @@ class PatternMatcher {
   // This matcher's rules followed by `more`'s.
   PatternMatcher operator+(const PatternMatcher& more) const;
 
-  // One rewrite step on `node`: the result of the first rule (in order) whose pattern matches and whose callback
-  // returns a new node; null when none does.
+  // One rewrite step on `node`: the result of the first rule (in order) whose pattern matches and whose
+  // callback returns a new node; null when none does.
   UOpPtr Rewrite(const UOpPtr& node, void* ctx = nullptr) const;
-  // The same, recording statistics into `stats` (when not null) and the index in rules() of the rule that fired
-  // into `*fired` (when not null; -1 when nothing fired).
+  // The same, recording statistics into `stats` (when not null) and the index in rules() of the rule that
+  // fired into `*fired` (when not null; -1 when nothing fired).
   UOpPtr Rewrite(const UOpPtr& node, void* ctx, RewriteStats* stats, int* fired) const;
+
+  // Whether any rule can apply to a node with this op.
+  bool HasRulesFor(Ops op) const {
+    return offsets_[static_cast<int>(op)] != offsets_[static_cast<int>(op) + 1];
+  }
 
   size_t size() const { return rules_.size(); }
   const Rule& rule(size_t i) const { return *rules_[i]; }
@@ -221,8 +233,8 @@ class PatternMatcher {
     uint32_t index;  // into rules_
   };
   std::vector<std::shared_ptr<const Rule>> rules_;
-  std::vector<Entry> entries_;           // grouped by op
-  std::vector<uint32_t> offsets_;        // entries_[offsets_[op] .. offsets_[op + 1]) are op's rules
+  std::vector<Entry> entries_;     // grouped by op
+  std::vector<uint32_t> offsets_;  // entries_[offsets_[op] .. offsets_[op + 1]) are op's rules
 };
 
 }  // namespace uopc

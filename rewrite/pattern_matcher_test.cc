@@ -44,7 +44,8 @@ TEST_F(PatternMatcherTest, DecliningCallbackFallsThroughToOtherMatchesThenRules)
          calls.push_back("first:" + m["x"]->var_name());
          return m["x"]->var_name() == "b" ? m["y"] : nullptr;
        }},
-      {x + y, [&calls](const Match& m) -> UOpPtr {
+      {x + y,
+       [&calls](const Match& m) -> UOpPtr {
          calls.push_back("second");
          return m["x"];
        }},
@@ -63,7 +64,7 @@ TEST_F(PatternMatcherTest, ReturningTheSameNodeDeclines) {
 
 TEST_F(PatternMatcherTest, DispatchesByOpAndRejectsEarly) {
   PatternMatcher pm({
-      {x * 1, [](const Match& m) { return m["x"]; }},             // MUL only
+      {x * 1, [](const Match& m) { return m["x"]; }},                 // MUL only
       {x + UPat(Ops::CONST), [](const Match& m) { return m["x"]; }},  // needs a CONST source
       {UPat(Ops::ADD).src(UPat(Ops::MUL), y), [](const Match& m) { return m["y"]; }},
   });
@@ -94,9 +95,11 @@ TEST_F(PatternMatcherTest, EarlyRejectIsTinygrads) {
   EXPECT_TRUE(add_const.early_reject() == OpSet{});  // Cvar has two ops: no requirement
   Rule add_zero(RuleSpec{x + 0, [](const Match& m) { return m["x"]; }});
   EXPECT_TRUE(add_zero.early_reject() == OpSet{Ops::CONST});
-  Rule vec(RuleSpec{UPat(Ops::VECTORIZE).src_repeat(UPat(Ops::GEP)), [](const Match& m) { return m.root(); }});
+  Rule vec(
+      RuleSpec{UPat(Ops::VECTORIZE).src_repeat(UPat(Ops::GEP)), [](const Match& m) { return m.root(); }});
   EXPECT_TRUE(vec.early_reject() == OpSet{Ops::GEP});
-  Rule custom(RuleSpec{UPat(Ops::ADD).custom_early_reject({Ops::RANGE}), [](const Match& m) { return m.root(); }});
+  Rule custom(
+      RuleSpec{UPat(Ops::ADD).custom_early_reject({Ops::RANGE}), [](const Match& m) { return m.root(); }});
   EXPECT_TRUE(custom.early_reject() == OpSet{Ops::RANGE});
   EXPECT_TRUE(add_zero.root_ops() == OpSet{Ops::ADD});
   Rule any_root(RuleSpec{UPat::Any(UPat(Ops::ADD), UPat(Ops::MUL)), [](const Match& m) { return m.root(); }});
@@ -105,10 +108,10 @@ TEST_F(PatternMatcherTest, EarlyRejectIsTinygrads) {
 
 TEST_F(PatternMatcherTest, RootsWithoutAnOpMatchEveryOp) {
   PatternMatcher pm({
-      {UPat::Var("v", dtypes::kInt32), [](const Match& m) -> UOpPtr {
-         return m["v"]->op() == Ops::DEFINE_VAR ? m["v"] * 3 : nullptr;
-       }},
-      {UPat::Any(UPat(Ops::RECIP), UPat(Ops::SQRT)).named("u"), [](const Match& m) { return m["u"]->src()[0]; }},
+      {UPat::Var("v", dtypes::kInt32),
+       [](const Match& m) -> UOpPtr { return m["v"]->op() == Ops::DEFINE_VAR ? m["v"] * 3 : nullptr; }},
+      {UPat::Any(UPat(Ops::RECIP), UPat(Ops::SQRT)).named("u"),
+       [](const Match& m) { return m["u"]->src()[0]; }},
   });
   EXPECT_EQ(pm.Rewrite(a), a * 3);
   EXPECT_EQ(pm.Rewrite(a + b), nullptr);
@@ -159,12 +162,14 @@ TEST_F(PatternMatcherTest, CapturingCallbacksAndFunctionPointers) {
 }
 
 TEST_F(PatternMatcherTest, RulesKnowWhereTheyWereWritten) {
-  const int line = __LINE__ + 2;
+  const int line = __LINE__ + 3;
+  // clang-format off
   PatternMatcher pm({
       {x + 0, [](const Match& m) { return m["x"]; }},
       {x * 1,
-       [](const Match& m) { return m["x"]; }},
+       [](const Match& m) { return m["x"]; }},  // named by the line its callback starts on
   });
+  // clang-format on
   EXPECT_EQ(pm.rule(0).location(), "pattern_matcher_test.cc:" + std::to_string(line));
   EXPECT_EQ(pm.rule(1).location(), "pattern_matcher_test.cc:" + std::to_string(line + 2));
   EXPECT_EQ(pm.rule(0).ToString(), "pattern_matcher_test.cc:" + std::to_string(line) + " ADD{x, CONST(0)}");
@@ -192,11 +197,11 @@ TEST_F(PatternMatcherTest, StatsReportNamesRules) {
 }
 
 TEST_F(PatternMatcherTest, UnboundNamesAreNullAndUnknownNamesAreBugs) {
-  PatternMatcher pm({{UPat::Any(UPat(Ops::ADD).named("add"), UPat(Ops::MUL).named("mul")),
-                      [](const Match& m) -> UOpPtr {
-                        EXPECT_NE(m.has("add"), m.has("mul"));
-                        return m.has("add") ? m["mul"] : m["add"];  // the unbound one: null, so declined
-                      }}});
+  PatternMatcher pm(
+      {{UPat::Any(UPat(Ops::ADD).named("add"), UPat(Ops::MUL).named("mul")), [](const Match& m) -> UOpPtr {
+          EXPECT_NE(m.has("add"), m.has("mul"));
+          return m.has("add") ? m["mul"] : m["add"];  // the unbound one: null, so declined
+        }}});
   EXPECT_EQ(pm.Rewrite(a + b), nullptr);
   EXPECT_EQ(pm.Rewrite(a * b), nullptr);
   PatternMatcher typo({{x + 0, [](const Match& m) { return m["y"]; }}});

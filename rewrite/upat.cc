@@ -10,7 +10,8 @@ namespace uopc {
 
 namespace {
 
-// tinygrad's DType.scalar(): a vector's element type; a vector of pointers' single pointer; else the type itself.
+// tinygrad's DType.scalar(): a vector's element type; a vector of pointers' single pointer; else the type
+// itself.
 DType TinygradScalar(DType dt) {
   if (!dt.is_ptr()) return dt.scalar();
   if (dt.vcount() > 1) return dt.base().Ptr(dt.ptr_size(), dt.is_local());
@@ -114,7 +115,9 @@ UPat::UPat(OpSet ops) {
   node_ = std::move(n);
 }
 
-std::shared_ptr<internal::UPatNode> UPat::Copy() const { return std::make_shared<internal::UPatNode>(*node_); }
+std::shared_ptr<internal::UPatNode> UPat::Copy() const {
+  return std::make_shared<internal::UPatNode>(*node_);
+}
 
 UPat UPat::Var(absl::string_view name, DTypeSet dtype) { return UPat().named(name).dtype(dtype); }
 
@@ -239,7 +242,9 @@ UPat UPat::or_casted(absl::string_view name) const {
   return Any(name.empty() ? *this : named(name), cast);
 }
 
-UPat UPat::or_broadcasted() const { return Any(*this, UPat(Ops::VECTORIZE).dtype(dtype_set()).src_repeat(*this)); }
+UPat UPat::or_broadcasted() const {
+  return Any(*this, UPat(Ops::VECTORIZE).dtype(dtype_set()).src_repeat(*this));
+}
 
 UPat UPat::neg() const {
   if (dtype_set() == DTypeSet(dtypes::kBool)) return logical_not();

@@ -1,15 +1,15 @@
 // UPat: a pattern over UOp graphs, the left-hand side of a rewrite rule (tinygrad's UPat).
 //
 // A UPat constrains a node's op (one op or a set), dtype (one dtype or a set; a scalar dtype also matches its
-// vectors), arg, and sources, and may name the node so the rule's callback can read it. Sources are given as an
-// exact tuple (`src`), as a tuple tried in every order (`src_any_order`, tinygrad's list), or as one pattern
-// every source must match (`src_repeat`). A name used twice must bind the same node. `UPat::Any` tries
-// alternatives in order.
+// vectors), arg, and sources, and may name the node so the rule's callback can read it. Sources are given as
+// an exact tuple (`src`), as a tuple tried in every order (`src_any_order`, tinygrad's list), or as one
+// pattern every source must match (`src_repeat`). A name used twice must bind the same node. `UPat::Any`
+// tries alternatives in order.
 //
-// Patterns build like the algebra they match, with tinygrad's meaning: `x + 0` is ADD with sources in any order
-// (ADD is commutative) and a CONST 0 of x's dtype, `x.idiv(c)` is IDIV with sources in that order, `x - 1` is
-// `x + (-1)`, `x.lt(c)` or `x < c` is CMPLT, `c.where(t, f)` is WHERE. A number in a pattern equals a constant
-// the way Python numbers compare (0 matches CONST 0, 0.0 and False).
+// Patterns build like the algebra they match, with tinygrad's meaning: `x + 0` is ADD with sources in any
+// order (ADD is commutative) and a CONST 0 of x's dtype, `x.idiv(c)` is IDIV with sources in that order,
+// `x - 1` is `x + (-1)`, `x.lt(c)` or `x < c` is CMPLT, `c.where(t, f)` is WHERE. A number in a pattern
+// equals a constant the way Python numbers compare (0 matches CONST 0, 0.0 and False).
 //
 //   UPat x = UPat::Var("x"), c1 = UPat::Cvar("c1"), c2 = UPat::Cvar("c2");
 //   (x * c1) * c2                                  // MUL{MUL{x, c1}, c2}, every operand order
@@ -26,24 +26,24 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <type_traits>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "uop/arg.h"
 #include "uop/dtype.h"
 #include "uop/ops.h"
 
 namespace uopc {
 
-// A set of dtypes a pattern accepts; the empty set accepts every dtype (tinygrad's dtype=None). A node matches
-// when its dtype is in the set or its tinygrad scalar() is (so `float` matches float4; `float.ptr()` matches
-// float.ptr().vec(4) but not float).
+// A set of dtypes a pattern accepts; the empty set accepts every dtype (tinygrad's dtype=None). A node
+// matches when its dtype is in the set or its tinygrad scalar() is (so `float` matches float4; `float.ptr()`
+// matches float.ptr().vec(4) but not float).
 class DTypeSet {
  public:
   constexpr DTypeSet() = default;
-  DTypeSet(DType dt);                            // NOLINT: a single dtype reads naturally in patterns
-  DTypeSet(std::initializer_list<DType> dts);    // NOLINT
+  DTypeSet(DType dt);                          // NOLINT: a single dtype reads naturally in patterns
+  DTypeSet(std::initializer_list<DType> dts);  // NOLINT
   constexpr DTypeSet(std::initializer_list<ScalarType> scalars) {  // NOLINT
     for (ScalarType s : scalars) scalar_mask_ |= static_cast<uint16_t>(1u << static_cast<int>(s));
   }
@@ -62,30 +62,33 @@ class DTypeSet {
   void Add(DType dt);
   uint16_t scalar_mask_ = 0;  // plain scalar dtypes, one bit per ScalarType
   uint8_t num_extra_ = 0;
-  DType extra_[kMaxExtra];    // vectors and pointers
+  DType extra_[kMaxExtra];  // vectors and pointers
 };
 
 // tinygrad's dtype groups, for patterns such as `UPat::Var("x", dtypes::kInts)`.
 namespace dtypes {
-inline constexpr DTypeSet kUInts{ScalarType::kUInt8, ScalarType::kUInt16, ScalarType::kUInt32, ScalarType::kUInt64};
-inline constexpr DTypeSet kSInts{ScalarType::kInt8, ScalarType::kInt16, ScalarType::kInt32, ScalarType::kInt64};
-inline constexpr DTypeSet kInts{ScalarType::kUInt8,  ScalarType::kUInt16, ScalarType::kUInt32, ScalarType::kUInt64,
-                                ScalarType::kInt8,   ScalarType::kInt16,  ScalarType::kInt32,  ScalarType::kInt64};
+inline constexpr DTypeSet kUInts{ScalarType::kUInt8, ScalarType::kUInt16, ScalarType::kUInt32,
+                                 ScalarType::kUInt64};
+inline constexpr DTypeSet kSInts{ScalarType::kInt8, ScalarType::kInt16, ScalarType::kInt32,
+                                 ScalarType::kInt64};
+inline constexpr DTypeSet kInts{ScalarType::kUInt8,  ScalarType::kUInt16, ScalarType::kUInt32,
+                                ScalarType::kUInt64, ScalarType::kInt8,   ScalarType::kInt16,
+                                ScalarType::kInt32,  ScalarType::kInt64};
 inline constexpr DTypeSet kFloats{ScalarType::kFloat16, ScalarType::kBFloat16, ScalarType::kFloat32,
                                   ScalarType::kFloat64};
 }  // namespace dtypes
 
 // A number written in a pattern (`x + 0`, `x * -1`, `x.where(t, 1.0)`); Python's int, float or bool.
 struct PatConst {
-  PatConst(int v) : value(ConstValue::Int(v)) {}         // NOLINT
-  PatConst(long v) : value(ConstValue::Int(v)) {}        // NOLINT
-  PatConst(long long v) : value(ConstValue::Int(v)) {}   // NOLINT
-  PatConst(unsigned v) : value(ConstValue::Int(v)) {}    // NOLINT
-  PatConst(unsigned long v) : value(ConstValue::Int(static_cast<uint64_t>(v))) {}          // NOLINT
-  PatConst(unsigned long long v) : value(ConstValue::Int(static_cast<uint64_t>(v))) {}     // NOLINT
-  PatConst(double v) : value(ConstValue::Float(v)) {}    // NOLINT
-  PatConst(bool v) : value(ConstValue::Bool(v)) {}       // NOLINT
-  PatConst(ConstValue v) : value(v) {}                   // NOLINT
+  PatConst(int v) : value(ConstValue::Int(v)) {}                                        // NOLINT
+  PatConst(long v) : value(ConstValue::Int(v)) {}                                       // NOLINT
+  PatConst(long long v) : value(ConstValue::Int(v)) {}                                  // NOLINT
+  PatConst(unsigned v) : value(ConstValue::Int(v)) {}                                   // NOLINT
+  PatConst(unsigned long v) : value(ConstValue::Int(static_cast<uint64_t>(v))) {}       // NOLINT
+  PatConst(unsigned long long v) : value(ConstValue::Int(static_cast<uint64_t>(v))) {}  // NOLINT
+  PatConst(double v) : value(ConstValue::Float(v)) {}                                   // NOLINT
+  PatConst(bool v) : value(ConstValue::Bool(v)) {}                                      // NOLINT
+  PatConst(ConstValue v) : value(v) {}                                                  // NOLINT
   ConstValue value;
 };
 
@@ -214,7 +217,7 @@ struct UPatNode {
   OpSet ops;
   bool any_op = true;
   DTypeSet dtype;
-  std::optional<Arg> arg;             // compared with Python equality
+  std::optional<Arg> arg;               // compared with Python equality
   std::optional<ConstValue> const_arg;  // UPat::Const's value, compared numerically with the node's constant
   std::string name;
   UPat::SrcKind src_kind = UPat::SrcKind::kNone;

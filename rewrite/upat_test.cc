@@ -20,7 +20,8 @@ std::vector<Binding> AllMatches(const UPat& p, const UOpPtr& n) {
   std::vector<Binding> out;
   Rule rule(RuleSpec{p, [&out](const Match& m) -> UOpPtr {
                        Binding b;
-                       for (const std::string& name : m.names()) b[name] = m.has(name) ? m[name].get() : nullptr;
+                       for (const std::string& name : m.names())
+                         b[name] = m.has(name) ? m[name].get() : nullptr;
                        out.push_back(b);
                        return nullptr;
                      }});
@@ -159,7 +160,8 @@ TEST_F(UPatTest, AnyOrderOfThreeTriesEveryPermutationInItertoolsOrder) {
   UPat p = UPat(Ops::SINK).src_any_order(x, y, z);
   std::vector<Binding> got = AllMatches(p, UOp::Sink({a, b, c}));
   ASSERT_EQ(got.size(), 6u);
-  // itertools.permutations((x, y, z)): (x,y,z) (x,z,y) (y,x,z) (y,z,x) (z,x,y) (z,y,x); source i gets perm[i].
+  // itertools.permutations((x, y, z)): (x,y,z) (x,z,y) (y,x,z) (y,z,x) (z,x,y) (z,y,x); source i gets
+  // perm[i].
   EXPECT_EQ(got[0], (Binding{{"x", a.get()}, {"y", b.get()}, {"z", c.get()}}));
   EXPECT_EQ(got[1], (Binding{{"x", a.get()}, {"z", b.get()}, {"y", c.get()}}));
   EXPECT_EQ(got[2], (Binding{{"y", a.get()}, {"x", b.get()}, {"z", c.get()}}));
@@ -226,10 +228,11 @@ TEST_F(UPatTest, AnyTriesAlternativesInOrder) {
   EXPECT_FALSE(Matches(p, a.cast(dtypes::kFloat32)));
   // Both alternatives accept a node: both matches are seen, first alternative first.
   UPat q = UPat::Any(x, UPat(Ops::ADD).named("add"));
-  std::vector<Binding> got = AllMatches(q, a + b);
+  UOpPtr ab = a + b;
+  std::vector<Binding> got = AllMatches(q, ab);
   ASSERT_EQ(got.size(), 2u);
-  EXPECT_EQ(got[0], (Binding{{"x", (a + b).get()}, {"add", nullptr}}));
-  EXPECT_EQ(got[1], (Binding{{"x", nullptr}, {"add", (a + b).get()}}));
+  EXPECT_EQ(got[0], (Binding{{"x", ab.get()}, {"add", nullptr}}));
+  EXPECT_EQ(got[1], (Binding{{"x", nullptr}, {"add", ab.get()}}));
   // or_casted: the node itself or a CAST of it, either named.
   UPat oc = UPat::Var({}, dtypes::kInt32).or_casted("v");
   EXPECT_THAT(AllMatches(oc, a), ::testing::ElementsAre(Binding{{"v", a.get()}}));
@@ -261,7 +264,8 @@ TEST_F(UPatTest, OperatorsBuildTinygradsPatterns) {
   EXPECT_EQ(x.maximum(y).ToString(), "MAX{x, y}");
   EXPECT_EQ(x.cast(dtypes::kFloat32).ToString(), "CAST:float(x)");
   EXPECT_EQ(UPat::Cvar("c").ToString(), "c@VCONST|CONST");  // ops print in enum order
-  EXPECT_EQ(UPat(Ops::LOAD).src(UPat::Const({}, 0)).allow_any_len().named("l").ToString(), "l@LOAD(CONST(0), ...)");
+  EXPECT_EQ(UPat(Ops::LOAD).src(UPat::Const({}, 0)).allow_any_len().named("l").ToString(),
+            "l@LOAD(CONST(0), ...)");
   EXPECT_EQ(UPat(Ops::VECTORIZE).src_repeat(x).ToString(), "VECTORIZE(x...)");
   EXPECT_EQ(UPat::Any(x, y).ToString(), "any(x | y)");
   EXPECT_EQ(UPat().ToString(), "_");
