@@ -1,5 +1,6 @@
 #include "rewrite/infix.h"
 
+#include <optional>
 #include <utility>
 
 #include "absl/container/node_hash_map.h"
@@ -219,6 +220,22 @@ std::string ConstText(const UOp* u, bool infix) {
   return v.ToString();
 }
 
+// Variables, ranges and constants, spelled the same in both syntaxes except for bool constants.
+std::optional<std::string> LeafText(const UOp* u, bool infix) {
+  switch (u->op()) {
+    case Ops::DEFINE_VAR:
+    case Ops::SPECIAL:
+      return u->arg()[0].is_string() ? u->arg()[0].as_string() : "<var>";
+    case Ops::RANGE:
+      return absl::StrCat("ridx", u->arg().ToString());
+    case Ops::CONST:
+    case Ops::VCONST:
+      return ConstText(u, infix);
+    default:
+      return std::nullopt;
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<UOpPtr> ParseInfix(absl::string_view text, const absl::flat_hash_map<std::string, UOpPtr>& vars) {
@@ -239,15 +256,8 @@ absl::StatusOr<UOpPtr> ParseInfix(absl::string_view text, const std::vector<Infi
 
 std::string RenderInfix(const UOp* root) {
   return RenderGraph(root, [](const UOp* u, const std::vector<const std::string*>& s) -> std::string {
+    if (std::optional<std::string> leaf = LeafText(u, /*infix=*/true)) return *std::move(leaf);
     switch (u->op()) {
-      case Ops::DEFINE_VAR:
-      case Ops::SPECIAL:
-        return u->arg()[0].is_string() ? u->arg()[0].as_string() : "<var>";
-      case Ops::RANGE:
-        return absl::StrCat("ridx", u->arg().ToString());
-      case Ops::CONST:
-      case Ops::VCONST:
-        return ConstText(u, /*infix=*/true);
       case Ops::MAX:
         return absl::StrCat("max(", *s[0], ", ", *s[1], ")");
       case Ops::WHERE:
@@ -273,15 +283,8 @@ std::string RenderInfix(const UOp* root) {
 
 std::string RenderTinygrad(const UOp* root) {
   return RenderGraph(root, [](const UOp* u, const std::vector<const std::string*>& s) -> std::string {
+    if (std::optional<std::string> leaf = LeafText(u, /*infix=*/false)) return *std::move(leaf);
     switch (u->op()) {
-      case Ops::DEFINE_VAR:
-      case Ops::SPECIAL:
-        return u->arg()[0].is_string() ? u->arg()[0].as_string() : "<var>";
-      case Ops::RANGE:
-        return absl::StrCat("ridx", u->arg().ToString());
-      case Ops::CONST:
-      case Ops::VCONST:
-        return ConstText(u, /*infix=*/false);
       case Ops::CAST:
         return absl::StrCat("(", u->dtype().ToString().substr(7), ")(", *s[0], ")");
       case Ops::LOAD:
