@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "uop/check.h"
+
 namespace uopc {
 namespace {
 
@@ -127,6 +129,34 @@ UOpPtr Divides(const UOp* x, int128 v) {
   }
 }
 
+namespace {
+
+// Bounds of an integer expression, computed as range analysis would compute them on the built nodes.
+struct Interval {
+  int128 lo = 0, hi = 0;
+};
+
+Interval Combine(Ops op, const Interval& a, const Interval& b) {
+  auto r = IntBinaryBounds(op, ConstValue::Int(a.lo), ConstValue::Int(a.hi), ConstValue::Int(b.lo),
+                           ConstValue::Int(b.hi));
+  UOPC_CHECK(r.has_value(), "interval arithmetic covers ADD and MUL");
+  return Interval{r->first.AsInt(), r->second.AsInt()};
+}
+
+// The bounds of `sum(coefs[i] * vars[i]) + constant`, each product as MUL(CONST, var), summed left to right
+// starting from the constant when const_first, else from 0 with the constant added last.
+Interval LinearBounds(const std::vector<int128>& coefs, const std::vector<UOpPtr>& vars, int128 constant,
+                      bool const_first = false) {
+  Interval sum{const_first ? constant : 0, const_first ? constant : 0};
+  for (size_t i = 0; i < vars.size(); ++i) {
+    Interval term = Combine(Ops::MUL, Interval{coefs[i], coefs[i]}, Interval{Vmin(vars[i]), Vmax(vars[i])});
+    sum = Combine(Ops::ADD, sum, term);
+  }
+  return const_first ? sum : Combine(Ops::ADD, sum, Interval{constant, constant});
+}
+
+}  // namespace
+
 UOpPtr DivAndModFolding(const UOp* x, const UOp* y, Ops which, bool split_rem) {
   if (!IntBounds(x) || !IntBounds(y) || !x->dtype().is_int()) return nullptr;
   int128 x_min = Vmin(x), x_max = Vmax(x), y_min = Vmin(y), y_max = Vmax(y);
@@ -189,14 +219,16 @@ UOpPtr DivAndModFolding(const UOp* x, const UOp* y, Ops which, bool split_rem) {
     std::vector<int128> rems;
     for (int128 r : remainders) rems.push_back(Abs(r - c) < Abs(r) ? r - c : r);
     // Summed in tinygrad's order: sum(r*v for ...) + const%c, where Python's sum starts from the integer 0.
-    UOpPtr rem = nullptr;
-    for (size_t i = 0; i < svars.size(); ++i) {
-      UOpPtr term = Int(rems[i]) * svars[i];
-      rem = rem ? rem + term : Int(0) + term;
-    }
-    rem = rem ? rem + Int(FloorMod(constant, c)) : ConstLike(x, FloorMod(constant, c));
-    int128 k = FloorDiv(Vmin(rem), c);
-    if (k == FloorDiv(Vmax(rem), c)) {
+    // The bounds come first: most candidates fail the test, and building them would cost more than the test.
+    Interval rem_bounds = LinearBounds(rems, svars, FloorMod(constant, c));
+    int128 k = FloorDiv(rem_bounds.lo, c);
+    if (k == FloorDiv(rem_bounds.hi, c)) {
+      UOpPtr rem = nullptr;
+      for (size_t i = 0; i < svars.size(); ++i) {
+        UOpPtr term = Int(rems[i]) * svars[i];
+        rem = rem ? rem + term : Int(0) + term;
+      }
+      rem = rem ? rem + Int(FloorMod(constant, c)) : ConstLike(x, FloorMod(constant, c));
       if (which == Ops::MOD) return rem - Int(k * c);
       UOpPtr quotient = nullptr;
       for (size_t i = 0; i < svars.size(); ++i) {
@@ -227,6 +259,18 @@ UOpPtr DivAndModFolding(const UOp* x, const UOp* y, Ops which, bool split_rem) {
     }
     return nullptr;
   }
+  // The split is a floor-semantics identity: only right in C when the dividend and the remainder are
+  // non-negative. (Tested on the remainder's bounds before building it.)
+  std::vector<int128> rem_factors;
+  for (size_t i = 0; i < svars.size(); ++i) {
+    rem_factors.push_back(which == Ops::IDIV && !split_rem && remainders[i] != 0 ? FloorDiv(factors[i], gcd)
+                                                                                  : FloorDiv(remainders[i], gcd));
+  }
+  if ((x_min < 0 || LinearBounds(rem_factors, svars, FloorDiv(FloorMod(constant, c), gcd), /*const_first=*/true)
+                            .lo < 0) &&
+      !remainders.empty()) {
+    return nullptr;
+  }
   UOpPtr quo = ConstLike(x, FloorDiv(constant, c));
   UOpPtr rem = ConstLike(x, FloorDiv(FloorMod(constant, c), gcd));
   for (size_t i = 0; i < svars.size(); ++i) {
@@ -237,9 +281,6 @@ UOpPtr DivAndModFolding(const UOp* x, const UOp* y, Ops which, bool split_rem) {
       quo = quo + Int(quotients[i]) * svars[i];
     }
   }
-  // The split is a floor-semantics identity: only right in C when the dividend and the remainder are
-  // non-negative.
-  if ((x_min < 0 || Vmin(rem) < 0) && !remainders.empty()) return nullptr;
   if (which == Ops::MOD) return Int(gcd) * (rem % Int(c / gcd)) + Int(FloorMod(constant, gcd));
   return rem.idiv(rem.const_like(ConstValue::Int(c / gcd))) + quo;
 }

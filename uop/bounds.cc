@@ -239,4 +239,13 @@ std::pair<ConstValue, ConstValue> ComputeBounds(Ops op, DType dtype, absl::Span<
   return Normalize(Compute(op, dtype, src, arg), dtype);
 }
 
+std::optional<std::pair<ConstValue, ConstValue>> IntBinaryBounds(Ops op, const ConstValue& a_lo,
+                                                                  const ConstValue& a_hi, const ConstValue& b_lo,
+                                                                  const ConstValue& b_hi) {
+  if (!AllInt({a_lo, a_hi, b_lo, b_hi})) return std::nullopt;
+  std::optional<Bounds> b = IntBinary(op, a_lo, a_hi, b_lo, b_hi);
+  if (!b) return std::nullopt;
+  return std::pair<ConstValue, ConstValue>{ClampedInt(b->first), ClampedInt(b->second)};
+}
+
 }  // namespace uopc

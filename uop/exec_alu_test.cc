@@ -864,8 +864,12 @@ TEST(ExecAluPropertyTest, FloatsMatchNativeArithmetic) {
     EXPECT_TRUE(same_float(MustAlu(Ops::ADD, kFloat32, {F(a), F(b)}), a + b));
     EXPECT_TRUE(same_float(MustAlu(Ops::SUB, kFloat32, {F(a), F(b)}), a - b));
     EXPECT_TRUE(same_float(MustAlu(Ops::MUL, kFloat32, {F(a), F(b)}), a * b));
-    if (b != 0) EXPECT_TRUE(same_float(MustAlu(Ops::FDIV, kFloat32, {F(a), F(b)}), a / b));
-    if (a >= 0) EXPECT_TRUE(same_float(MustAlu(Ops::SQRT, kFloat32, {F(a)}), std::sqrt(a)));
+    if (b != 0) {
+      EXPECT_TRUE(same_float(MustAlu(Ops::FDIV, kFloat32, {F(a), F(b)}), a / b));
+    }
+    if (a >= 0) {
+      EXPECT_TRUE(same_float(MustAlu(Ops::SQRT, kFloat32, {F(a)}), std::sqrt(a)));
+    }
     EXPECT_TRUE(Same(MustAlu(Ops::CMPLT, kBool, {F(a), F(b)}, kFloat32), B(a < b)));
     EXPECT_TRUE(Same(MustAlu(Ops::CMPNE, kBool, {F(a), F(b)}, kFloat32), B(a != b)));
     const double da = a * 1e10, db = b;
@@ -873,7 +877,9 @@ TEST(ExecAluPropertyTest, FloatsMatchNativeArithmetic) {
     EXPECT_TRUE(same_float(MustCast(F(da), kFloat64, kFloat32), a * 1e10f));
     EXPECT_TRUE(same_float(MustAlu(Ops::MUL, kFloat64, {F(da), F(db)}), da * db));
     EXPECT_TRUE(same_float(MustAlu(Ops::ADD, kFloat64, {F(da), F(db)}), da + db));
-    if (db != 0) EXPECT_TRUE(same_float(MustAlu(Ops::FDIV, kFloat64, {F(da), F(db)}), da / db));
+    if (db != 0) {
+      EXPECT_TRUE(same_float(MustAlu(Ops::FDIV, kFloat64, {F(da), F(db)}), da / db));
+    }
   }
 }
 

@@ -1,13 +1,14 @@
 #include "uop/uop.h"
 
 #include <array>
+#include <atomic>
 #include <cstring>
 #include <memory>
+#include <thread>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/hash/hash.h"
-#include "absl/synchronization/mutex.h"
 #include "uop/check.h"
 
 namespace uopc {
@@ -40,10 +41,6 @@ struct UOpInternals {
     }
     return u->arg_ == k.arg && u->tag_ == k.tag;
   }
-  static UOpKey KeyOf(const UOp* u) { return UOpKey{u->op_, u->dtype_, u->src_, u->arg_, u->tag_, u->hash_}; }
-  static UOp* Construct(Ops op, DType dtype, absl::Span<const UOpPtr> src, Arg arg, Arg tag, size_t hash) {
-    return new UOp(op, dtype, UOp::SrcVector(src.begin(), src.end()), std::move(arg), std::move(tag), hash);
-  }
   static void Destroy(const UOp* u);
   static void SetBounds(UOp* u, ConstValue lo, ConstValue hi);
   static int32_t Refs(const UOp* u) { return u->refs_.load(std::memory_order_acquire); }
@@ -66,8 +63,35 @@ struct NodeEq {
 
 constexpr int kNumShards = 64;
 
+// A test-and-test-and-set lock. Critical sections here are a hash probe or two, and almost every program
+// interns from one thread, so an uncontended lock must cost next to nothing; absl::Mutex (with Debian's build
+// tracking lock order for deadlock detection) cost about a sixth of a symbolic rewrite.
+class ABSL_LOCKABLE SpinLock {
+ public:
+  void Lock() ABSL_EXCLUSIVE_LOCK_FUNCTION() {
+    while (locked_.exchange(true, std::memory_order_acquire)) {
+      while (locked_.load(std::memory_order_relaxed)) std::this_thread::yield();
+    }
+  }
+  void Unlock() ABSL_UNLOCK_FUNCTION() { locked_.store(false, std::memory_order_release); }
+
+ private:
+  std::atomic<bool> locked_{false};
+};
+
+class ABSL_SCOPED_LOCKABLE SpinLockHolder {
+ public:
+  explicit SpinLockHolder(SpinLock* lock) ABSL_EXCLUSIVE_LOCK_FUNCTION(lock) : lock_(lock) { lock_->Lock(); }
+  ~SpinLockHolder() ABSL_UNLOCK_FUNCTION() { lock_->Unlock(); }
+  SpinLockHolder(const SpinLockHolder&) = delete;
+  SpinLockHolder& operator=(const SpinLockHolder&) = delete;
+
+ private:
+  SpinLock* lock_;
+};
+
 struct Shard {
-  absl::Mutex mu;
+  SpinLock mu;
   absl::flat_hash_set<const UOp*, NodeHash, NodeEq> nodes ABSL_GUARDED_BY(mu);
 };
 
@@ -105,7 +129,7 @@ void UOpInternals::Destroy(const UOp* u) {
     pending.pop_back();
     {
       Shard& shard = ShardFor(n->hash_);
-      absl::MutexLock lock(&shard.mu);
+      SpinLockHolder lock(&shard.mu);
       auto it = shard.nodes.find(n);
       // A concurrent New() may have replaced this dying node with a fresh equal one; leave that one alone.
       if (it != shard.nodes.end() && *it == n) shard.nodes.erase(it);
@@ -139,45 +163,43 @@ void UOpInternals::SetBounds(UOp* u, ConstValue lo, ConstValue hi) {
 }
 
 UOpPtr UOp::New(Ops op, DType dtype, absl::Span<const UOpPtr> src, Arg arg, Arg tag) {
+  return NewImpl(op, dtype, src, nullptr, std::move(arg), std::move(tag));
+}
+
+UOpPtr UOp::New(Ops op, DType dtype, SrcVector&& src, Arg arg, Arg tag) {
+  return NewImpl(op, dtype, src, &src, std::move(arg), std::move(tag));
+}
+
+// One probe of the shard on a hit and on a miss: the node is built inside lazy_emplace, under the shard lock
+// (building reads only the sources, which are alive, so it cannot re-enter the table).
+UOpPtr UOp::NewImpl(Ops op, DType dtype, absl::Span<const UOpPtr> src, SrcVector* owned_src, Arg arg, Arg tag) {
   for (const UOpPtr& s : src) UOPC_CHECK(s != nullptr, "null source");
   size_t hash = UOpInternals::HashKey(op, dtype, src, arg, tag);
-  UOpKey key{op, dtype, src, arg, tag, hash};
   Shard& shard = ShardFor(hash);
-  {
-    absl::MutexLock lock(&shard.mu);
-    auto it = shard.nodes.find(key);
-    if (it != shard.nodes.end() && (*it)->TryAddRef()) return UOpPtr(*it, UOpPtr::Adopt{});
-  }
-  // Build outside the lock: range analysis reads the sources only.
-  auto [lo, hi] = ComputeBounds(op, dtype, src, arg);
-  UOp* created = UOpInternals::Construct(op, dtype, src, std::move(arg), std::move(tag), hash);
-  UOpInternals::SetBounds(created, lo, hi);
-  const UOp* existing = nullptr;
-  {
-    absl::MutexLock lock(&shard.mu);
-    auto it = shard.nodes.find(UOpInternals::KeyOf(created));
-    if (it != shard.nodes.end()) {
-      // Another thread interned it meanwhile, or a dying equal node is still registered (its Destroy will see
-      // that the slot is no longer its own).
-      if ((*it)->TryAddRef()) {
-        existing = *it;
-      } else {
-        shard.nodes.erase(it);
-      }
-    }
-    if (existing == nullptr) shard.nodes.insert(created);
-  }
-  if (existing != nullptr) {
-    delete created;  // outside the lock: releasing its sources may free nodes in this shard
-    return UOpPtr(existing, UOpPtr::Adopt{});
-  }
+  UOp* created = nullptr;
+  auto build = [&](const auto& insert) {
+    auto [lo, hi] = ComputeBounds(op, dtype, src, arg);
+    SrcVector node_src = owned_src != nullptr ? std::move(*owned_src) : SrcVector(src.begin(), src.end());
+    created = new UOp(op, dtype, std::move(node_src), std::move(arg), std::move(tag), hash);
+    UOpInternals::SetBounds(created, lo, hi);
+    insert(created);
+  };
+  SpinLockHolder lock(&shard.mu);
+  UOpKey key{op, dtype, src, arg, tag, hash};
+  auto it = shard.nodes.lazy_emplace(key, build);
+  if (created != nullptr) return UOpPtr(created, UOpPtr::Adopt{});
+  if ((*it)->TryAddRef()) return UOpPtr(*it, UOpPtr::Adopt{});
+  // An equal node is dying (its count reached zero, its Destroy is waiting for this lock): replace it; its
+  // Destroy will see that the slot is no longer its own.
+  shard.nodes.erase(it);
+  shard.nodes.lazy_emplace(key, build);
   return UOpPtr(created, UOpPtr::Adopt{});
 }
 
 size_t UOp::LiveCount() {
   size_t n = 0;
   for (Shard& shard : Shards()) {
-    absl::MutexLock lock(&shard.mu);
+    SpinLockHolder lock(&shard.mu);
     n += shard.nodes.size();
   }
   return n;
@@ -288,7 +310,7 @@ UOpPtr UOpPtr::alu(Ops op, absl::Span<const UOpPtr> more) const {
   for (const UOpPtr& m : more) src.push_back(m);
   DType out = src.back()->dtype();
   if (groups::kComparison.contains(op)) out = out.count() > 1 ? dtypes::kBool.Vec(out.count()) : dtypes::kBool;
-  return UOp::New(op, out, src);
+  return UOp::New(op, out, std::move(src));
 }
 
 UOpPtr UOpPtr::const_like(ConstValue v) const { return UOp::Const(ptr_->dtype(), v); }

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -175,6 +176,8 @@ class UOp {
   // Interns the node (op, dtype, src, arg, tag): returns the existing node when an equal one is alive.
   static UOpPtr New(Ops op, DType dtype = dtypes::kVoid, absl::Span<const UOpPtr> src = {}, Arg arg = {},
                     Arg tag = {});
+  // Takes the sources over (saves reference-count traffic when the caller built them for this call).
+  static UOpPtr New(Ops op, DType dtype, SrcVector&& src, Arg arg = {}, Arg tag = {});
   static UOpPtr New(Ops op, DType dtype, std::initializer_list<UOpPtr> src, Arg arg = {}, Arg tag = {}) {
     return New(op, dtype, absl::MakeConstSpan(src.begin(), src.size()), std::move(arg), std::move(tag));
   }
@@ -237,6 +240,7 @@ class UOp {
   friend class UOpPtr;
   friend struct UOpInternals;
   UOp(Ops op, DType dtype, SrcVector src, Arg arg, Arg tag, size_t hash);
+  static UOpPtr NewImpl(Ops op, DType dtype, absl::Span<const UOpPtr> src, SrcVector* owned_src, Arg arg, Arg tag);
   ~UOp() = default;
 
   void AddRef() const { refs_.fetch_add(1, std::memory_order_relaxed); }
@@ -283,6 +287,12 @@ inline UOpPtr::~UOpPtr() {
 // Range analysis of a would-be node, used when interning; exposed for tests and for rules that want the bounds
 // of a node before building it.
 std::pair<ConstValue, ConstValue> ComputeBounds(Ops op, DType dtype, absl::Span<const UOpPtr> src, const Arg& arg);
+// The bounds ComputeBounds gives an integer node `op(a, b)` whose sources have bounds [a_lo, a_hi] and
+// [b_lo, b_hi], without building it (rules use it to test a rewrite before committing to it); nullopt for
+// ops that interval arithmetic does not cover.
+std::optional<std::pair<ConstValue, ConstValue>> IntBinaryBounds(Ops op, const ConstValue& a_lo,
+                                                                  const ConstValue& a_hi, const ConstValue& b_lo,
+                                                                  const ConstValue& b_hi);
 
 }  // namespace uopc
 
