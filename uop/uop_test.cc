@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "uop/check.h"
 
 namespace uopc {
 namespace {
@@ -132,6 +133,24 @@ TEST(UOpTest, ConcurrentInterningAgrees) {
   }
   for (auto& th : threads) th.join();
   for (int t = 1; t < kThreads; ++t) EXPECT_EQ(results[t], results[0]);
+}
+
+// Every thread creates and drops the same node over and over, so lookups keep finding it while another thread
+// is freeing it (the dying-node path of UOp::New). The table must end with no node leaked or freed twice.
+TEST(UOpTest, ConcurrentCreateAndDropOfOneNode) {
+  UOpPtr x = UOp::Variable("contended", 0, 10);
+  const size_t before = UOp::LiveCount();
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&x] {
+      for (int i = 0; i < 20000; ++i) {
+        UOpPtr node = x * 3 + 1;
+        UOPC_CHECK(node->op() == Ops::ADD && node->src(0)->op() == Ops::MUL);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(UOp::LiveCount(), before);
 }
 
 }  // namespace
