@@ -28,7 +28,7 @@ namespace {
 
 constexpr absl::string_view kPrintFlags[] = {"format"};
 constexpr absl::string_view kVerifyFlags[] = {"spec", "format"};
-constexpr absl::string_view kSimplifyFlags[] = {"rules", "jsonl", "vars", "time"};
+constexpr absl::string_view kSimplifyFlags[] = {"rules", "jsonl", "vars", "time", "stats"};
 
 constexpr Subcommand kSubcommands[] = {
     {"print", "[--format=ir|listing|tree] FILE|-",
@@ -37,9 +37,12 @@ constexpr Subcommand kSubcommands[] = {
     {"verify", "--spec=tensor|kernel|program [--format=ir|listing|tree] FILE|-",
      "check every graph against a stage's spec (tinygrad's spec.py), then print it", kVerifyFlags, 1,
      RunVerify},
-    {"simplify", "[--rules=symbolic|sym] (--jsonl [--time] FILE|- | --vars='a:0:8 b:0:3' EXPR)",
+    {"simplify", "[--rules=symbolic|sym] [--stats] (--jsonl [--time] FILE|- | --vars='a:0:8 b:0:3' EXPR)",
      "simplify infix expressions with the symbolic rules; prints tinygrad's render (JSON lines with --jsonl)",
      kSimplifyFlags, 1, RunSimplify},
+    {"shape", "--jsonl FILE|-",
+     "apply movement ops to a ShapeTracker; print its views, index/valid and index array", kShapeFlags, 1,
+     RunShape},
 };
 
 constexpr int kExitInputError = 1;

@@ -2,6 +2,7 @@
 //
 //   uopc simplify [--rules=symbolic|sym] --jsonl FILE|-      one JSON line out per JSON line in
 //   uopc simplify [--rules=...] --vars 'a:0:8 b:0:3' EXPR   the render of one expression
+//   --stats                                                  per-rule statistics on stderr at the end
 //
 // JSON input is either records {"id", "vars": [[name, min, max], ...], "expr", "dtype"} (symbolic_tests.jsonl), each
 // simplified on its own, or a rewrite_graph corpus (a header line with "vars", then {"expr"} lines), whose
@@ -26,11 +27,26 @@ ABSL_FLAG(std::string, rules, "sym", "simplify: the rule set, symbolic or sym");
 ABSL_FLAG(bool, jsonl, false, "simplify: the input is JSON lines");
 ABSL_FLAG(std::string, vars, "", "simplify: variables of a single expression, 'name:min:max ...'");
 ABSL_FLAG(bool, time, false, "simplify: print `rewrite_seconds: <float>` on stderr (the graph_rewrite time alone)");
+ABSL_FLAG(bool, stats, false,
+          "simplify: print per-rule statistics on stderr at the end (matches / attempts, time; like tinygrad's "
+          "PRINT_MATCH_STATS)");
 
 namespace uopc {
 namespace {
 
 using nlohmann::json;
+
+// Statistics of every rewrite in this run, printed at the end with --stats.
+RewriteStats& RunStats() {
+  static RewriteStats* stats = new RewriteStats;
+  return *stats;
+}
+
+RewriteOptions StatsOptions() {
+  RewriteOptions options;
+  if (absl::GetFlag(FLAGS_stats)) options.stats = &RunStats();
+  return options;
+}
 
 json BoundJson(const ConstValue& v) {
   if (v.is_bool()) return v.b();
@@ -81,7 +97,7 @@ json SimplifyRecord(const json& record, const PatternMatcher& rules) {
     bool is_bool = (*expr)->dtype() == dtypes::kBool;
     if ((want == "bool") != is_bool) return error(absl::StrCat("expression is not of dtype ", want));
   }
-  absl::StatusOr<UOpPtr> out = TryGraphRewrite(*expr, rules);
+  absl::StatusOr<UOpPtr> out = TryGraphRewrite(*expr, rules, StatsOptions());
   if (!out.ok()) return error(out.status().message());
   return Result(id, *out);
 }
@@ -97,7 +113,7 @@ absl::Status SimplifyJsonl(const std::string& path, const PatternMatcher& rules,
     absl::StatusOr<RewriteGraphCorpus> corpus = ParseRewriteGraphCorpus(*text);
     if (!corpus.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", corpus.status().message()));
     auto start = std::chrono::steady_clock::now();
-    absl::StatusOr<UOpPtr> result = TryGraphRewrite(corpus->sink, rules);
+    absl::StatusOr<UOpPtr> result = TryGraphRewrite(corpus->sink, rules, StatsOptions());
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (!result.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", result.status().message()));
     for (size_t i = 0; i < (*result)->num_src(); ++i) {
@@ -117,13 +133,9 @@ absl::Status SimplifyJsonl(const std::string& path, const PatternMatcher& rules,
   return absl::OkStatus();
 }
 
-}  // namespace
-
-absl::Status RunSimplify(absl::Span<const std::string> args, std::ostream& out) {
-  std::string rules_name = absl::GetFlag(FLAGS_rules);
-  const PatternMatcher* rules = rules_name == "sym" ? &Sym() : rules_name == "symbolic" ? &Symbolic() : nullptr;
-  if (rules == nullptr) return UsageError(absl::StrCat("--rules must be symbolic or sym, not '", rules_name, "'"));
-  if (absl::GetFlag(FLAGS_jsonl)) return SimplifyJsonl(args[0], *rules, out);
+// One expression (--vars) or a JSON-lines file (--jsonl).
+absl::Status RunSimplifyWith(const PatternMatcher& rules, const std::string& input, std::ostream& out) {
+  if (absl::GetFlag(FLAGS_jsonl)) return SimplifyJsonl(input, rules, out);
   std::vector<InfixVar> vars;
   for (absl::string_view spec : absl::StrSplit(absl::GetFlag(FLAGS_vars), ' ', absl::SkipWhitespace())) {
     std::vector<absl::string_view> parts = absl::StrSplit(spec, ':');
@@ -135,12 +147,23 @@ absl::Status RunSimplify(absl::Span<const std::string> args, std::ostream& out) 
     v.name = std::string(parts[0]);
     vars.push_back(std::move(v));
   }
-  absl::StatusOr<UOpPtr> expr = ParseInfix(args[0], vars);
+  absl::StatusOr<UOpPtr> expr = ParseInfix(input, vars);
   if (!expr.ok()) return absl::InvalidArgumentError(absl::StrCat("<expr>: ", expr.status().message()));
-  absl::StatusOr<UOpPtr> simplified = TryGraphRewrite(*expr, *rules);
+  absl::StatusOr<UOpPtr> simplified = TryGraphRewrite(*expr, rules, StatsOptions());
   if (!simplified.ok()) return simplified.status();
   out << RenderTinygrad(simplified->get()) << "\n";
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status RunSimplify(absl::Span<const std::string> args, std::ostream& out) {
+  std::string rules_name = absl::GetFlag(FLAGS_rules);
+  const PatternMatcher* rules = rules_name == "sym" ? &Sym() : rules_name == "symbolic" ? &Symbolic() : nullptr;
+  if (rules == nullptr) return UsageError(absl::StrCat("--rules must be symbolic or sym, not '", rules_name, "'"));
+  absl::Status status = RunSimplifyWith(*rules, args[0], out);
+  if (absl::GetFlag(FLAGS_stats)) std::cerr << RunStats().Report();
+  return status;
 }
 
 }  // namespace uopc

@@ -63,6 +63,9 @@ absl::Status RunPrint(absl::Span<const std::string> args, std::ostream& out);
 absl::Status RunVerify(absl::Span<const std::string> args, std::ostream& out);
 // uopc simplify [--rules=symbolic|sym] (--jsonl [--time] FILE|- | --vars='a:0:8 ...' EXPR)
 absl::Status RunSimplify(absl::Span<const std::string> args, std::ostream& out);
+// uopc shape --jsonl FILE|-
+inline constexpr absl::string_view kShapeFlags[] = {"jsonl"};
+absl::Status RunShape(absl::Span<const std::string> args, std::ostream& out);
 
 }  // namespace uopc
 

@@ -161,8 +161,31 @@ printf '%s\n' '{"vars": [["a", 0, 3], ["b", 0, 3]], "in_nodes": 5}' '{"expr": "(
 run simplify-graph 0 simplify --jsonl --time "$tmp/graph.jsonl" &&
   expect simplify-graph stdout '"id":1,"infix":"a"' "$out" && expect simplify-graph stdout '"id":2,"infix":"\(a \* b\)"' "$out" &&
   expect simplify-graph stderr '^rewrite_seconds: [0-9.e-]+$' "$err"
+run simplify-stats 0 simplify --stats --vars 'a:0:8' '(a + 0) * 1' && expect simplify-stats stdout '^a$' "$out" &&
+  expect simplify-stats stderr 'ADD\{x, CONST\(0\)\}' "$err" && expect simplify-stats stderr 'TOTAL' "$err"
 head -c 3000 /dev/urandom >"$tmp/junk.jsonl"
 run simplify-junk 0 simplify --jsonl "$tmp/junk.jsonl" && expect simplify-junk stdout 'error' "$out"
+
+# ---- shape ----
+printf '%s\n' '{"id": "p", "start_shape": [2, 3], "ops": [["permute", [1, 0]], ["pad", [[0, 0], [1, 0]]]]}' \
+  '{"id": "bad-op", "start_shape": [2, 3], "ops": [["expand", [4, 3]]]}' 'not json' \
+  '{"id": 7, "start_shape": [2], "ops": [["rotate", [1]]]}' '{"id": 8, "start_shape": [2.5], "ops": []}' \
+  '{"id": "flat", "start_shape": [4, 3], "ops": [["permute", [1, 0]], ["reshape", [12]], ["shrink", [[1, 3]]]]}' \
+  '{"id": "huge", "start_shape": [1], "ops": [["expand", [2147483647]], ["pad", [[5, 5]]]]}' >"$tmp/shape.jsonl"
+stdin=$tmp/shape.jsonl run shape-jsonl 0 shape --jsonl - && expect_empty shape-jsonl stderr "$err" &&
+  expect shape-jsonl stdout '^\{"id":"p","shape":\[3,3\],"n_views":1,"contiguous":false,"views":\[\{"shape":\[3,3\],"strides":\[1,3\],"offset":-3,"mask":\[\[0,3\],\[1,3\]\],"contiguous":false\}\],"real_strides":\[1,null\],"idx_infix":"\(\(\(ridx1 \* 3\) \+ ridx0\) \+ -3\)","valid_infix":"\(\(ridx1 < 1\) != true\)","index":\[-1,0,3,-1,1,4,-1,2,5\]\}$' "$out" &&
+  expect shape-jsonl stdout '^\{"id":"bad-op","error":"op 0 \[\\"expand\\",\[4,3\]\]: .*"\}$' "$out" &&
+  expect shape-jsonl stdout '^\{"id":null,"error":"not a JSON object"\}$' "$out" &&
+  expect shape-jsonl stdout '"id":7,"error":"\\"ops\\": op 0: unknown movement op .rotate."' "$out" &&
+  expect shape-jsonl stdout '"id":8,"error":"\\"start_shape\\" must be a list of integers"' "$out" &&
+  expect shape-jsonl stdout '"id":"flat","shape":\[2\],"n_views":1,.*"real_strides":\[3\],"idx_infix":"\(\(ridx0 \* 3\) \+ 3\)",.*"index":\[3,6\]' "$out" &&
+  expect shape-jsonl stdout '"id":"huge","error":"op 1 .*more than 2147483647 positions"' "$out"
+[[ $(wc -l <<<"$out") -eq 7 ]] || { echo "FAIL shape-jsonl: expected 7 output lines"; failures=$((failures + 1)); }
+head -c 3000 /dev/urandom >"$tmp/junk.jsonl"
+run shape-junk 0 shape --jsonl "$tmp/junk.jsonl" && expect shape-junk stdout '"error"' "$out"
+run shape-no-jsonl 2 shape - && expect shape-no-jsonl stderr 'pass --jsonl' "$err"
+run shape-missing 1 shape --jsonl "$tmp/nope.jsonl" && expect shape-missing stderr 'nope.jsonl: error: cannot open' "$err"
+run shape-foreign-flag 2 shape --jsonl --rules=symbolic - && expect shape-foreign-flag stderr '--rules does not apply' "$err"
 
 if ((failures)); then
   echo "$failures check(s) failed"
