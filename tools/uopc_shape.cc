@@ -53,18 +53,6 @@ ordered_json OrderedView(const json& view) {
   return out;
 }
 
-absl::StatusOr<std::string> ReadAll(const std::string& path) {
-  std::stringstream buffer;
-  if (path == "-") {
-    buffer << std::cin.rdbuf();
-  } else {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open"));
-    buffer << in.rdbuf();
-  }
-  return buffer.str();
-}
-
 absl::StatusOr<SintVec> ParseStartShape(const json& j) {
   if (!j.is_array()) return absl::InvalidArgumentError("\"start_shape\" must be a list of integers");
   if (j.size() > static_cast<size_t>(kMaxRank)) {
@@ -131,7 +119,7 @@ ordered_json ShapeRecord(const json& record) {
 
 absl::Status RunShape(absl::Span<const std::string> args, std::ostream& out) {
   if (!absl::GetFlag(FLAGS_jsonl)) return UsageError("shape reads JSON lines: pass --jsonl");
-  absl::StatusOr<std::string> text = ReadAll(args[0]);
+  absl::StatusOr<std::string> text = ReadInputText(args[0]);
   if (!text.ok()) return text.status();
   for (absl::string_view line : absl::StrSplit(*text, '\n', absl::SkipWhitespace())) {
     json record = json::parse(line.begin(), line.end(), nullptr, false);

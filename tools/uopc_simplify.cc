@@ -62,18 +62,6 @@ json Result(const json& id, const UOpPtr& simplified) {
               {"vmax", BoundJson(simplified->vmax())}};
 }
 
-absl::StatusOr<std::string> ReadInput(const std::string& path) {
-  std::stringstream buffer;
-  if (path == "-") {
-    buffer << std::cin.rdbuf();
-  } else {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open"));
-    buffer << in.rdbuf();
-  }
-  return buffer.str();
-}
-
 // One independent record: {"id", "vars", "expr", "dtype"}.
 json SimplifyRecord(const json& record, const PatternMatcher& rules) {
   json id = record.contains("id") ? record["id"] : json(nullptr);
@@ -103,7 +91,7 @@ json SimplifyRecord(const json& record, const PatternMatcher& rules) {
 }
 
 absl::Status SimplifyJsonl(const std::string& path, const PatternMatcher& rules, std::ostream& out) {
-  absl::StatusOr<std::string> text = ReadInput(path);
+  absl::StatusOr<std::string> text = ReadInputText(path);
   if (!text.ok()) return text.status();
   std::vector<absl::string_view> lines = absl::StrSplit(*text, '\n', absl::SkipWhitespace());
   if (lines.empty()) return absl::OkStatus();

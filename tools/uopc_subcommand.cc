@@ -35,21 +35,25 @@ absl::Status UsageError(absl::string_view message) {
 
 bool IsUsageError(const absl::Status& status) { return status.GetPayload(kUsagePayloadUrl).has_value(); }
 
-absl::StatusOr<GraphFile> ReadGraphFile(const std::string& path) {
-  GraphFile file;
-  std::string text;
+absl::StatusOr<std::string> ReadInputText(const std::string& path) {
   if (path == "-") {
-    file.name = "<stdin>";
     std::ostringstream buf;
     buf << std::cin.rdbuf();
-    text = buf.str();
-  } else {
-    file.name = path;
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open: ", std::strerror(errno)));
-    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    if (in.bad()) return absl::DataLossError(absl::StrCat(path, ": read error: ", std::strerror(errno)));
+    return buf.str();
   }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open: ", std::strerror(errno)));
+  std::string text(std::istreambuf_iterator<char>(in), (std::istreambuf_iterator<char>()));
+  if (in.bad()) return absl::DataLossError(absl::StrCat(path, ": read error: ", std::strerror(errno)));
+  return text;
+}
+
+absl::StatusOr<GraphFile> ReadGraphFile(const std::string& path) {
+  GraphFile file;
+  file.name = path == "-" ? "<stdin>" : path;
+  absl::StatusOr<std::string> read = ReadInputText(path);
+  if (!read.ok()) return read.status();
+  const std::string& text = *read;
   absl::StatusOr<std::vector<UOpPtr>> roots = ParseIr(text);
   // The parser's messages start with "line:col: ".
   if (!roots.ok())

@@ -41,6 +41,9 @@ struct Subcommand {
 absl::Status UsageError(absl::string_view message);
 bool IsUsageError(const absl::Status& status);
 
+// The whole of `path` ("-" is stdin). Errors start with the path: "x.jsonl: cannot open: ...".
+absl::StatusOr<std::string> ReadInputText(const std::string& path);
+
 // A graph file read and parsed: `name` is the path as given, or "<stdin>" for "-".
 struct GraphFile {
   std::string name;

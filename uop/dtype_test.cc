@@ -188,7 +188,9 @@ TEST(DTypeTest, ItemsizeBitsAndPriority) {
     EXPECT_EQ(r.dt.itemsize(), r.itemsize) << r.dt;
     EXPECT_EQ(r.dt.priority(), r.priority) << r.dt;
     EXPECT_EQ(r.dt.count(), 1) << r.dt;
-    if (r.dt.is_int()) EXPECT_EQ(r.dt.bits(), 8 * r.itemsize) << r.dt;
+    if (r.dt.is_int()) {
+      EXPECT_EQ(r.dt.bits(), 8 * r.itemsize) << r.dt;
+    }
   }
   EXPECT_EQ(kFloat32.Vec(4).itemsize(), 16);
   EXPECT_EQ(kFloat16.Vec(3).itemsize(), 6);
