@@ -35,6 +35,7 @@ namespace uopc {
 namespace {
 
 using nlohmann::json;
+using nlohmann::ordered_json;
 
 // Statistics of every rewrite in this run, printed at the end with --stats.
 RewriteStats& RunStats() {
@@ -54,18 +55,28 @@ json BoundJson(const ConstValue& v) {
   return v.AsInt64();
 }
 
-json Result(const json& id, const UOpPtr& simplified) {
-  return json{{"id", id},
-              {"render", RenderTinygrad(simplified.get())},
-              {"infix", RenderInfix(simplified.get())},
-              {"vmin", BoundJson(simplified->vmin())},
-              {"vmax", BoundJson(simplified->vmax())}};
+// Output objects keep their fields in the documented order, not sorted.
+ordered_json Result(const json& id, const UOpPtr& simplified) {
+  ordered_json out;
+  out["id"] = id;
+  out["render"] = RenderTinygrad(simplified.get());
+  out["infix"] = RenderInfix(simplified.get());
+  out["vmin"] = BoundJson(simplified->vmin());
+  out["vmax"] = BoundJson(simplified->vmax());
+  return out;
+}
+
+ordered_json ErrorRecord(const json& id, absl::string_view message) {
+  ordered_json out;
+  out["id"] = id;
+  out["error"] = std::string(message);
+  return out;
 }
 
 // One independent record: {"id", "vars", "expr", "dtype"}.
-json SimplifyRecord(const json& record, const PatternMatcher& rules) {
+ordered_json SimplifyRecord(const json& record, const PatternMatcher& rules) {
   json id = record.contains("id") ? record["id"] : json(nullptr);
-  auto error = [&](absl::string_view message) { return json{{"id", id}, {"error", std::string(message)}}; };
+  auto error = [&](absl::string_view message) { return ErrorRecord(id, message); };
   if (!record.contains("expr") || !record["expr"].is_string()) return error("missing \"expr\" string");
   std::vector<InfixVar> vars;
   if (record.contains("vars")) {
@@ -113,7 +124,7 @@ absl::Status SimplifyJsonl(const std::string& path, const PatternMatcher& rules,
   for (absl::string_view line : lines) {
     json record = json::parse(line.begin(), line.end(), nullptr, false);
     if (record.is_discarded() || !record.is_object()) {
-      out << json{{"id", nullptr}, {"error", "not a JSON object"}}.dump() << "\n";
+      out << ErrorRecord(nullptr, "not a JSON object").dump() << "\n";
       continue;
     }
     out << SimplifyRecord(record, rules).dump() << "\n";
