@@ -5,9 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "gtest/gtest.h"
-#include "rewrite/symbolic.h"
+#include "shapetracker/movement_ops.h"
 #include "shapetracker/shapetracker.h"
 #include "uop/uop.h"
 
@@ -26,60 +25,24 @@ View Raw(SintVec shape, SintVec strides, int64_t offset, bool contiguous) {
   return *View::FromFields(std::move(shape), std::move(strides), offset, std::nullopt, contiguous);
 }
 
-// (valid, index) of flat position i, evaluated from the tracker's expressions.
-std::pair<bool, int64_t> Get(const ShapeTracker& st, const std::vector<UOpPtr>& vars, const UOpPtr& idx,
-                             const UOpPtr& valid, int64_t i) {
-  absl::flat_hash_map<std::string, int64_t> vals;
-  for (size_t k = st.shape().size(); k-- > 0;) {
-    int64_t d = st.shape()[k].value();
-    vals[vars[k]->var_name()] = i % d;
-    i /= d;
-  }
-  absl::StatusOr<ConstValue> v = SymInfer(valid.get(), vals);
-  absl::StatusOr<ConstValue> x = SymInfer(idx.get(), vals);
-  EXPECT_TRUE(v.ok() && x.ok());
-  return {v.ok() && v->AsBool(), x.ok() ? x->AsInt64() : 0};
+// Every position's index (or -1), evaluated from the tracker's (index, valid) expressions.
+std::vector<int64_t> Index(const ShapeTracker& st) {
+  absl::StatusOr<std::vector<int64_t>> index = IndexArray(st);
+  EXPECT_TRUE(index.ok()) << index.status();
+  return index.ok() ? *index : std::vector<int64_t>{};
 }
 
-// tinygrad's st_equal: same shape, and the same element (or padding) at every position.
-bool StEqual(const ShapeTracker& a, const ShapeTracker& b) {
-  if (a.shape() != b.shape()) return false;
-  if (a == b) return true;
-  std::vector<UOpPtr> vars;
-  int64_t size = 1;
-  for (size_t k = 0; k < a.shape().size(); ++k) {
-    vars.push_back(UOp::Variable("i" + std::to_string(k), 0, a.shape()[k].value() - 1));
-    size *= a.shape()[k].value();
-  }
-  auto [ia, va] = a.ToIndexedUops(absl::MakeConstSpan(vars));
-  auto [ib, vb] = b.ToIndexedUops(absl::MakeConstSpan(vars));
-  for (int64_t i = 0; i < size; ++i) {
-    auto [oka, xa] = Get(a, vars, ia, va, i);
-    auto [okb, xb] = Get(b, vars, ib, vb, i);
-    if (oka != okb || (oka && xa != xb)) {
-      ADD_FAILURE() << "mismatch at " << i << ": " << a.ToString() << " vs " << b.ToString();
-      return false;
-    }
-  }
-  return true;
-}
-
-// StEqual without recording a failure, for pairs expected to differ.
+// tinygrad's st_equal without recording a failure: same shape, and the same element (or padding) at every
+// position.
 bool StEqualQuiet(const ShapeTracker& a, const ShapeTracker& b) {
-  if (a.shape() != b.shape()) return false;
-  std::vector<UOpPtr> vars;
-  int64_t size = 1;
-  for (size_t k = 0; k < a.shape().size(); ++k) {
-    vars.push_back(UOp::Variable("i" + std::to_string(k), 0, a.shape()[k].value() - 1));
-    size *= a.shape()[k].value();
-  }
-  auto [ia, va] = a.ToIndexedUops(absl::MakeConstSpan(vars));
-  auto [ib, vb] = b.ToIndexedUops(absl::MakeConstSpan(vars));
-  for (int64_t i = 0; i < size; ++i) {
-    auto ga = Get(a, vars, ia, va, i), gb = Get(b, vars, ib, vb, i);
-    if (ga.first != gb.first || (ga.first && ga.second != gb.second)) return false;
-  }
-  return true;
+  return a.shape() == b.shape() && (a == b || Index(a) == Index(b));
+}
+
+// st_equal, recording which trackers differ.
+bool StEqual(const ShapeTracker& a, const ShapeTracker& b) {
+  if (StEqualQuiet(a, b)) return true;
+  ADD_FAILURE() << "trackers differ: " << a.ToString() << " vs " << b.ToString();
+  return false;
 }
 
 TEST(ShapeTrackerBasicsTest, PadThenShrinkRemovesTheMask) {
@@ -121,14 +84,8 @@ TEST(ShapeTrackerAddTest, OffByOneIsDetected) {
   ShapeTracker st1({Raw(S({5}), S({1}), 0, true), Raw(S({5}), S({1}), 0, true)});
   ShapeTracker st2({Raw(S({4}), S({1}), 0, true), Raw(S({5}), S({1}), 0, true)});
   // st2 reads past its 4-element first view; the checker must see the difference in the last position.
-  std::vector<UOpPtr> vars{UOp::Variable("i0", 0, 4)};
-  auto [i1, v1] = st1.ToIndexedUops(absl::MakeConstSpan(vars));
-  auto [i2, v2] = st2.ToIndexedUops(absl::MakeConstSpan(vars));
-  bool differ = false;
-  for (int64_t i = 0; i < 5; ++i) {
-    if (Get(st1, vars, i1, v1, i) != Get(st2, vars, i2, v2, i)) differ = true;
-  }
-  EXPECT_TRUE(differ) << "position 4 wraps to element 0 in st2";
+  EXPECT_EQ(Index(st1), (std::vector<int64_t>{0, 1, 2, 3, 4}));
+  EXPECT_NE(Index(st2), Index(st1)) << "position 4 wraps to element 0 in st2";
   EXPECT_FALSE(StEqualQuiet(st1, st2));
 }
 

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "gtest/gtest.h"
-#include "rewrite/symbolic.h"
+#include "shapetracker/movement_ops.h"
+#include "shapetracker/testing/reference_model.h"
 #include "uop/text_ir.h"
 #include "uop/uop.h"
 
@@ -24,171 +24,64 @@ std::vector<SintPair> P(const Mask& m) {
   return out;
 }
 
-// A naive model of a movement-op sequence: the buffer element (or -1) at every position, row-major.
-struct Naive {
-  std::vector<int64_t> shape;
-  std::vector<int64_t> data;
-
-  static Naive Iota(std::vector<int64_t> shape) {
-    Naive n{std::move(shape), {}};
-    int64_t size = 1;
-    for (int64_t s : n.shape) size *= s;
-    for (int64_t i = 0; i < size; ++i) n.data.push_back(i);
-    return n;
-  }
-  std::vector<int64_t> Strides(const std::vector<int64_t>& shape) const {
-    std::vector<int64_t> st(shape.size(), 1);
-    for (size_t k = shape.size(); k-- > 1;) st[k - 1] = st[k] * shape[k];
-    return st;
-  }
-  int64_t Size(const std::vector<int64_t>& shape) const {
-    int64_t size = 1;
-    for (int64_t s : shape) size *= s;
-    return size;
-  }
-  // out[pos] = data[f(pos)] for every position of new_shape; f returns -1 for padding.
-  template <typename F>
-  Naive Map(std::vector<int64_t> new_shape, F f) const {
-    Naive out{new_shape, {}};
-    std::vector<int64_t> pos(new_shape.size());
-    for (int64_t p = 0; p < Size(new_shape); ++p) {
-      int64_t rem = p;
-      for (size_t k = new_shape.size(); k-- > 0;) {
-        pos[k] = rem % new_shape[k];
-        rem /= new_shape[k];
-      }
-      std::vector<int64_t> src = f(pos);
-      int64_t flat = 0;
-      bool pad = false;
-      std::vector<int64_t> st = Strides(shape);
-      for (size_t k = 0; k < src.size(); ++k) {
-        if (src[k] < 0 || src[k] >= shape[k]) pad = true;
-        flat += src[k] * st[k];
-      }
-      out.data.push_back(pad ? -1 : data[flat]);
-    }
-    return out;
-  }
-  Naive Reshape(std::vector<int64_t> ns) const { return Naive{ns, data}; }
-  Naive Permute(std::vector<int64_t> order) const {
-    std::vector<int64_t> ns;
-    for (int64_t a : order) ns.push_back(shape[a]);
-    return Map(ns, [&](const std::vector<int64_t>& pos) {
-      std::vector<int64_t> src(shape.size());
-      for (size_t k = 0; k < order.size(); ++k) src[order[k]] = pos[k];
-      return src;
-    });
-  }
-  Naive Expand(std::vector<int64_t> ns) const {
-    return Map(ns, [&](const std::vector<int64_t>& pos) {
-      std::vector<int64_t> src(pos);
-      for (size_t k = 0; k < src.size(); ++k) src[k] = shape[k] == 1 ? 0 : pos[k];
-      return src;
-    });
-  }
-  Naive Pad(const Mask& pads) const {
-    std::vector<int64_t> ns;
-    for (size_t k = 0; k < shape.size(); ++k) ns.push_back(shape[k] + pads[k].first + pads[k].second);
-    return Map(ns, [&](const std::vector<int64_t>& pos) {
-      std::vector<int64_t> src(pos);
-      for (size_t k = 0; k < src.size(); ++k) src[k] = pos[k] - pads[k].first;
-      return src;
-    });
-  }
-  Naive Shrink(const Mask& win) const {
-    std::vector<int64_t> ns;
-    for (auto [b, e] : win) ns.push_back(e - b);
-    return Map(ns, [&](const std::vector<int64_t>& pos) {
-      std::vector<int64_t> src(pos);
-      for (size_t k = 0; k < src.size(); ++k) src[k] = pos[k] + win[k].first;
-      return src;
-    });
-  }
-  Naive Flip(std::vector<bool> f) const {
-    return Map(shape, [&](const std::vector<int64_t>& pos) {
-      std::vector<int64_t> src(pos);
-      for (size_t k = 0; k < src.size(); ++k) src[k] = f[k] ? shape[k] - 1 - pos[k] : pos[k];
-      return src;
-    });
-  }
-};
-
-// Every position's (index or -1) from the tracker's (index, valid) expressions.
+// Every position's index (or -1) from the tracker's (index, valid) expressions.
 std::vector<int64_t> Evaluate(const ShapeTracker& st) {
-  std::vector<UOpPtr> idxs;
-  std::vector<int64_t> shape;
-  for (size_t k = 0; k < st.shape().size(); ++k) {
-    shape.push_back(st.shape()[k].value());
-    idxs.push_back(UOp::Variable("i" + std::to_string(k), 0, std::max<int64_t>(shape.back() - 1, 0)));
-  }
-  auto [idx, valid] = st.ToIndexedUops(absl::MakeConstSpan(idxs));
-  std::vector<int64_t> out;
-  int64_t size = 1;
-  for (int64_t s : shape) size *= s;
-  for (int64_t p = 0; p < size; ++p) {
-    absl::flat_hash_map<std::string, int64_t> vals;
-    int64_t rem = p;
-    for (size_t k = shape.size(); k-- > 0;) {
-      vals["i" + std::to_string(k)] = rem % shape[k];
-      rem /= shape[k];
-    }
-    absl::StatusOr<ConstValue> v = SymInfer(valid.get(), vals);
-    absl::StatusOr<ConstValue> i = SymInfer(idx.get(), vals);
-    out.push_back(!v.ok() || !i.ok() ? -99 : v->AsBool() ? i->AsInt64() : -1);
-  }
-  return out;
+  absl::StatusOr<std::vector<int64_t>> index = IndexArray(st);
+  EXPECT_TRUE(index.ok()) << index.status();
+  return index.ok() ? *index : std::vector<int64_t>{};
 }
 
-// Applies the same ops to a tracker and to the naive model, checking they agree after every step.
+// Applies the same ops to a tracker and to the reference model, checking they agree after every step.
 class Checker {
  public:
   explicit Checker(std::vector<int64_t> shape)
-      : st_(*ShapeTracker::FromShape(SintVec(shape.begin(), shape.end()))), naive_(Naive::Iota(shape)) {}
+      : st_(*ShapeTracker::FromShape(SintVec(shape.begin(), shape.end()))),
+        model_(*ReferenceModel::FromShape(shape)) {}
   Checker& Reshape(std::vector<int64_t> s) {
     st_ = *st_.Reshape(SintVec(s.begin(), s.end()));
-    naive_ = naive_.Reshape(s);
+    model_ = *model_.Reshape(s);
     return Check("reshape");
   }
   Checker& Permute(std::vector<int64_t> o) {
     st_ = *st_.Permute(o);
-    naive_ = naive_.Permute(o);
+    model_ = *model_.Permute(o);
     return Check("permute");
   }
   Checker& Expand(std::vector<int64_t> s) {
     st_ = *st_.Expand(SintVec(s.begin(), s.end()));
-    naive_ = naive_.Expand(s);
+    model_ = *model_.Expand(s);
     return Check("expand");
   }
   Checker& Pad(Mask m) {
     st_ = *st_.Pad(P(m));
-    naive_ = naive_.Pad(m);
+    model_ = *model_.Pad(m);
     return Check("pad");
   }
   Checker& Shrink(Mask m) {
     st_ = *st_.Shrink(P(m));
-    naive_ = naive_.Shrink(m);
+    model_ = *model_.Shrink(m);
     return Check("shrink");
   }
   Checker& Flip(std::vector<bool> f) {
     bool arr[16];
     for (size_t i = 0; i < f.size(); ++i) arr[i] = f[i];
     st_ = *st_.Flip(absl::MakeConstSpan(arr, f.size()));
-    naive_ = naive_.Flip(f);
+    model_ = *model_.Flip(absl::MakeConstSpan(arr, f.size()));
     return Check("flip");
   }
   const ShapeTracker& st() const { return st_; }
 
  private:
   Checker& Check(const char* op) {
-    EXPECT_EQ(Evaluate(st_), naive_.data) << "after " << op << ": " << st_.ToString();
+    EXPECT_EQ(Evaluate(st_), model_.index()) << "after " << op << ": " << st_.ToString();
     ShapeTracker simplified = st_.Simplify();
     EXPECT_LE(simplified.views().size(), st_.views().size());
-    EXPECT_EQ(Evaluate(simplified), naive_.data)
+    EXPECT_EQ(Evaluate(simplified), model_.index())
         << "simplified after " << op << ": " << simplified.ToString();
     return *this;
   }
   ShapeTracker st_;
-  Naive naive_;
+  ReferenceModel model_;
 };
 
 TEST(ShapeTrackerTest, FromShapeAndPrinting) {
