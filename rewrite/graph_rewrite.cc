@@ -94,7 +94,8 @@ class MemoTable {
 // again).
 class Engine {
  public:
-  Engine(const PatternMatcher& pm, const RewriteOptions& options) : pm_(pm), options_(options) {
+  Engine(const PatternMatcher& pm, const RewriteOptions& options)
+      : pm_(pm), options_(options), lease_(ScratchLease::TryAcquire()) {
     depth_ = size_hints.depth++;
     if (options_.trace != nullptr) {
       trace_index_ = options_.trace->rewrites.size();
@@ -124,7 +125,9 @@ class Engine {
 
   ~Engine() {
     --size_hints.depth;
-    if (depth_ < kHintDepths) size_hints.memo_size[depth_] = memo_.size();
+    if (depth_ < kHintDepths) {
+      size_hints.memo_size[depth_] = lease_.has_value() ? memo_entries_ : memo_.size();
+    }
   }
 
   void RecordOutput(const UOpPtr& out) {
@@ -166,6 +169,7 @@ class Engine {
 
   // Pushes `*h`'s result onto values_ when it is known, else a frame that computes it.
   Visited Visit(const UOpPtr* h, int32_t via_rule) {
+    if (lease_.has_value()) return VisitLeased(h, via_rule);
     const UOp* u = h->get();
     MemoTable::Slot* slot = memo_.Probe(u);
     if (slot->key != nullptr) {
@@ -189,12 +193,37 @@ class Engine {
     return Visited::kFrame;
   }
 
+  // Visit with the memo in the nodes' scratch slots.
+  Visited VisitLeased(const UOpPtr* h, int32_t via_rule) {
+    const UOp* u = h->get();
+    const void* memo;
+    if (lease_->Get(u, &memo)) {
+      const UOpPtr* r = static_cast<const UOpPtr*>(memo);
+      if (r == nullptr) return Fail(CycleError(*h, via_rule));
+      values_.push_back(r);
+      return Visited::kValue;
+    }
+    if (u->num_src() == 0 && !pm_.HasRulesFor(u->op())) {
+      values_.push_back(h);
+      return Visited::kValue;
+    }
+    lease_->Set(u, nullptr);
+    ++memo_entries_;
+    frames_.push_back(Frame{h, h, nullptr, 0, 0, static_cast<uint32_t>(values_.size()), -1,
+                            options_.bottom_up ? Stage::kFixpoint : Stage::kSources});
+    return Visited::kFrame;
+  }
+
   Visited Fail(absl::Status s) {
     error_ = std::move(s);
     return Visited::kError;
   }
 
   void SetResult(const Frame& f, const UOpPtr* result) {
+    if (lease_.has_value()) {
+      lease_->Set(f.node->get(), result);
+      return;
+    }
     MemoTable::Slot* slot = memo_.capacity() == f.memo_capacity ? f.memo : memo_.Probe(f.node->get());
     slot->value = result;
   }
@@ -350,6 +379,9 @@ class Engine {
   const RewriteOptions& options_;
   size_t trace_index_ = 0;
   int depth_;
+  // The memo: in the nodes when this engine holds the scratch lease, else in memo_.
+  std::optional<ScratchLease> lease_;
+  size_t memo_entries_ = 0;
   MemoTable memo_;
   std::vector<Frame> frames_;
   std::vector<const UOpPtr*> values_;  // results of finished visits, consumed by the frame that asked

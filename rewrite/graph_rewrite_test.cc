@@ -1,6 +1,8 @@
 #include "rewrite/graph_rewrite.h"
 
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -115,6 +117,52 @@ TEST_F(GraphRewriteTest, SharedNodesAreRewrittenOnce) {
   for (int i = 0; i < 60; ++i) expected = expected + expected;
   EXPECT_EQ(GraphRewrite(n, a_to_b), expected);
   EXPECT_EQ(GraphRewrite(n, a_to_b, {.bottom_up = true}), expected);
+}
+
+TEST_F(GraphRewriteTest, MemoWorksWithAndWithoutTheScratchLease) {
+  // A rewrite keeps its memo in the nodes when it gets the process's scratch lease, in a table otherwise
+  // (here the test holds the lease). Both must see each node once and give the same result.
+  UOpPtr n = a;
+  for (int i = 0; i < 40; ++i) n = (n + n) * 1;
+  struct Seen {
+    int adds = 0;
+  };
+  PatternMatcher count_and_fold({{UPat(Ops::ADD), [](const Match& m) -> UOpPtr {
+                                    ++m.ctx<Seen>().adds;
+                                    return nullptr;
+                                  }}});
+  count_and_fold = identities + count_and_fold;
+  UOpPtr expected = a;
+  for (int i = 0; i < 40; ++i) expected = expected + expected;
+  for (bool hold_lease : {false, true}) {
+    std::optional<ScratchLease> lease = hold_lease ? ScratchLease::TryAcquire() : std::nullopt;
+    ASSERT_EQ(lease.has_value(), hold_lease);
+    for (bool bottom_up : {false, true}) {
+      Seen seen;
+      EXPECT_EQ(GraphRewrite(n, count_and_fold, {.bottom_up = bottom_up, .ctx = &seen}), expected);
+      // Bottom-up also tries each ADD before its sources are rewritten.
+      EXPECT_EQ(seen.adds, bottom_up ? 80 : 40) << "hold_lease=" << hold_lease << " bottom_up=" << bottom_up;
+    }
+  }
+}
+
+TEST_F(GraphRewriteTest, ConcurrentRewritesAgree) {
+  // One thread gets the scratch lease, the others fall back to their own tables; the rules here build
+  // new nodes, so the threads also race in the intern table.
+  PatternMatcher distribute(
+      {{(x + y) * UPat::Cvar("c"), [](const Match& m) { return m["x"] * m["c"] + m["y"] * m["c"]; }}});
+  UOpPtr n = a;
+  for (int i = 0; i < 40; ++i) n = (n + (i % 2 == 0 ? b : c)) * (i % 5 + 2);
+  UOpPtr expected = GraphRewrite(n, distribute);
+  std::vector<std::thread> threads;
+  std::vector<UOpPtr> results(4);
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 10; ++i) results[t] = GraphRewrite(n, distribute);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (const UOpPtr& r : results) EXPECT_EQ(r, expected);
 }
 
 TEST_F(GraphRewriteTest, ContextAndStatsFlowThroughOptions) {

@@ -1,6 +1,7 @@
 // graph_rewrite with the symbolic rules on the corpus graphs tinygrad was timed on (input nodes per second), and
 // Simplify() of small index expressions. Run: ./bazelw run -c opt //rewrite:symbolic_benchmark
 #include <string>
+#include <vector>
 
 #include "benchmark/benchmark.h"
 #include "rewrite/graph_rewrite.h"
@@ -48,6 +49,31 @@ void BM_Symbolic100k(benchmark::State& state) { RewriteCorpus(state, "rewrite_gr
 BENCHMARK(BM_Sym10k)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Sym100k)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Symbolic100k)->Unit(benchmark::kMillisecond);
+
+// The floors under BM_Sym100k: the engine's walk over the input graph with no rules (memo and stack only),
+// and `sym` on its own output, where every rule is tried and none fires (the matcher's cost on a real rule
+// set).
+void BM_WalkNoRules100k(benchmark::State& state) {
+  absl::StatusOr<RewriteGraphCorpus> corpus =
+      LoadRewriteGraphCorpus(CorpusPath("rewrite_graph_100000.jsonl"));
+  UOPC_CHECK(corpus.ok(), "cannot load the corpus");
+  static const PatternMatcher* const kNoRules = new PatternMatcher(std::vector<RuleSpec>{});
+  for (auto _ : state) benchmark::DoNotOptimize(GraphRewrite(corpus->sink, *kNoRules));
+  state.counters["nodes_per_s"] = benchmark::Counter(
+      static_cast<double>(CountNodes(corpus->sink.get())) * state.iterations(), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_WalkNoRules100k)->Unit(benchmark::kMillisecond);
+
+void BM_SymFixpoint100k(benchmark::State& state) {
+  absl::StatusOr<RewriteGraphCorpus> corpus =
+      LoadRewriteGraphCorpus(CorpusPath("rewrite_graph_100000.jsonl"));
+  UOPC_CHECK(corpus.ok(), "cannot load the corpus");
+  UOpPtr simplified = GraphRewrite(corpus->sink, Sym());
+  for (auto _ : state) benchmark::DoNotOptimize(GraphRewrite(simplified, Sym()));
+  state.counters["nodes_per_s"] = benchmark::Counter(
+      static_cast<double>(CountNodes(simplified.get())) * state.iterations(), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_SymFixpoint100k)->Unit(benchmark::kMillisecond);
 
 void BM_SimplifyIndex(benchmark::State& state) {
   UOpPtr a = UOp::Variable("a", 0, 255), b = UOp::Variable("b", 0, 3);

@@ -161,22 +161,6 @@ std::optional<DType> DType::ptr(int64_t size, bool local) const {
 int DType::itemsize() const { return Info(scalar_).itemsize * count_; }
 int DType::priority() const { return Info(scalar_).priority; }
 
-bool DType::is_float() const {
-  switch (scalar_) {
-    case ScalarType::kFloat16:
-    case ScalarType::kBFloat16:
-    case ScalarType::kFloat32:
-    case ScalarType::kFloat64:
-      return true;
-    default:
-      return false;
-  }
-}
-
-bool DType::is_int() const {
-  return scalar_ >= ScalarType::kInt8 && scalar_ <= ScalarType::kUInt64;
-}
-
 bool DType::is_unsigned() const {
   switch (scalar_) {
     case ScalarType::kUInt8:

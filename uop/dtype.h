@@ -74,8 +74,8 @@ class DType {
 
   bool is_void() const { return scalar_ == ScalarType::kVoid && !is_ptr_; }
   bool is_bool() const { return scalar_ == ScalarType::kBool; }
-  bool is_float() const;
-  bool is_int() const;  // signed or unsigned integer (not bool)
+  bool is_float() const { return scalar_ >= ScalarType::kFloat16 && scalar_ <= ScalarType::kFloat64; }
+  bool is_int() const { return scalar_ >= ScalarType::kInt8 && scalar_ <= ScalarType::kUInt64; }  // not bool
   bool is_unsigned() const;
   // Number of value bits of an integer scalar (8..64); 1 for bool.
   int bits() const { return itemsize_of(scalar_) * 8; }
@@ -105,6 +105,11 @@ class DType {
     return H::combine(std::move(h), d.scalar_, d.count_, d.is_ptr_, d.local_, d.v_, d.size_);
   }
   friend std::ostream& operator<<(std::ostream& os, const DType& d) { return os << d.ToString(); }
+  // The fields other than ptr_size() in one word (equal types give equal words), for hashing on hot paths.
+  uint64_t Bits() const {
+    return static_cast<uint64_t>(scalar_) | uint64_t{is_ptr_} << 8 | uint64_t{local_} << 9 |
+           uint64_t{count_} << 16 | uint64_t{v_} << 32;
+  }
 
   static int itemsize_of(ScalarType s);
 

@@ -1,14 +1,15 @@
 #include "uop/uop.h"
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_set.h"
-#include "absl/hash/hash.h"
 #include "uop/check.h"
 
 namespace uopc {
@@ -26,11 +27,26 @@ struct UOpKey {
 };
 
 struct UOpInternals {
+  // Not absl::HashOf: interning hashes every node built, and a multiply-xorshift per word with a final
+  // avalanche (the table takes both its low and high bits) costs a third as much.
   static size_t HashKey(Ops op, DType dtype, absl::Span<const UOpPtr> src, const Arg& arg, const Arg& tag) {
-    size_t h = absl::HashOf(op, dtype, arg.Hash(), src.size());
-    for (const UOpPtr& s : src) h = absl::HashOf(h, s.get());
-    if (!tag.is_none()) h = absl::HashOf(h, tag.Hash());
-    return h;
+    uint64_t h = Mix(static_cast<uint64_t>(op) << 48 ^ src.size(), dtype.Bits());
+    h = Mix(h, static_cast<uint64_t>(dtype.ptr_size()));
+    h = Mix(h, arg.Hash());
+    for (const UOpPtr& s : src) h = Mix(h, reinterpret_cast<uintptr_t>(s.get()));
+    if (!tag.is_none()) h = Mix(h, tag.Hash());
+    return Avalanche(h);
+  }
+  static uint64_t Mix(uint64_t h, uint64_t v) {
+    h = (h ^ v) * 0x9E3779B97F4A7C15ull;
+    return h ^ (h >> 29);
+  }
+  static uint64_t Avalanche(uint64_t h) {  // murmur3's fmix64
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    return h ^ (h >> 33);
   }
   static bool KeyEquals(const UOp* u, const UOpKey& k) {
     if (u->hash_ != k.hash || u->op_ != k.op || u->dtype_ != k.dtype || u->src_.size() != k.src.size()) {
@@ -43,6 +59,7 @@ struct UOpInternals {
   }
   static void Destroy(const UOp* u);
   static void SetBounds(UOp* u, ConstValue lo, ConstValue hi);
+  static bool FastIntBounds(Ops op, DType dtype, absl::Span<const UOpPtr> src, const Arg& arg, UOp* u);
   static int32_t Refs(const UOp* u) { return u->refs_.load(std::memory_order_acquire); }
 };
 
@@ -145,8 +162,82 @@ void UOpInternals::Destroy(const UOp* u) {
   draining = false;
 }
 
+namespace {
+
+// Freed nodes kept for reuse by the thread that freed them, up to a bound (about 11 MB), beyond which they go
+// back to the allocator. Sanitizer builds skip the cache so that they still see every use after free.
+class NodeFreeList {
+ public:
+  static constexpr size_t kMaxCached = 1 << 16;
+  ~NodeFreeList() {
+    while (head_ != nullptr) ::operator delete(Pop());
+  }
+  void* Pop() {
+    Block* b = head_;
+    if (b == nullptr) return nullptr;
+    head_ = b->next;
+    --count_;
+    return b;
+  }
+  bool Push(void* p) {
+    if (count_ == kMaxCached) return false;
+    head_ = new (p) Block{head_};
+    ++count_;
+    return true;
+  }
+
+ private:
+  struct Block {
+    Block* next;
+  };
+  Block* head_ = nullptr;
+  size_t count_ = 0;
+};
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kCacheNodes = false;
+#else
+constexpr bool kCacheNodes = true;
+#endif
+
+thread_local NodeFreeList node_free_list;
+
+}  // namespace
+
+void* UOp::operator new(size_t size) {
+  UOPC_CHECK(size == sizeof(UOp));
+  if (kCacheNodes) {
+    if (void* p = node_free_list.Pop()) return p;
+  }
+  return ::operator new(size);
+}
+
+void UOp::operator delete(void* p, size_t size) {
+  if (kCacheNodes && node_free_list.Push(p)) return;
+  ::operator delete(p);
+}
+
 UOp::UOp(Ops op, DType dtype, SrcVector src, Arg arg, Arg tag, size_t hash)
     : op_(op), dtype_(dtype), hash_(hash), arg_(std::move(arg)), tag_(std::move(tag)), src_(std::move(src)) {}
+
+namespace {
+// The lease is taken with an acquire and given back with a release, so each holder sees every slot its
+// predecessors wrote; tokens increase, so those slots read as empty to it.
+std::atomic<bool> scratch_leased{false};
+uint64_t scratch_last_token = 0;  // written only by the lease holder
+}  // namespace
+
+std::optional<ScratchLease> ScratchLease::TryAcquire() {
+  if (scratch_leased.load(std::memory_order_relaxed) ||
+      scratch_leased.exchange(true, std::memory_order_acquire)) {
+    return std::nullopt;
+  }
+  return ScratchLease(++scratch_last_token);
+}
+
+ScratchLease::~ScratchLease() {
+  if (token_ != 0) scratch_leased.store(false, std::memory_order_release);
+}
 
 void UOpInternals::SetBounds(UOp* u, ConstValue lo, ConstValue hi) {
   auto store = [&](const ConstValue& v) -> absl::int128 {
@@ -160,6 +251,43 @@ void UOpInternals::SetBounds(UOp* u, ConstValue lo, ConstValue hi) {
   };
   u->vmin_ = store(lo);
   u->vmax_ = store(hi);
+}
+
+// The bounds of the commonest integer nodes (CONST, ADD, MUL) straight from the sources' stored bounds, with
+// the results ComputeBounds gives (integer bounds clamped to +-2^125); false for everything else.
+bool UOpInternals::FastIntBounds(Ops op, DType dtype, absl::Span<const UOpPtr> src, const Arg& arg, UOp* u) {
+  if (!dtype.is_int() || dtype.is_ptr()) return false;
+  using i128 = __int128;
+  constexpr i128 kLimit = i128{1} << 125;
+  auto clamp = [&](i128 v) { return v > kLimit ? kLimit : v < -kLimit ? -kLimit : v; };
+  if (op == Ops::CONST) {
+    if (!arg.is_int() || !src.empty()) return false;
+    int64_t i = arg.as_int();
+    i128 v = dtype.scalar_type() == ScalarType::kUInt64 && i < 0 ? i128{static_cast<uint64_t>(i)} : i128{i};
+    u->vmin_ = u->vmax_ = v;
+    return true;
+  }
+  if ((op != Ops::ADD && op != Ops::MUL) || src.size() != 2) return false;
+  const UOp* a = src[0].get();
+  const UOp* b = src[1].get();
+  // Non-float sources store their bounds as the integers (bools 0 and 1) ComputeBounds would read.
+  if (a->dtype_.is_float() || b->dtype_.is_float()) return false;
+  const i128 alo = static_cast<i128>(a->vmin_), ahi = static_cast<i128>(a->vmax_);
+  const i128 blo = static_cast<i128>(b->vmin_), bhi = static_cast<i128>(b->vmax_);
+  if (op == Ops::ADD) {  // |bounds| <= 2^125 each, so the sums cannot overflow
+    u->vmin_ = clamp(alo + blo);
+    u->vmax_ = clamp(ahi + bhi);
+    return true;
+  }
+  auto mul = [&](i128 x, i128 y) {
+    i128 r;
+    if (__builtin_mul_overflow(x, y, &r)) return (x < 0) != (y < 0) ? -kLimit : kLimit;
+    return clamp(r);
+  };
+  i128 p[4] = {mul(alo, blo), mul(alo, bhi), mul(ahi, blo), mul(ahi, bhi)};
+  u->vmin_ = std::min({p[0], p[1], p[2], p[3]});
+  u->vmax_ = std::max({p[0], p[1], p[2], p[3]});
+  return true;
 }
 
 UOpPtr UOp::New(Ops op, DType dtype, absl::Span<const UOpPtr> src, Arg arg, Arg tag) {
@@ -178,10 +306,12 @@ UOpPtr UOp::NewImpl(Ops op, DType dtype, absl::Span<const UOpPtr> src, SrcVector
   Shard& shard = ShardFor(hash);
   UOp* created = nullptr;
   auto build = [&](const auto& insert) {
-    auto [lo, hi] = ComputeBounds(op, dtype, src, arg);
     SrcVector node_src = owned_src != nullptr ? std::move(*owned_src) : SrcVector(src.begin(), src.end());
     created = new UOp(op, dtype, std::move(node_src), std::move(arg), std::move(tag), hash);
-    UOpInternals::SetBounds(created, lo, hi);
+    if (!UOpInternals::FastIntBounds(op, dtype, created->src_, created->arg_, created)) {
+      auto [lo, hi] = ComputeBounds(op, dtype, created->src_, created->arg_);
+      UOpInternals::SetBounds(created, lo, hi);
+    }
     insert(created);
   };
   SpinLockHolder lock(&shard.mu);

@@ -1,5 +1,8 @@
 #include "uop/uop.h"
 
+#include <atomic>
+#include <limits>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -189,6 +192,93 @@ TEST(UOpTest, ModByNegativeRangeAndCastToBoolBounds) {
   EXPECT_EQ(as_bool->vmin(), ConstValue::Bool(false));
   EXPECT_EQ(as_bool->vmax(), ConstValue::Bool(true));
   EXPECT_EQ(UOp::Variable("p", 1, 5).cast(dtypes::kBool)->vmin(), ConstValue::Bool(true));
+}
+
+}  // namespace
+}  // namespace uopc
+
+namespace uopc {
+namespace {
+
+TEST(UOpTest, ScratchLeaseIsExclusiveAndStartsEmpty) {
+  UOpPtr a = UOp::Variable("a", 0, 3);
+  int marker = 0;
+  {
+    std::optional<ScratchLease> lease = ScratchLease::TryAcquire();
+    ASSERT_TRUE(lease.has_value());
+    EXPECT_FALSE(ScratchLease::TryAcquire().has_value());
+    const void* v = nullptr;
+    EXPECT_FALSE(lease->Get(a.get(), &v));
+    lease->Set(a.get(), &marker);
+    ASSERT_TRUE(lease->Get(a.get(), &v));
+    EXPECT_EQ(v, &marker);
+    std::optional<ScratchLease> moved(std::move(lease));
+    EXPECT_FALSE(ScratchLease::TryAcquire().has_value());  // the moved-to lease still holds it
+  }
+  // What an earlier lease wrote reads as empty under the next one.
+  std::optional<ScratchLease> next = ScratchLease::TryAcquire();
+  ASSERT_TRUE(next.has_value());
+  const void* v = nullptr;
+  EXPECT_FALSE(next->Get(a.get(), &v));
+}
+
+TEST(UOpTest, ScratchLeaseHasOneHolderAcrossThreads) {
+  std::atomic<int> holders{0}, max_holders{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 2000; ++i) {
+        if (std::optional<ScratchLease> lease = ScratchLease::TryAcquire()) {
+          int now = ++holders;
+          int seen = max_holders.load();
+          while (now > seen && !max_holders.compare_exchange_weak(seen, now)) {
+          }
+          --holders;
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(max_holders.load(), 1);
+}
+
+// UOp::New computes the bounds of integer CONST, ADD and MUL nodes on a fast path; it must agree with
+// ComputeBounds everywhere, including the clamping of huge products and bool or unsigned operands.
+TEST(UOpTest, FastIntegerBoundsAgreeWithComputeBounds) {
+  const int64_t kBig = int64_t{1} << 62;
+  std::vector<UOpPtr> leaves = {
+      UOp::Const(dtypes::kInt32, 7),
+      UOp::Const(dtypes::kInt32, -3),
+      UOp::Const(dtypes::kUInt64, ConstValue::Int(absl::MakeInt128(0, ~uint64_t{0}))),
+      UOp::Const(dtypes::kInt64, std::numeric_limits<int64_t>::min()),
+      UOp::Variable("a", -5, 9),
+      UOp::Variable("b", 0, kBig, dtypes::kInt64),
+      UOp::Variable("c", -kBig, kBig, dtypes::kInt64),
+      UOp::Variable("d", 2, 2),
+      UOp::Variable("e", 0, 1).lt(1),  // a bool
+  };
+  // Products of products reach the +-2^125 clamp.
+  UOpPtr c = leaves[6];
+  leaves.push_back(UOp::New(Ops::MUL, dtypes::kInt64, {c, c}));
+  leaves.push_back(UOp::New(Ops::MUL, dtypes::kInt64, {leaves.back(), c}));
+  for (const UOpPtr& l : leaves) {
+    auto [lo, hi] = ComputeBounds(l->op(), l->dtype(), l->src(), l->arg());
+    EXPECT_EQ(l->vmin(), lo) << l->op();
+    EXPECT_EQ(l->vmax(), hi) << l->op();
+  }
+  for (Ops op : {Ops::ADD, Ops::MUL}) {
+    for (DType dt : {dtypes::kInt32, dtypes::kInt64, dtypes::kUInt64}) {
+      for (const UOpPtr& x : leaves) {
+        for (const UOpPtr& y : leaves) {
+          UOpPtr n = UOp::New(op, dt, {x, y});
+          auto [lo, hi] = ComputeBounds(op, dt, n->src(), n->arg());
+          EXPECT_EQ(n->vmin(), lo) << OpName(op) << " " << x->vmin() << ".." << x->vmax() << ", " << y->vmin()
+                                   << ".." << y->vmax();
+          EXPECT_EQ(n->vmax(), hi) << OpName(op);
+        }
+      }
+    }
+  }
 }
 
 }  // namespace
