@@ -171,6 +171,9 @@ class NodeFreeList {
   static constexpr size_t kMaxCached = 1 << 16;
   ~NodeFreeList() {
     while (head_ != nullptr) ::operator delete(Pop());
+    // Static UOpPtrs may still free nodes on this thread after its thread_locals are gone: those bypass the
+    // cache.
+    dead_ = true;
   }
   void* Pop() {
     Block* b = head_;
@@ -180,7 +183,7 @@ class NodeFreeList {
     return b;
   }
   bool Push(void* p) {
-    if (count_ == kMaxCached) return false;
+    if (count_ == kMaxCached || dead_) return false;
     head_ = new (p) Block{head_};
     ++count_;
     return true;
@@ -192,6 +195,7 @@ class NodeFreeList {
   };
   Block* head_ = nullptr;
   size_t count_ = 0;
+  bool dead_ = false;
 };
 
 #if defined(__SANITIZE_ADDRESS__)
