@@ -89,9 +89,10 @@ class MemoTable {
 // `kept_` (a deque, so handles never move). Nothing a call has seen is freed before it ends, so the memo's
 // pointer keys cannot be reused by new nodes, and the hot path touches no reference counts.
 //
-// The memo maps a node to its result handle (null while the node is being rewritten). A frame keeps a pointer
-// to its memo value and writes the result through it, unless the table has grown since (then it looks up
-// again).
+// The memo maps a node to its result handle (null while the node is being rewritten). It lives in the nodes'
+// scratch slots when this engine gets the process's ScratchLease, else in a MemoTable; there a frame keeps a
+// pointer to its memo value and writes the result through it, unless the table has grown since (then it looks
+// up again).
 class Engine {
  public:
   Engine(const PatternMatcher& pm, const RewriteOptions& options)
@@ -144,7 +145,7 @@ class Engine {
   struct Frame {
     const UOpPtr* node;     // the node visited (the memo key)
     const UOpPtr* cur;      // the node whose sources are rewritten (bottom-up: the end of the rule chain)
-    MemoTable::Slot* memo;  // the node's memo slot, valid while the memo's capacity is `memo_capacity`
+    MemoTable::Slot* memo;  // the node's table slot while the capacity is `memo_capacity` (null: lease)
     size_t memo_capacity;
     uint32_t next_src;
     uint32_t values_base;
@@ -169,11 +170,11 @@ class Engine {
 
   // Pushes `*h`'s result onto values_ when it is known, else a frame that computes it.
   Visited Visit(const UOpPtr* h, int32_t via_rule) {
-    if (lease_.has_value()) return VisitLeased(h, via_rule);
     const UOp* u = h->get();
-    MemoTable::Slot* slot = memo_.Probe(u);
-    if (slot->key != nullptr) {
-      const UOpPtr* r = slot->value;
+    MemoTable::Slot* slot = nullptr;
+    const void* known;
+    if (lease_.has_value() ? lease_->Get(u, &known) : FindInTable(u, &slot, &known)) {
+      const UOpPtr* r = static_cast<const UOpPtr*>(known);
       if (r == nullptr) return Fail(CycleError(*h, via_rule));
       values_.push_back(r);
       return Visited::kValue;
@@ -183,35 +184,34 @@ class Engine {
       values_.push_back(h);
       return Visited::kValue;
     }
-    slot = memo_.Claim(slot, u);
-    if (memo_.size() == kReserveAt && depth_ < kHintDepths && size_hints.memo_size[depth_] > kReserveAt) {
-      memo_.Reserve(size_hints.memo_size[depth_]);
-      slot = memo_.Probe(u);
+    if (lease_.has_value()) {
+      lease_->Set(u, nullptr);
+      ++memo_entries_;
+    } else {
+      slot = ClaimInTable(slot, u);
     }
     frames_.push_back(Frame{h, h, slot, memo_.capacity(), 0, static_cast<uint32_t>(values_.size()), -1,
                             options_.bottom_up ? Stage::kFixpoint : Stage::kSources});
     return Visited::kFrame;
   }
 
-  // Visit with the memo in the nodes' scratch slots.
-  Visited VisitLeased(const UOpPtr* h, int32_t via_rule) {
-    const UOp* u = h->get();
-    const void* memo;
-    if (lease_->Get(u, &memo)) {
-      const UOpPtr* r = static_cast<const UOpPtr*>(memo);
-      if (r == nullptr) return Fail(CycleError(*h, via_rule));
-      values_.push_back(r);
-      return Visited::kValue;
+  // The memo table's entry for u (when this engine has no lease): false when there is none, and *slot is where
+  // it would go.
+  bool FindInTable(const UOp* u, MemoTable::Slot** slot, const void** value) {
+    *slot = memo_.Probe(u);
+    if ((*slot)->key == nullptr) return false;
+    *value = (*slot)->value;
+    return true;
+  }
+
+  // Enters u (not yet computed) in the memo table at the empty `slot`; returns its slot after any growth.
+  MemoTable::Slot* ClaimInTable(MemoTable::Slot* slot, const UOp* u) {
+    slot = memo_.Claim(slot, u);
+    if (memo_.size() == kReserveAt && depth_ < kHintDepths && size_hints.memo_size[depth_] > kReserveAt) {
+      memo_.Reserve(size_hints.memo_size[depth_]);
+      slot = memo_.Probe(u);
     }
-    if (u->num_src() == 0 && !pm_.HasRulesFor(u->op())) {
-      values_.push_back(h);
-      return Visited::kValue;
-    }
-    lease_->Set(u, nullptr);
-    ++memo_entries_;
-    frames_.push_back(Frame{h, h, nullptr, 0, 0, static_cast<uint32_t>(values_.size()), -1,
-                            options_.bottom_up ? Stage::kFixpoint : Stage::kSources});
-    return Visited::kFrame;
+    return slot;
   }
 
   Visited Fail(absl::Status s) {
