@@ -28,7 +28,7 @@ struct UOpKey {
 
 struct UOpInternals {
   // Not absl::HashOf: interning hashes every node built, and a multiply-xorshift per word with a final
-  // avalanche (the table takes both its low and high bits) costs a third as much.
+  // avalanche (the table takes both its low and high bits) is cheaper for the same spread.
   static size_t HashKey(Ops op, DType dtype, absl::Span<const UOpPtr> src, const Arg& arg, const Arg& tag) {
     uint64_t h = Mix(static_cast<uint64_t>(op) << 48 ^ src.size(), dtype.Bits());
     h = Mix(h, static_cast<uint64_t>(dtype.ptr_size()));
@@ -165,7 +165,7 @@ void UOpInternals::Destroy(const UOp* u) {
 namespace {
 
 // Freed nodes kept for reuse by the thread that freed them, up to a bound (about 11 MB), beyond which they go
-// back to the allocator. Sanitizer builds skip the cache so that they still see every use after free.
+// back to the allocator. ASan builds skip the cache so that they still see every use after free.
 class NodeFreeList {
  public:
   static constexpr size_t kMaxCached = 1 << 16;
