@@ -7,22 +7,11 @@
 #include "rewrite/graph_rewrite.h"
 #include "rewrite/rewrite_graph_corpus.h"
 #include "rewrite/symbolic.h"
+#include "testdata/corpus_path.h"
 #include "uop/check.h"
 
 namespace uopc {
 namespace {
-
-std::string CorpusPath(const char* name) {
-  // `bazel run` starts in the runfiles tree; fall back to the source tree for direct runs.
-  for (std::string prefix : {"", "../", "../../"}) {
-    std::string path = prefix + "testdata/corpus/" + name;
-    if (FILE* f = std::fopen(path.c_str(), "r")) {
-      std::fclose(f);
-      return path;
-    }
-  }
-  return std::string("testdata/corpus/") + name;
-}
 
 void RewriteCorpus(benchmark::State& state, const char* file, const PatternMatcher& (*rules)()) {
   absl::StatusOr<RewriteGraphCorpus> corpus = LoadRewriteGraphCorpus(CorpusPath(file));

@@ -2,7 +2,6 @@
 // and generated sequences), and Simplify() + ToIndexedUops() per second on multi-view trackers.
 // Run: ./bazelw run -c opt //shapetracker:shapetracker_benchmark
 #include <cstdint>
-#include <cstdio>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -12,6 +11,7 @@
 #include "shapetracker/movement_ops.h"
 #include "shapetracker/shapetracker.h"
 #include "shapetracker/testing/differential.h"
+#include "testdata/corpus_path.h"
 #include "uop/check.h"
 
 namespace uopc {
@@ -21,18 +21,6 @@ struct Sequence {
   ShapeTracker start;
   std::vector<MovementOp> ops;
 };
-
-std::string CorpusPath(const char* name) {
-  // `bazel run` starts in the runfiles tree; fall back to the source tree for direct runs.
-  for (std::string prefix : {"", "../", "../../"}) {
-    std::string path = prefix + "testdata/corpus/" + name;
-    if (FILE* f = std::fopen(path.c_str(), "r")) {
-      std::fclose(f);
-      return path;
-    }
-  }
-  return std::string("testdata/corpus/") + name;
-}
 
 Sequence MakeSequence(const std::vector<int64_t>& start, std::vector<MovementOp> ops) {
   return {ShapeTracker::FromShape(SintVec(start.begin(), start.end())).value(), std::move(ops)};
