@@ -51,11 +51,18 @@ UOpPtr ReduceMulChain(const UOpPtr& r) {
 }  // namespace
 
 const PatternMatcher& SymbolicFlat() {
-  static const PatternMatcher* const pm = new PatternMatcher(Symbolic() + PatternMatcher({
-      {-1 * (x + y), [](const Match& m) { return m["x"].neg() + m["y"].neg(); }},
-      // (x+y)*c -> x*c + y*c, only for ints (inf*0 is NaN for floats).
-      {(UPat::Var("x", dtypes::kInts) + y) * c, [](const Match& m) { return m["x"] * m["c"] + m["y"] * m["c"]; }},
-  }));
+  static const PatternMatcher* const pm = new PatternMatcher(
+      Symbolic() +
+      PatternMatcher({
+          {-1 * (x + y),
+           [](const Match& m) { return FoldedAlu(Ops::ADD, FoldedNeg(m["x"]), FoldedNeg(m["y"])); }},
+          // (x+y)*c -> x*c + y*c, only for ints (inf*0 is NaN for floats).
+          {(UPat::Var("x", dtypes::kInts) + y) * c,
+           [](const Match& m) {
+             return FoldedAlu(Ops::ADD, FoldedAlu(Ops::MUL, m["x"], m["c"]),
+                              FoldedAlu(Ops::MUL, m["y"], m["c"]));
+           }},
+      }));
   return *pm;
 }
 

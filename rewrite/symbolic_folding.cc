@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "uop/check.h"
+#include "uop/exec_alu.h"
 
 namespace uopc {
 namespace {
@@ -44,24 +45,62 @@ int128 Vmax(const UOp* u) { return u->vmax().AsInt(); }
 bool IntBounds(const UOp* u) { return !u->vmin().is_float() && !u->vmax().is_float(); }
 
 UOpPtr ConstLike(const UOp* like, int128 v) { return UOp::Const(like->dtype(), ConstValue::Int(v)); }
-// Python-int operands in builder expressions: `Int(3) * x` is MUL(CONST 3, x), as tinygrad's `3 * x`.
+
+// Python-int operands in builder expressions: `Int(3) * x` is MUL(CONST 3, x), as tinygrad's `3 * x`, built
+// with FoldedAlu.
 struct Int {
   explicit Int(int128 v) : value(v) {}
   int128 value;
 };
-UOpPtr operator*(Int a, const UOpPtr& b) { return b.const_like(ConstValue::Int(a.value)).mul(b); }
-UOpPtr operator*(const UOpPtr& a, Int b) { return a.mul(a.const_like(ConstValue::Int(b.value))); }
-UOpPtr operator+(Int a, const UOpPtr& b) { return b.const_like(ConstValue::Int(a.value)).add(b); }
-UOpPtr operator+(const UOpPtr& a, Int b) { return a.add(a.const_like(ConstValue::Int(b.value))); }
-UOpPtr operator-(const UOpPtr& a, Int b) { return a.add(a.const_like(ConstValue::Int(-b.value))); }
+UOpPtr Mul(const UOpPtr& a, const UOpPtr& b) { return FoldedAlu(Ops::MUL, a, b); }
+UOpPtr Add(const UOpPtr& a, const UOpPtr& b) { return FoldedAlu(Ops::ADD, a, b); }
+UOpPtr operator*(Int a, const UOpPtr& b) { return Mul(b.const_like(ConstValue::Int(a.value)), b); }
+UOpPtr operator*(const UOpPtr& a, Int b) { return Mul(a, a.const_like(ConstValue::Int(b.value))); }
+UOpPtr operator+(Int a, const UOpPtr& b) { return Add(b.const_like(ConstValue::Int(a.value)), b); }
+UOpPtr operator+(const UOpPtr& a, Int b) { return Add(a, a.const_like(ConstValue::Int(b.value))); }
+UOpPtr operator-(const UOpPtr& a, Int b) { return Add(a, a.const_like(ConstValue::Int(-b.value))); }
 UOpPtr operator%(const UOpPtr& a, Int b) { return a.mod(a.const_like(ConstValue::Int(b.value))); }
 UOpPtr Sum(const std::vector<UOpPtr>& terms) {
   UOpPtr acc = terms[0];
   for (size_t i = 1; i < terms.size(); ++i) acc = acc + terms[i];
   return acc;
 }
+// sum(coefs[i] * vars[i]) + constant, summed left to right from 0 like Python's sum().
+UOpPtr LinearSum(const UOp* like, const std::vector<int128>& coefs, const std::vector<UOpPtr>& vars,
+                 int128 constant) {
+  UOpPtr acc = ConstLike(like, 0);
+  for (size_t i = 0; i < vars.size(); ++i) acc = Add(acc, Int(coefs[i]) * vars[i]);
+  return acc + Int(constant);
+}
 
 }  // namespace
+
+namespace {
+bool IsIntValue(const UOp* u, int128 v) { return IsIntConst(u) && IntArg(u) == v; }
+bool IsScalarConst(const UOp* u) { return u->op() == Ops::CONST && u->dtype().count() == 1; }
+}  // namespace
+
+UOpPtr FoldedAlu(Ops op, const UOpPtr& a, const UOpPtr& b) {
+  if (op == Ops::ADD) {
+    if (IsIntValue(b.get(), 0)) return a;
+    if (IsIntValue(a.get(), 0)) return b;
+  } else if (op == Ops::MUL) {
+    if (IsIntValue(b.get(), 1)) return a;
+    if (IsIntValue(a.get(), 1)) return b;
+    if (IsIntValue(a.get(), 0) && b->dtype().is_int()) return a;
+    if (IsIntValue(b.get(), 0) && a->dtype().is_int()) return b;
+  }
+  if (IsScalarConst(a.get()) && IsScalarConst(b.get()) && a->dtype() == b->dtype()) {
+    absl::StatusOr<ConstValue> v = ExecAlu(op, a->dtype(), {a->const_value(), b->const_value()}, a->dtype());
+    if (v.ok()) return UOp::Const(a->dtype(), *v);
+  }
+  return a.alu(op, {b});
+}
+
+UOpPtr FoldedNeg(const UOpPtr& a) {
+  if (a->dtype().scalar().is_bool()) return a.neg();
+  return FoldedAlu(Ops::MUL, a, a.const_like(int64_t{-1}));
+}
 
 std::vector<const UOp*> SplitUOp(const UOp* x, Ops sep) {
   std::vector<const UOp*> out;
@@ -118,11 +157,11 @@ UOpPtr Divides(const UOp* x, int128 v) {
       if (!d0) return nullptr;
       UOpPtr d1 = Divides(x->src(1), v);
       if (!d1) return nullptr;
-      return d0 + d1;
+      return Add(d0, d1);
     }
     case Ops::MUL:
-      if (UOpPtr d0 = Divides(x->src(0), v)) return d0 * x->src()[1];
-      if (UOpPtr d1 = Divides(x->src(1), v)) return x->src()[0] * d1;
+      if (UOpPtr d0 = Divides(x->src(0), v)) return Mul(d0, x->src()[1]);
+      if (UOpPtr d1 = Divides(x->src(1), v)) return Mul(x->src()[0], d1);
       return nullptr;
     default:
       return nullptr;
@@ -165,7 +204,7 @@ UOpPtr DivAndModFolding(const UOp* x, const UOp* y, Ops which, bool split_rem) {
   if ((y_min > 0 || y_max < 0) && y_min * y_max > 0) {
     int128 q = CDiv(x_min, y_min);
     if (q == CDiv(x_min, y_max) && q == CDiv(x_max, y_min) && q == CDiv(x_max, y_max)) {
-      if (which == Ops::MOD) return x->ref() - Int(q) * y->ref();
+      if (which == Ops::MOD) return q == 0 ? x->ref() : x->ref() - Int(q) * y->ref();
       return ConstLike(x, q);
     }
   }
@@ -223,30 +262,18 @@ UOpPtr DivAndModFolding(const UOp* x, const UOp* y, Ops which, bool split_rem) {
     Interval rem_bounds = LinearBounds(rems, svars, FloorMod(constant, c));
     int128 k = FloorDiv(rem_bounds.lo, c);
     if (k == FloorDiv(rem_bounds.hi, c)) {
-      UOpPtr rem = nullptr;
-      for (size_t i = 0; i < svars.size(); ++i) {
-        UOpPtr term = Int(rems[i]) * svars[i];
-        rem = rem ? rem + term : Int(0) + term;
-      }
-      rem = rem ? rem + Int(FloorMod(constant, c)) : ConstLike(x, FloorMod(constant, c));
-      if (which == Ops::MOD) return rem - Int(k * c);
-      UOpPtr quotient = nullptr;
-      for (size_t i = 0; i < svars.size(); ++i) {
-        UOpPtr term = Int(FloorDiv(factors[i] - rems[i], c)) * svars[i];
-        quotient = quotient ? quotient + term : Int(0) + term;
-      }
-      return quotient + Int(FloorDiv(constant - FloorMod(constant, c) + k * c, c));
+      if (which == Ops::MOD) return LinearSum(x, rems, svars, FloorMod(constant, c)) - Int(k * c);
+      std::vector<int128> quotient_coefs;
+      for (size_t i = 0; i < svars.size(); ++i) quotient_coefs.push_back(FloorDiv(factors[i] - rems[i], c));
+      return LinearSum(x, quotient_coefs, svars, FloorDiv(constant - FloorMod(constant, c) + k * c, c));
     }
   }
 
   // A common factor g of every coefficient, the constant and c cancels (exact, so right for every sign).
   if (int128 g = Gcd(gcd, constant); g != 1) {
-    UOpPtr num = nullptr;
-    for (size_t i = 0; i < svars.size(); ++i) {
-      UOpPtr term = Int(FloorDiv(factors[i], g)) * svars[i];
-      num = num ? num + term : Int(0) + term;
-    }
-    num = num ? num + Int(FloorDiv(constant, g)) : ConstLike(x, FloorDiv(constant, g));
+    std::vector<int128> num_coefs;
+    for (int128 f : factors) num_coefs.push_back(FloorDiv(f, g));
+    UOpPtr num = LinearSum(x, num_coefs, svars, FloorDiv(constant, g));
     UOpPtr ret = UOp::New(which, x->dtype(), {num, ConstLike(x, c / g)});
     return which == Ops::MOD ? ret * Int(g) : ret;
   }
@@ -275,14 +302,14 @@ UOpPtr DivAndModFolding(const UOp* x, const UOp* y, Ops which, bool split_rem) {
   UOpPtr rem = ConstLike(x, FloorDiv(FloorMod(constant, c), gcd));
   for (size_t i = 0; i < svars.size(); ++i) {
     if (which == Ops::IDIV && !split_rem && remainders[i] != 0) {
-      rem = rem + Int(FloorDiv(factors[i], gcd)) * svars[i];
+      rem = Add(rem, Int(FloorDiv(factors[i], gcd)) * svars[i]);
     } else {
-      rem = rem + Int(FloorDiv(remainders[i], gcd)) * svars[i];
-      quo = quo + Int(quotients[i]) * svars[i];
+      rem = Add(rem, Int(FloorDiv(remainders[i], gcd)) * svars[i]);
+      quo = Add(quo, Int(quotients[i]) * svars[i]);
     }
   }
   if (which == Ops::MOD) return Int(gcd) * (rem % Int(c / gcd)) + Int(FloorMod(constant, gcd));
-  return rem.idiv(rem.const_like(ConstValue::Int(c / gcd))) + quo;
+  return Add(rem.idiv(rem.const_like(ConstValue::Int(c / gcd))), quo);
 }
 
 UOpPtr FoldUnrolledDivs(const UOp* divs, int128 denominator, int128 fac) {

@@ -17,6 +17,16 @@
 
 namespace uopc {
 
+// Builders for the right-hand sides of the symbolic rules that do at once what the rules would do next to the
+// node they build: `a op b` on two scalar constants is the folded constant (exec_alu, as the constant-folding
+// rule computes it), and integer `x + 0` and `x * 1` are x and `x * 0` is 0. The engine rewrites each
+// replacement to its fixpoint, sources first, and that rewrite of the built node would end exactly there, so
+// the final graph is the same with fewer nodes built, interned, visited and freed. Only for rule sets that
+// include symbolic_simple. `op` is ADD, MUL, MAX, AND, OR or XOR.
+UOpPtr FoldedAlu(Ops op, const UOpPtr& a, const UOpPtr& b);
+// a * -1 (logical not for bool), folded the same way.
+UOpPtr FoldedNeg(const UOpPtr& a);
+
 // The terms of a chain of `sep` ops, left to right (tinygrad's split_uop).
 std::vector<const UOp*> SplitUOp(const UOp* x, Ops sep);
 

@@ -61,6 +61,7 @@ struct UOpInternals {
   static void SetBounds(UOp* u, ConstValue lo, ConstValue hi);
   static bool FastIntBounds(Ops op, DType dtype, absl::Span<const UOpPtr> src, const Arg& arg, UOp* u);
   static int32_t Refs(const UOp* u) { return u->refs_.load(std::memory_order_acquire); }
+  static void AddRef(const UOp* u) { u->refs_.fetch_add(1, std::memory_order_relaxed); }
 };
 
 namespace {
@@ -330,8 +331,56 @@ UOpPtr UOp::NewImpl(Ops op, DType dtype, absl::Span<const UOpPtr> src, SrcVector
   return UOpPtr(created, UOpPtr::Adopt{});
 }
 
+namespace {
+
+// Rules build small integer constants all the time (`x * -1`, `c1 * c2`, the coefficients of a folded
+// division): a fixed table of the scalar ones skips the hash and the intern table. The table holds a
+// reference to each node it caches for the life of the process; LiveCount leaves them out.
+class SmallConstCache {
+ public:
+  static constexpr int64_t kMin = -256, kMax = 1024;
+
+  // The slot for a CONST of `dt` with `arg`, or null when such a constant is not cached.
+  std::atomic<const UOp*>* Slot(DType dt, const Arg& arg) {
+    if (dt != dt.scalar()) return nullptr;
+    int64_t v;
+    if (arg.is_int()) {
+      v = arg.as_int();
+      if (v < kMin || v >= kMax) return nullptr;
+    } else if (arg.is_bool()) {
+      v = arg.as_bool();
+    } else {
+      return nullptr;
+    }
+    return &slots_[static_cast<int>(dt.scalar_type())][v - kMin];
+  }
+
+  // Caches `node` in `slot` unless another thread was first.
+  void Fill(std::atomic<const UOp*>* slot, const UOpPtr& node) {
+    const UOp* expected = nullptr;
+    if (slot->compare_exchange_strong(expected, node.get(), std::memory_order_acq_rel)) {
+      UOpInternals::AddRef(node.get());  // the table's reference, never released
+      size_.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+
+  size_t size() const { return size_.load(std::memory_order_relaxed); }
+
+ private:
+  std::atomic<const UOp*> slots_[kNumScalarTypes][kMax - kMin] = {};
+  std::atomic<size_t> size_{0};
+};
+
+SmallConstCache& SmallConsts() {
+  static SmallConstCache* const cache = new SmallConstCache;
+  return *cache;
+}
+
+}  // namespace
+
 size_t UOp::LiveCount() {
   size_t n = 0;
+  n -= SmallConsts().size();
   for (Shard& shard : Shards()) {
     SpinLockHolder lock(&shard.mu);
     n += shard.nodes.size();
@@ -411,7 +460,15 @@ UOpPtr UOp::Substitute(const absl::flat_hash_map<const UOp*, UOpPtr>& replacemen
 
 // ---- constructors ----
 
-UOpPtr UOp::Const(DType dt, ConstValue v) { return New(Ops::CONST, dt, {}, ArgFromConst(v, dt)); }
+UOpPtr UOp::Const(DType dt, ConstValue v) {
+  Arg arg = ArgFromConst(v, dt);
+  std::atomic<const UOp*>* slot = SmallConsts().Slot(dt, arg);
+  if (slot == nullptr) return New(Ops::CONST, dt, {}, std::move(arg));
+  if (const UOp* cached = slot->load(std::memory_order_acquire)) return cached->ref();
+  UOpPtr node = New(Ops::CONST, dt, {}, std::move(arg));
+  SmallConsts().Fill(slot, node);
+  return node;
+}
 
 UOpPtr UOp::VConst(DType dt, absl::Span<const ConstValue> values) {
   bool all_same = true;

@@ -230,7 +230,8 @@ class UOp {
   // A new reference to this node.
   UOpPtr ref() const { return UOpPtr(this); }
 
-  // Number of live nodes in the intern table (for tests and statistics).
+  // Number of live nodes in the intern table (for tests and statistics), not counting the small integer
+  // constants UOp::Const keeps for reuse.
   static size_t LiveCount();
 
   UOp(const UOp&) = delete;

@@ -138,6 +138,39 @@ TEST(UOpTest, ConcurrentInterningAgrees) {
   for (int t = 1; t < kThreads; ++t) EXPECT_EQ(results[t], results[0]);
 }
 
+// Small integer constants come from a table after their first use; they must stay the interned node (equal to
+// what UOp::New builds), per dtype, and not count as live.
+TEST(UOpTest, SmallConstantsAreTheInternedNodes) {
+  size_t before = UOp::LiveCount();
+  for (int v : {-256, -1, 0, 1, 7, 1023}) {
+    UOpPtr c = UOp::Const(dtypes::kInt32, v);
+    EXPECT_EQ(c, UOp::Const(dtypes::kInt32, v));
+    EXPECT_EQ(c, UOp::New(Ops::CONST, dtypes::kInt32, {}, Arg(int64_t{v})));
+    EXPECT_NE(c, UOp::Const(dtypes::kInt64, v));
+    EXPECT_EQ(c->const_value(), ConstValue::Int(v));
+  }
+  EXPECT_EQ(UOp::Const(dtypes::kBool, true), UOp::New(Ops::CONST, dtypes::kBool, {}, Arg(true)));
+  // Outside the table's range, vectors and floats go through the intern table as before.
+  EXPECT_EQ(UOp::Const(dtypes::kInt32, 5000), UOp::New(Ops::CONST, dtypes::kInt32, {}, Arg(int64_t{5000})));
+  EXPECT_EQ(UOp::Const(dtypes::kInt32.Vec(2), 3),
+            UOp::New(Ops::CONST, dtypes::kInt32.Vec(2), {}, Arg(int64_t{3})));
+  EXPECT_EQ(UOp::Const(dtypes::kFloat32, 1.0), UOp::New(Ops::CONST, dtypes::kFloat32, {}, Arg(1.0)));
+  EXPECT_EQ(UOp::LiveCount(), before);
+}
+
+TEST(UOpTest, ConcurrentSmallConstantsAgree) {
+  constexpr int kThreads = 4;
+  std::vector<std::vector<UOpPtr>> results(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([t, &results] {
+      for (int i = -300; i < 1100; ++i) results[t].push_back(UOp::Const(dtypes::kInt16, i));
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int t = 1; t < kThreads; ++t) EXPECT_EQ(results[t], results[0]);
+}
+
 // Every thread creates and drops the same node over and over, so lookups keep finding it while another thread
 // is freeing it (the dying-node path of UOp::New). The table must end with no node leaked or freed twice.
 TEST(UOpTest, ConcurrentCreateAndDropOfOneNode) {
