@@ -72,6 +72,14 @@ bool SamePattern(const UPat& a, const UPat& b) {
 }
 
 // The ops a node matching `p` can have (an over-approximation for UPat::Any).
+uint16_t PossibleScalarTypes(const UPat& p) {
+  const UPatNode& n = p.node();
+  if (n.src_kind != UPat::SrcKind::kAlternatives) return n.dtype.ScalarTypes();
+  uint16_t all = 0;
+  for (const UPat& alt : n.src) all |= PossibleScalarTypes(alt);
+  return all;
+}
+
 OpSet PossibleOps(const UPat& p) {
   const UPatNode& n = p.node();
   if (n.src_kind == UPat::SrcKind::kAlternatives) {
@@ -436,7 +444,8 @@ Rule::Rule(RuleSpec spec)
       location_(absl::StrCat(internal::BaseName(fn_.file()), ":", fn_.line())),
       id_(internal::next_rule_id.fetch_add(1, std::memory_order_relaxed)),
       root_ops_(internal::PossibleOps(pattern_)),
-      early_reject_(internal::EarlyReject(pattern_)) {
+      early_reject_(internal::EarlyReject(pattern_)),
+      root_scalar_types_(internal::PossibleScalarTypes(pattern_)) {
   auto cp = std::make_unique<internal::CompiledPattern>();
   internal::Compiler(*cp).Compile(pattern_);
   compiled_ = std::move(cp);
@@ -519,7 +528,7 @@ void PatternMatcher::BuildDispatch() {
     for (size_t i = 0; i < rules_.size(); ++i) {
       const Rule& r = *rules_[i];
       if (r.root_ops().contains(static_cast<Ops>(op))) {
-        entries_.push_back(Entry{r.early_reject(), &r, static_cast<uint32_t>(i)});
+        entries_.push_back(Entry{r.early_reject(), &r, static_cast<uint32_t>(i), r.root_scalar_types()});
       }
     }
   }
@@ -534,9 +543,10 @@ UOpPtr PatternMatcher::RewriteImpl(const UOpPtr& node, void* ctx, RewriteStats* 
   if (begin == end) return nullptr;
   OpSet src_ops;
   for (const UOpPtr& s : u->src()) src_ops.Insert(s->op());
+  const uint16_t scalar_bit = static_cast<uint16_t>(1u << static_cast<int>(u->dtype().scalar_type()));
   for (uint32_t i = begin; i < end; ++i) {
     const Entry& e = entries_[i];
-    if (!src_ops.ContainsAll(e.early_reject)) continue;
+    if ((e.root_scalar_types & scalar_bit) == 0 || !src_ops.ContainsAll(e.early_reject)) continue;
     if constexpr (kStats) {
       RuleStats& s = stats->At(rules_[e.index]);
       auto start = std::chrono::steady_clock::now();

@@ -22,6 +22,7 @@
 //   when the node's sources lack an op its pattern requires of a direct source (tinygrad's early_reject).
 // - Each rule records where it was written (`file.cc:123`, the line its callback starts on); statistics,
 //   traces and the non-termination errors of graph_rewrite name rules that way.
+// - A rule is also skipped when the node's scalar type is not among those its root pattern accepts.
 // - Matching allocates nothing (short of a repeated-source pattern on a node with thousands of sources) and
 //   touches no reference counts; backtracking happens only where several operand orders or alternatives
 //   remain viable. A matcher is immutable and thread-safe. Per-rule statistics (attempts, matches, time) are
@@ -144,6 +145,8 @@ class Rule {
   const OpSet& root_ops() const { return root_ops_; }
   // The ops the node's sources must include (tinygrad's early_reject).
   const OpSet& early_reject() const { return early_reject_; }
+  // The scalar types the node's dtype may have (DTypeSet::ScalarTypes of the pattern's root).
+  uint16_t root_scalar_types() const { return root_scalar_types_; }
   // This rule alone on `node`: the first accepted callback result, or null.
   UOpPtr Apply(const UOpPtr& node, void* ctx = nullptr) const;
 
@@ -156,6 +159,7 @@ class Rule {
   int id_;
   OpSet root_ops_;
   OpSet early_reject_;
+  uint16_t root_scalar_types_;
   std::unique_ptr<const internal::CompiledPattern> compiled_;
 };
 
@@ -231,6 +235,7 @@ class PatternMatcher {
     OpSet early_reject;
     const Rule* rule;
     uint32_t index;  // into rules_
+    uint16_t root_scalar_types;
   };
   std::vector<std::shared_ptr<const Rule>> rules_;
   std::vector<Entry> entries_;     // grouped by op

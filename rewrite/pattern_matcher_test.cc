@@ -90,6 +90,27 @@ TEST_F(PatternMatcherTest, DispatchesByOpAndRejectsEarly) {
   EXPECT_EQ(stats.Total().matches, 2);
 }
 
+// A rule is not attempted on a node whose scalar type its root pattern cannot accept; vectors of an accepted
+// scalar and patterns with vector or pointer dtypes are attempted (the full match decides).
+TEST_F(PatternMatcherTest, RejectsByRootScalarType) {
+  PatternMatcher pm({
+      {UPat(Ops::ADD).dtype(dtypes::kBool).named("r"), [](const Match& m) { return m.root().const_like(true); }},
+      {UPat::Any(UPat(Ops::ADD).dtype(dtypes::kFloat32), UPat(Ops::ADD).dtype(dtypes::kInt32.Vec(2))),
+       [](const Match& m) { return m.root().const_like(0); }},
+  });
+  EXPECT_EQ(pm.rule(0).root_scalar_types(), 1u << static_cast<int>(ScalarType::kBool));
+  EXPECT_EQ(pm.rule(1).root_scalar_types(), 0xffff);
+  RewriteStats stats;
+  EXPECT_EQ(pm.Rewrite(a + b, nullptr, &stats, nullptr), nullptr);
+  EXPECT_EQ(stats.Get(pm.rule(0)).attempts, 0);  // int32 is not bool
+  EXPECT_EQ(stats.Get(pm.rule(1)).attempts, 1);  // a vector alternative: no scalar filter
+  UOpPtr p = UOp::New(Ops::DEFINE_VAR, dtypes::kBool, {}, Arg{Arg("p"), Arg(0), Arg(1)});
+  EXPECT_EQ(pm.Rewrite(p + p, nullptr, &stats, nullptr), UOp::Const(dtypes::kBool, true));
+  UOpPtr v = UOp::New(Ops::VECTORIZE, dtypes::kBool.Vec(2), {p, p});
+  EXPECT_EQ(pm.Rewrite(v + v, nullptr, &stats, nullptr), UOp::Const(dtypes::kBool.Vec(2), true));
+  EXPECT_EQ(stats.Get(pm.rule(0)).attempts, 2);
+}
+
 TEST_F(PatternMatcherTest, EarlyRejectIsTinygrads) {
   Rule add_const(RuleSpec{x + UPat::Cvar("c"), [](const Match& m) { return m["x"]; }});
   EXPECT_TRUE(add_const.early_reject() == OpSet{});  // Cvar has two ops: no requirement

@@ -51,6 +51,9 @@ class DTypeSet {
   // True when the set places no constraint.
   bool any() const { return scalar_mask_ == 0 && num_extra_ == 0; }
   bool Matches(DType dt) const;
+  // The scalar types of the dtypes this set can match, one bit per ScalarType (all bits when the set has
+  // vectors or pointers, or is `any`): a dtype whose scalar type's bit is clear does not match.
+  uint16_t ScalarTypes() const { return num_extra_ == 0 && scalar_mask_ != 0 ? scalar_mask_ : 0xffff; }
   // The union of two sets; `any` absorbs everything.
   DTypeSet Union(const DTypeSet& o) const;
   // "int", "{int, long}", "" for any.
