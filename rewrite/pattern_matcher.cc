@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <limits>
 #include <numeric>
 
 #include "absl/container/flat_hash_map.h"
@@ -31,6 +32,8 @@ struct PNode {
 struct ArgPattern {
   std::optional<Arg> arg;
   std::optional<ConstValue> const_arg;
+  // const_arg as an int64 when it is an integer that fits: compared directly with integer CONST args.
+  std::optional<int64_t> int_const;
 };
 
 struct CompiledPattern {
@@ -110,7 +113,12 @@ class Compiler {
       }
       if (n.arg || n.const_arg) {
         pn.arg = static_cast<int16_t>(out_.args.size());
-        out_.args.push_back(ArgPattern{n.arg, n.const_arg});
+        ArgPattern ap{n.arg, n.const_arg, std::nullopt};
+        if (n.const_arg && n.const_arg->is_int() && n.const_arg->AsInt() >= std::numeric_limits<int64_t>::min() &&
+            n.const_arg->AsInt() <= std::numeric_limits<int64_t>::max()) {
+          ap.int_const = static_cast<int64_t>(n.const_arg->AsInt());
+        }
+        out_.args.push_back(std::move(ap));
       }
       bool repeat_or_none = n.src_kind == UPat::SrcKind::kNone || n.src_kind == UPat::SrcKind::kRepeat;
       pn.strict_len = !(n.allow_any_len || repeat_or_none);
@@ -206,6 +214,10 @@ bool PyArgEquals(const Arg& pat, const Arg& val) {
 
 bool ArgMatches(const ArgPattern& ap, const UOp* u) {
   const Arg& a = u->arg();
+  // An integer CONST holds its value as an int64 (a uint64 one as its bit pattern: that takes the long way).
+  if (ap.int_const && u->op() == Ops::CONST && a.is_int() && u->dtype().scalar_type() != ScalarType::kUInt64) {
+    return a.as_int() == *ap.int_const;
+  }
   if (ap.const_arg) {
     if (!IsNumber(a)) return false;
     ConstValue v = u->op() == Ops::CONST ? ConstFromArg(a, u->dtype()) : NumberOf(a);
