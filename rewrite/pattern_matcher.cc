@@ -242,16 +242,18 @@ std::atomic<int> next_rule_id{0};
 // recurse, each on a copy of the pending stack, undoing their captures through a trail when they fail.
 // Matches are found in tinygrad's order: permutations in itertools order, the first source's choices
 // outermost.
+//
+// One MatchRun serves every rule tried on a node: each Run leaves the captures empty again.
 class MatchRun {
  public:
-  MatchRun(const Rule& rule, const UOpPtr& root, void* ctx)
-      : rule_(rule), cp_(*rule.compiled_), root_(root), ctx_(ctx) {
-    std::fill_n(slots_, cp_.slot_names.size(), nullptr);
-  }
+  MatchRun(const UOpPtr& root, void* ctx) : root_(root), ctx_(ctx) { std::fill_n(slots_, kMaxSlots, nullptr); }
 
-  UOpPtr Run() {
+  UOpPtr Run(const Rule& rule) {
+    rule_ = &rule;
+    cp_ = rule.compiled_.get();
     stack_[0] = Pending{0, &root_};
     Solve(0, 1);
+    Undo(0);
     return std::move(result_);
   }
 
@@ -283,8 +285,9 @@ class MatchRun {
 
   // Tries the pending items stack_[base, base + n) under the current captures.
   bool Solve(size_t base, size_t n) {
-    const PNode* nodes = cp_.nodes.data();
-    const uint16_t* children = cp_.children.data();
+    const CompiledPattern& cp = *cp_;
+    const PNode* nodes = cp.nodes.data();
+    const uint16_t* children = cp.children.data();
     while (n > 0) {
       const Pending t = stack_[base + n - 1];
       --n;
@@ -329,8 +332,8 @@ class MatchRun {
         }
         return false;
       }
-      if (p.dtype >= 0 && !cp_.dtypes[p.dtype].Matches(u->dtype())) return false;
-      if (p.arg >= 0 && !ArgMatches(cp_.args[p.arg], u)) return false;
+      if (p.dtype >= 0 && !cp.dtypes[p.dtype].Matches(u->dtype())) return false;
+      if (p.arg >= 0 && !ArgMatches(cp.args[p.arg], u)) return false;
       const size_t ns = u->num_src();
       if (ns < p.required_len || (p.strict_len && ns != p.required_len)) return false;
       const UOpPtr* src = u->src().data();
@@ -359,7 +362,7 @@ class MatchRun {
         }
         case UPat::SrcKind::kAnyOrder: {
           const size_t k = p.child_count;
-          const uint16_t* perms = cp_.perms.data() + p.perm_begin;
+          const uint16_t* perms = cp.perms.data() + p.perm_begin;
           auto viable = [&](int j) {
             for (size_t i = 0; i < k; ++i) {
               if (!nodes[perms[j * k + i]].ops.contains(src[i]->op())) return false;
@@ -398,15 +401,15 @@ class MatchRun {
   }
 
   bool Fire() {
-    Match m(&rule_, &root_, slots_, ctx_);
-    UOpPtr r = rule_.fn_(m);
+    Match m(rule_, &root_, slots_, ctx_);
+    UOpPtr r = rule_->fn_(m);
     if (r == nullptr || r.get() == root_.get()) return false;
     result_ = std::move(r);
     return true;
   }
 
-  const Rule& rule_;
-  const CompiledPattern& cp_;
+  const Rule* rule_ = nullptr;
+  const CompiledPattern* cp_ = nullptr;
   const UOpPtr& root_;
   void* ctx_;
   const UOpPtr* slots_[kMaxSlots];
@@ -467,7 +470,7 @@ Rule::~Rule() = default;
 
 std::string Rule::ToString() const { return absl::StrCat(location_, " ", pattern_.ToString()); }
 
-UOpPtr Rule::Apply(const UOpPtr& node, void* ctx) const { return internal::MatchRun(*this, node, ctx).Run(); }
+UOpPtr Rule::Apply(const UOpPtr& node, void* ctx) const { return internal::MatchRun(node, ctx).Run(*this); }
 
 // ---- RewriteStats ----
 
@@ -555,6 +558,7 @@ UOpPtr PatternMatcher::RewriteImpl(const UOpPtr& node, void* ctx, RewriteStats* 
   if (begin == end) return nullptr;
   OpSet src_ops;
   for (const UOpPtr& s : u->src()) src_ops.Insert(s->op());
+  internal::MatchRun run(node, ctx);
   const uint16_t scalar_bit = static_cast<uint16_t>(1u << static_cast<int>(u->dtype().scalar_type()));
   for (uint32_t i = begin; i < end; ++i) {
     const Entry& e = entries_[i];
@@ -562,7 +566,7 @@ UOpPtr PatternMatcher::RewriteImpl(const UOpPtr& node, void* ctx, RewriteStats* 
     if constexpr (kStats) {
       RuleStats& s = stats->At(rules_[e.index]);
       auto start = std::chrono::steady_clock::now();
-      UOpPtr r = internal::MatchRun(*e.rule, node, ctx).Run();
+      UOpPtr r = run.Run(*e.rule);
       int64_t ns =
           std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
               .count();
@@ -575,7 +579,7 @@ UOpPtr PatternMatcher::RewriteImpl(const UOpPtr& node, void* ctx, RewriteStats* 
         return r;
       }
     } else {
-      UOpPtr r = internal::MatchRun(*e.rule, node, ctx).Run();
+      UOpPtr r = run.Run(*e.rule);
       if (r != nullptr) {
         if (fired != nullptr) *fired = static_cast<int>(e.index);
         return r;

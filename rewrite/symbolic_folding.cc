@@ -13,11 +13,22 @@ namespace {
 using int128 = absl::int128;
 
 int128 Abs(int128 v) { return v < 0 ? -v : v; }
+// Truncating division and remainder; 128-bit division is a library call, and the values here nearly always fit
+// in 64 bits.
+bool Fits64(int128 v) { return v > std::numeric_limits<int64_t>::min() && v <= std::numeric_limits<int64_t>::max(); }
+int128 Quot(int128 x, int128 y) {
+  if (Fits64(x) && Fits64(y)) return static_cast<int64_t>(x) / static_cast<int64_t>(y);
+  return x / y;
+}
+int128 Rem(int128 x, int128 y) {
+  if (Fits64(x) && Fits64(y)) return static_cast<int64_t>(x) % static_cast<int64_t>(y);
+  return x % y;
+}
 int128 Gcd(int128 a, int128 b) {
   a = Abs(a);
   b = Abs(b);
   while (b != 0) {
-    int128 t = a % b;
+    int128 t = Rem(a, b);
     a = b;
     b = t;
   }
@@ -26,14 +37,14 @@ int128 Gcd(int128 a, int128 b) {
 // C semantics (tinygrad's cdiv/cmod); division by zero gives 0 and x.
 int128 CDiv(int128 x, int128 y) {
   if (y == 0) return 0;
-  int128 q = Abs(x) / Abs(y);
+  int128 q = Quot(Abs(x), Abs(y));
   return ((x < 0) != (y < 0)) ? -q : q;
 }
 int128 CMod(int128 x, int128 y) { return x - CDiv(x, y) * y; }
 // Python semantics (floor), used only for compile-time arithmetic on constants where the identity is exact.
 int128 FloorDiv(int128 x, int128 y) {
-  int128 q = x / y;
-  if ((x % y != 0) && ((x < 0) != (y < 0))) --q;
+  int128 q = Quot(x, y);
+  if ((Rem(x, y) != 0) && ((x < 0) != (y < 0))) --q;
   return q;
 }
 int128 FloorMod(int128 x, int128 y) { return x - FloorDiv(x, y) * y; }
@@ -66,7 +77,7 @@ UOpPtr Sum(const std::vector<UOpPtr>& terms) {
   return acc;
 }
 // sum(coefs[i] * vars[i]) + constant, summed left to right from 0 like Python's sum().
-UOpPtr LinearSum(const UOp* like, const std::vector<int128>& coefs, const std::vector<UOpPtr>& vars,
+UOpPtr LinearSum(const UOp* like, absl::Span<const int128> coefs, absl::Span<const UOpPtr> vars,
                  int128 constant) {
   UOpPtr acc = ConstLike(like, 0);
   for (size_t i = 0; i < vars.size(); ++i) acc = Add(acc, Int(coefs[i]) * vars[i]);
@@ -102,9 +113,9 @@ UOpPtr FoldedNeg(const UOpPtr& a) {
   return FoldedAlu(Ops::MUL, a, a.const_like(int64_t{-1}));
 }
 
-std::vector<const UOp*> SplitUOp(const UOp* x, Ops sep) {
-  std::vector<const UOp*> out;
-  std::vector<const UOp*> stack = {x};
+TermList SplitUOp(const UOp* x, Ops sep) {
+  TermList out;
+  absl::InlinedVector<const UOp*, 16> stack = {x};
   while (!stack.empty()) {
     const UOp* u = stack.back();
     stack.pop_back();
@@ -176,6 +187,17 @@ struct Interval {
 };
 
 Interval Combine(Ops op, const Interval& a, const Interval& b) {
+  // Below 2^62 in magnitude, sums and products are exact and far from range analysis's +-2^125 clamp: plain
+  // arithmetic gives what IntBinaryBounds gives, without its conversions.
+  constexpr int128 kSmall = int128(1) << 62;
+  auto small = [&](int128 v) { return v > -kSmall && v < kSmall; };
+  if (small(a.lo) && small(a.hi) && small(b.lo) && small(b.hi)) {
+    if (op == Ops::ADD) return Interval{a.lo + b.lo, a.hi + b.hi};
+    if (op == Ops::MUL) {
+      int128 p[4] = {a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi};
+      return Interval{*std::min_element(p, p + 4), *std::max_element(p, p + 4)};
+    }
+  }
   auto r = IntBinaryBounds(op, ConstValue::Int(a.lo), ConstValue::Int(a.hi), ConstValue::Int(b.lo),
                            ConstValue::Int(b.hi));
   UOPC_CHECK(r.has_value(), "interval arithmetic covers ADD and MUL");
@@ -184,7 +206,7 @@ Interval Combine(Ops op, const Interval& a, const Interval& b) {
 
 // The bounds of `sum(coefs[i] * vars[i]) + constant`, each product as MUL(CONST, var), summed left to right
 // starting from the constant when const_first, else from 0 with the constant added last.
-Interval LinearBounds(const std::vector<int128>& coefs, const std::vector<UOpPtr>& vars, int128 constant,
+Interval LinearBounds(absl::Span<const int128> coefs, absl::Span<const UOpPtr> vars, int128 constant,
                       bool const_first = false) {
   Interval sum{const_first ? constant : 0, const_first ? constant : 0};
   for (size_t i = 0; i < vars.size(); ++i) {
@@ -195,6 +217,8 @@ Interval LinearBounds(const std::vector<int128>& coefs, const std::vector<UOpPtr
 }
 
 }  // namespace
+
+using Coefficients = absl::InlinedVector<int128, 8>;
 
 UOpPtr DivAndModFolding(const UOp* x, const UOp* y, Ops which, bool split_rem) {
   if (!IntBounds(x) || !IntBounds(y) || !x->dtype().is_int()) return nullptr;
@@ -213,8 +237,8 @@ UOpPtr DivAndModFolding(const UOp* x, const UOp* y, Ops which, bool split_rem) {
   int128 c = IntArg(y);
   if (c <= 0) return nullptr;
 
-  std::vector<UOpPtr> svars;
-  std::vector<int128> factors, quotients, remainders;
+  absl::InlinedVector<UOpPtr, 8> svars;
+  Coefficients factors, quotients, remainders;
   int128 gcd = c, div = 1, constant = 0;
   bool something_changed = false;
   for (const UOp* u : SplitUOp(x, Ops::ADD)) {
@@ -255,7 +279,7 @@ UOpPtr DivAndModFolding(const UOp* x, const UOp* y, Ops which, bool split_rem) {
   // expression stays inside one block [k*c, (k+1)*c), the mod (and the div) fold. The derivation uses floor
   // semantics, which match C only for a non-negative dividend.
   if (x_min >= 0 && std::all_of(factors.begin(), factors.end(), [](int128 f) { return f > 0; })) {
-    std::vector<int128> rems;
+    Coefficients rems;
     for (int128 r : remainders) rems.push_back(Abs(r - c) < Abs(r) ? r - c : r);
     // Summed in tinygrad's order: sum(r*v for ...) + const%c, where Python's sum starts from the integer 0.
     // The bounds come first: most candidates fail the test, and building them would cost more than the test.
@@ -263,7 +287,7 @@ UOpPtr DivAndModFolding(const UOp* x, const UOp* y, Ops which, bool split_rem) {
     int128 k = FloorDiv(rem_bounds.lo, c);
     if (k == FloorDiv(rem_bounds.hi, c)) {
       if (which == Ops::MOD) return LinearSum(x, rems, svars, FloorMod(constant, c)) - Int(k * c);
-      std::vector<int128> quotient_coefs;
+      Coefficients quotient_coefs;
       for (size_t i = 0; i < svars.size(); ++i) quotient_coefs.push_back(FloorDiv(factors[i] - rems[i], c));
       return LinearSum(x, quotient_coefs, svars, FloorDiv(constant - FloorMod(constant, c) + k * c, c));
     }
@@ -271,7 +295,7 @@ UOpPtr DivAndModFolding(const UOp* x, const UOp* y, Ops which, bool split_rem) {
 
   // A common factor g of every coefficient, the constant and c cancels (exact, so right for every sign).
   if (int128 g = Gcd(gcd, constant); g != 1) {
-    std::vector<int128> num_coefs;
+    Coefficients num_coefs;
     for (int128 f : factors) num_coefs.push_back(FloorDiv(f, g));
     UOpPtr num = LinearSum(x, num_coefs, svars, FloorDiv(constant, g));
     UOpPtr ret = UOp::New(which, x->dtype(), {num, ConstLike(x, c / g)});
@@ -288,7 +312,7 @@ UOpPtr DivAndModFolding(const UOp* x, const UOp* y, Ops which, bool split_rem) {
   }
   // The split is a floor-semantics identity: only right in C when the dividend and the remainder are
   // non-negative. (Tested on the remainder's bounds before building it.)
-  std::vector<int128> rem_factors;
+  Coefficients rem_factors;
   for (size_t i = 0; i < svars.size(); ++i) {
     rem_factors.push_back(which == Ops::IDIV && !split_rem && remainders[i] != 0 ? FloorDiv(factors[i], gcd)
                                                                                   : FloorDiv(remainders[i], gcd));

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/numeric/int128.h"
 #include "uop/uop.h"
 
@@ -28,7 +29,8 @@ UOpPtr FoldedAlu(Ops op, const UOpPtr& a, const UOpPtr& b);
 UOpPtr FoldedNeg(const UOpPtr& a);
 
 // The terms of a chain of `sep` ops, left to right (tinygrad's split_uop).
-std::vector<const UOp*> SplitUOp(const UOp* x, Ops sep);
+using TermList = absl::InlinedVector<const UOp*, 8>;
+TermList SplitUOp(const UOp* x, Ops sep);
 
 // The largest known integer dividing x (tinygrad's const_factor).
 absl::int128 ConstFactor(const UOp* x);
