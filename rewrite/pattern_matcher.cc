@@ -246,11 +246,13 @@ std::atomic<int> next_rule_id{0};
 // One MatchRun serves every rule tried on a node: each Run leaves the captures empty again.
 class MatchRun {
  public:
-  MatchRun(const UOpPtr& root, void* ctx) : root_(root), ctx_(ctx) { std::fill_n(slots_, kMaxSlots, nullptr); }
+  MatchRun(const UOpPtr& root, void* ctx) : root_(root), ctx_(ctx) {}
 
   UOpPtr Run(const Rule& rule) {
     rule_ = &rule;
     cp_ = rule.compiled_.get();
+    // Slots are cleared once per MatchRun, as far as the rules tried need; each Run leaves them cleared.
+    for (; cleared_ < cp_->slot_names.size(); ++cleared_) slots_[cleared_] = nullptr;
     stack_[0] = Pending{0, &root_};
     Solve(0, 1);
     Undo(0);
@@ -413,6 +415,7 @@ class MatchRun {
   const UOpPtr& root_;
   void* ctx_;
   const UOpPtr* slots_[kMaxSlots];
+  size_t cleared_ = 0;  // slots_[0, cleared_) are null between runs
   int8_t trail_[kMaxSlots];
   int ntrail_ = 0;
   Pending* stack_ = inline_;
