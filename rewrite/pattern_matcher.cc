@@ -297,15 +297,7 @@ class MatchRun {
       const UOp* u = t.node->get();
       const Ops op = u->op();
       if (!p.ops.contains(op)) return false;
-      if (p.slot >= 0) {
-        const UOpPtr* have = slots_[p.slot];
-        if (have == nullptr) {
-          slots_[p.slot] = t.node;
-          trail_[ntrail_++] = p.slot;
-        } else if (have->get() != u) {
-          return false;
-        }
-      }
+      if (p.slot >= 0 && !Bind(p.slot, t.node)) return false;
       if (p.kind == UPat::SrcKind::kAlternatives) {
         int viable = 0;
         uint16_t only = 0;
@@ -350,7 +342,9 @@ class MatchRun {
             if (!nodes[children[p.child_begin + i]].ops.contains(src[i]->op())) return false;
           }
           EnsureSize(base + n + k);
-          for (size_t i = k; i-- > 0;) stack_[base + n++] = Pending{children[p.child_begin + i], &src[i]};
+          for (size_t i = k; i-- > 0;) {
+            if (!MatchOrPush(children[p.child_begin + i], &src[i], base, n)) return false;
+          }
           break;
         }
         case UPat::SrcKind::kRepeat: {
@@ -381,7 +375,9 @@ class MatchRun {
           if (count == 0) return false;
           if (count == 1) {
             EnsureSize(base + n + k);
-            for (size_t i = k; i-- > 0;) stack_[base + n++] = Pending{perms[first * k + i], &src[i]};
+            for (size_t i = k; i-- > 0;) {
+              if (!MatchOrPush(perms[first * k + i], &src[i], base, n)) return false;
+            }
             break;
           }
           for (int j = first; j < p.perm_count; ++j) {
@@ -400,6 +396,32 @@ class MatchRun {
       }
     }
     return Fire();
+  }
+
+  // Captures `node` as slot: false when the slot already holds another node.
+  bool Bind(int slot, const UOpPtr* node) {
+    const UOpPtr* have = slots_[slot];
+    if (have == nullptr) {
+      slots_[slot] = node;
+      trail_[ntrail_++] = static_cast<int8_t>(slot);
+      return true;
+    }
+    return have->get() == node->get();
+  }
+
+  // A pattern with no source constraint (most leaves: x, c, CONST(0)) is matched here and now; any other is
+  // pushed onto the pending stack. Either way the outcome is the same: leaves involve no choice.
+  bool MatchOrPush(uint16_t pat, const UOpPtr* node, size_t base, size_t& n) {
+    const PNode& p = cp_->nodes[pat];
+    if (p.kind != UPat::SrcKind::kNone) {
+      stack_[base + n++] = Pending{pat, node};
+      return true;
+    }
+    const UOp* u = node->get();
+    if (!p.ops.contains(u->op())) return false;
+    if (p.slot >= 0 && !Bind(p.slot, node)) return false;
+    if (p.dtype >= 0 && !cp_->dtypes[p.dtype].Matches(u->dtype())) return false;
+    return p.arg < 0 || ArgMatches(cp_->args[p.arg], u);
   }
 
   bool Fire() {
