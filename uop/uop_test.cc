@@ -122,20 +122,26 @@ TEST(UOpTest, DeepChainIsFreedWithoutRecursion) {
   EXPECT_EQ(UOp::LiveCount(), before);
 }
 
-TEST(UOpTest, ConcurrentInterningAgrees) {
+// Runs `build` on four threads at once; each returns the nodes it built, which must agree across threads.
+template <typename F>
+void ExpectThreadsAgree(F build) {
   constexpr int kThreads = 4;
   std::vector<std::vector<UOpPtr>> results(kThreads);
   std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([t, &results] {
-      UOpPtr x = UOp::Variable("shared", 0, 10);
-      for (int i = 0; i < 2000; ++i) results[t].push_back(x * i + (i % 7));
-      // Churn: create and drop nodes other threads may be looking up.
-      for (int i = 0; i < 2000; ++i) UOpPtr tmp = (x + i) * 5;
-    });
-  }
+  for (int t = 0; t < kThreads; ++t) threads.emplace_back([t, &results, &build] { results[t] = build(); });
   for (auto& th : threads) th.join();
   for (int t = 1; t < kThreads; ++t) EXPECT_EQ(results[t], results[0]);
+}
+
+TEST(UOpTest, ConcurrentInterningAgrees) {
+  ExpectThreadsAgree([] {
+    std::vector<UOpPtr> built;
+    UOpPtr x = UOp::Variable("shared", 0, 10);
+    for (int i = 0; i < 2000; ++i) built.push_back(x * i + (i % 7));
+    // Churn: create and drop nodes other threads may be looking up.
+    for (int i = 0; i < 2000; ++i) UOpPtr tmp = (x + i) * 5;
+    return built;
+  });
 }
 
 // Small integer constants come from a table after their first use; they must stay the interned node (equal to
@@ -159,16 +165,11 @@ TEST(UOpTest, SmallConstantsAreTheInternedNodes) {
 }
 
 TEST(UOpTest, ConcurrentSmallConstantsAgree) {
-  constexpr int kThreads = 4;
-  std::vector<std::vector<UOpPtr>> results(kThreads);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([t, &results] {
-      for (int i = -300; i < 1100; ++i) results[t].push_back(UOp::Const(dtypes::kInt16, i));
-    });
-  }
-  for (auto& th : threads) th.join();
-  for (int t = 1; t < kThreads; ++t) EXPECT_EQ(results[t], results[0]);
+  ExpectThreadsAgree([] {
+    std::vector<UOpPtr> built;
+    for (int i = -300; i < 1100; ++i) built.push_back(UOp::Const(dtypes::kInt16, i));
+    return built;
+  });
 }
 
 // Every thread creates and drops the same node over and over, so lookups keep finding it while another thread
