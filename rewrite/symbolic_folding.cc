@@ -67,7 +67,6 @@ UOpPtr Mul(const UOpPtr& a, const UOpPtr& b) { return FoldedAlu(Ops::MUL, a, b);
 UOpPtr Add(const UOpPtr& a, const UOpPtr& b) { return FoldedAlu(Ops::ADD, a, b); }
 UOpPtr operator*(Int a, const UOpPtr& b) { return Mul(b.const_like(ConstValue::Int(a.value)), b); }
 UOpPtr operator*(const UOpPtr& a, Int b) { return Mul(a, a.const_like(ConstValue::Int(b.value))); }
-UOpPtr operator+(Int a, const UOpPtr& b) { return Add(b.const_like(ConstValue::Int(a.value)), b); }
 UOpPtr operator+(const UOpPtr& a, Int b) { return Add(a, a.const_like(ConstValue::Int(b.value))); }
 UOpPtr operator-(const UOpPtr& a, Int b) { return Add(a, a.const_like(ConstValue::Int(-b.value))); }
 UOpPtr operator%(const UOpPtr& a, Int b) { return a.mod(a.const_like(ConstValue::Int(b.value))); }
