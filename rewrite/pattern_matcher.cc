@@ -74,7 +74,7 @@ bool SamePattern(const UPat& a, const UPat& b) {
   return true;
 }
 
-// The ops a node matching `p` can have (an over-approximation for UPat::Any).
+// The scalar types a node matching `p` can have, as DTypeSet::ScalarTypes bits.
 uint16_t PossibleScalarTypes(const UPat& p) {
   const UPatNode& n = p.node();
   if (n.src_kind != UPat::SrcKind::kAlternatives) return n.dtype.ScalarTypes();
@@ -83,6 +83,7 @@ uint16_t PossibleScalarTypes(const UPat& p) {
   return all;
 }
 
+// The ops a node matching `p` can have (an over-approximation for UPat::Any).
 OpSet PossibleOps(const UPat& p) {
   const UPatNode& n = p.node();
   if (n.src_kind == UPat::SrcKind::kAlternatives) {

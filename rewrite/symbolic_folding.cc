@@ -83,11 +83,9 @@ UOpPtr LinearSum(const UOp* like, absl::Span<const int128> coefs, absl::Span<con
   return acc + Int(constant);
 }
 
-}  // namespace
-
-namespace {
 bool IsIntValue(const UOp* u, int128 v) { return IsIntConst(u) && IntArg(u) == v; }
 bool IsScalarConst(const UOp* u) { return u->op() == Ops::CONST && u->dtype().count() == 1; }
+
 }  // namespace
 
 UOpPtr FoldedAlu(Ops op, const UOpPtr& a, const UOpPtr& b) {

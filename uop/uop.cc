@@ -380,12 +380,11 @@ SmallConstCache& SmallConsts() {
 
 size_t UOp::LiveCount() {
   size_t n = 0;
-  n -= SmallConsts().size();
   for (Shard& shard : Shards()) {
     SpinLockHolder lock(&shard.mu);
     n += shard.nodes.size();
   }
-  return n;
+  return n - SmallConsts().size();
 }
 
 ConstValue UOp::const_value() const { return ConstFromArg(arg_, dtype_); }
