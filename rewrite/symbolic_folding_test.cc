@@ -50,6 +50,25 @@ TEST(FoldedAluTest, LeavesFloatsAndVectorsToTheRules) {
   EXPECT_EQ(FoldedAlu(Ops::ADD, v, v), v + v);
 }
 
+// symbolic_simple's constant folding: scalars (one lane) and vectors (lane by lane) give exec_alu's results.
+TEST(ConstantFoldingTest, ScalarsAndVectorsFoldLikeExecAlu) {
+  UOpPtr big = UOp::Const(kInt32, std::numeric_limits<int32_t>::max());
+  EXPECT_EQ(GraphRewrite(big.alu(Ops::ADD, {UOp::Const(kInt32, 1)}), Sym()),
+            UOp::Const(kInt32, std::numeric_limits<int32_t>::min()));
+  EXPECT_EQ(GraphRewrite(UOp::Const(kInt32, -7).alu(Ops::IDIV, {UOp::Const(kInt32, 2)}), Sym()),
+            UOp::Const(kInt32, -3));  // C truncation
+  EXPECT_EQ(GraphRewrite(UOp::Const(kInt32, 3).alu(Ops::CMPLT, {UOp::Const(kInt32, 4)}), Sym()),
+            UOp::Const(dtypes::kBool, true));
+  EXPECT_EQ(GraphRewrite(UOp::Const(kFloat32, 1.5).alu(Ops::MUL, {UOp::Const(kFloat32, 2.0)}), Sym()),
+            UOp::Const(kFloat32, 3.0));
+  UOpPtr cond = UOp::Const(dtypes::kBool, false);
+  EXPECT_EQ(GraphRewrite(cond.alu(Ops::WHERE, {UOp::Const(kInt32, 1), UOp::Const(kInt32, 2)}), Sym()),
+            UOp::Const(kInt32, 2));
+  UOpPtr v = UOp::VConst(kInt32.Vec(2), {ConstValue::Int(1), ConstValue::Int(2)});
+  EXPECT_EQ(GraphRewrite(v.alu(Ops::ADD, {UOp::Const(kInt32.Vec(2), 10)}), Sym()),
+            UOp::VConst(kInt32.Vec(2), {ConstValue::Int(11), ConstValue::Int(12)}));
+}
+
 // The claim the builders rest on: what they build rewrites to the same graph as the plain node would.
 TEST(FoldedAluTest, RewritesToWhatThePlainNodeRewritesTo) {
   RuleFuzzerOptions options;

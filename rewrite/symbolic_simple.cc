@@ -1,7 +1,9 @@
 // Phase 1 of the symbolic rules (tinygrad's symbolic_simple): folds that look at one or two levels of a node.
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "rewrite/symbolic.h"
 #include "uop/exec_alu.h"
 
@@ -35,6 +37,16 @@ UOpPtr FoldConstants(const Match& m) {
   DType operand_dtype = a->src(0)->dtype();
   if (a->op() == Ops::WHERE) operand_dtype = a->src(1)->dtype();
   int n = a->dtype().count();
+  // Scalar CONSTs (nearly every fold): one lane, no per-lane vectors.
+  if (n == 1 && std::all_of(a->src().begin(), a->src().end(), [](const UOpPtr& s) {
+        return s->op() == Ops::CONST && s->dtype().count() == 1;
+      })) {
+    absl::InlinedVector<ConstValue, 3> lane;
+    for (const UOpPtr& s : a->src()) lane.push_back(s->const_value());
+    absl::StatusOr<ConstValue> v = ExecAlu(a->op(), a->dtype().scalar(), lane, operand_dtype.scalar());
+    if (!v.ok()) return nullptr;
+    return UOp::Const(a->dtype(), *v);
+  }
   std::vector<std::vector<ConstValue>> operands;
   for (const UOpPtr& s : a->src()) {
     operands.push_back(Elements(s.get()));
