@@ -1,5 +1,6 @@
 // Phase 3 of the symbolic rules: symbolic_flat (distributing constants) and sym, the full set codegen runs
 // (vectorize/GEP cleanup, load/store folding, threefry lowering, pow expansion, reduce folding).
+#include <utility>
 #include <vector>
 
 #include "rewrite/symbolic.h"
@@ -48,6 +49,20 @@ UOpPtr ReduceMulChain(const UOpPtr& r) {
   return r.replace_src(src) * Product(outside);
 }
 
+// Whether every product of a value of `a` (by range analysis) and the constant `c` is a value of a's dtype.
+bool ProductInRange(const UOpPtr& a, const UOpPtr& c) {
+  if (a->vmin().is_float() || c->op() != Ops::CONST || !c->arg().is_int()) return true;
+  // Bounds are within +-2^125 and the constant within 64 bits: products beyond 2^126 count as out of range.
+  const absl::int128 limit = absl::int128(1) << 62, k = c->const_value().AsInt();
+  absl::int128 lo = a->vmin().AsInt(), hi = a->vmax().AsInt();
+  if (lo < -limit || hi > limit || k < -limit || k > limit) return false;
+  lo *= k;
+  hi *= k;
+  if (lo > hi) std::swap(lo, hi);
+  DType scalar = a->dtype().scalar();
+  return lo >= DTypeMin(scalar).AsInt() && hi <= DTypeMax(scalar).AsInt();
+}
+
 }  // namespace
 
 const PatternMatcher& SymbolicFlat() {
@@ -56,9 +71,15 @@ const PatternMatcher& SymbolicFlat() {
       PatternMatcher({
           {-1 * (x + y),
            [](const Match& m) { return FoldedAlu(Ops::ADD, FoldedNeg(m["x"]), FoldedNeg(m["y"])); }},
-          // (x+y)*c -> x*c + y*c, only for ints (inf*0 is NaN for floats).
-          {(UPat::Var("x", dtypes::kInts) + y) * c,
-           [](const Match& m) {
+          // (x+y)*c -> x*c + y*c, only for ints (inf*0 is NaN for floats). C: not when a product leaves the
+          // dtype's range while (x+y)*c stays inside: C wraps the product around, and the folds that read
+          // ranges would then reason about values the program does not compute.
+          {(UPat::Var("x", dtypes::kInts) + y).named("sum") * c,
+           [](const Match& m) -> UOpPtr {
+             if (ProductInRange(m["sum"], m["c"]) &&
+                 (!ProductInRange(m["x"], m["c"]) || !ProductInRange(m["y"], m["c"]))) {
+               return nullptr;
+             }
              return FoldedAlu(Ops::ADD, FoldedAlu(Ops::MUL, m["x"], m["c"]),
                               FoldedAlu(Ops::MUL, m["y"], m["c"]));
            }},

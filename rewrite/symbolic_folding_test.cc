@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <random>
 
 #include "gtest/gtest.h"
@@ -67,6 +68,20 @@ TEST(ConstantFoldingTest, ScalarsAndVectorsFoldLikeExecAlu) {
   UOpPtr v = UOp::VConst(kInt32.Vec(2), {ConstValue::Int(1), ConstValue::Int(2)});
   EXPECT_EQ(GraphRewrite(v.alu(Ops::ADD, {UOp::Const(kInt32.Vec(2), 10)}), Sym()),
             UOp::VConst(kInt32.Vec(2), {ConstValue::Int(11), ConstValue::Int(12)}));
+}
+
+// Found by the sym fuzzer: distributing (a - 15) * K over the sum made the constant -15 * K leave int32, so it
+// wrapped, and division folding then split a sum whose C value had wrapped. Both the distribution (which now
+// declines when a product leaves the dtype and the product of the sum does not) and the division folding (which
+// declines a dividend whose range leaves its dtype) guard against it.
+TEST(FoldedAluTest, DistributingDoesNotIntroduceWraparound) {
+  absl::StatusOr<UOpPtr> e = ParseInfix(
+      "(((((22 * 22) * (a + -15)) * (22 * 22)) * (22 * (-15 + -15))) // (-15 + -15))", {{"a", 9, 10}});
+  ASSERT_TRUE(e.ok()) << e.status();
+  RuleFuzzer fuzzer(Sym());
+  std::optional<RuleFailure> failure = fuzzer.CheckOne(*e);
+  EXPECT_FALSE(failure.has_value()) << failure->ToString();
+  EXPECT_EQ(RenderTinygrad(GraphRewrite(*e, Sym()).get()), "((a*5153632)+-77304480)");
 }
 
 // The claim the builders rest on: what they build rewrites to the same graph as the plain node would.
