@@ -52,7 +52,7 @@ UOpPtr ReduceMulChain(const UOpPtr& r) {
 // Whether every product of a value of `a` (by range analysis) and the constant `c` is a value of a's dtype.
 bool ProductInRange(const UOpPtr& a, const UOpPtr& c) {
   if (a->vmin().is_float() || c->op() != Ops::CONST || !c->arg().is_int()) return true;
-  // Bounds are within +-2^125 and the constant within 64 bits: products beyond 2^126 count as out of range.
+  // Beyond 2^62 in magnitude a product counts as out of range (conservative; keeps the products exact).
   const absl::int128 limit = absl::int128(1) << 62, k = c->const_value().AsInt();
   absl::int128 lo = a->vmin().AsInt(), hi = a->vmax().AsInt();
   if (lo < -limit || hi > limit || k < -limit || k > limit) return false;

@@ -220,9 +220,10 @@ using Coefficients = absl::InlinedVector<int128, 8>;
 UOpPtr DivAndModFolding(const UOp* x, const UOp* y, Ops which, bool split_rem) {
   if (!IntBounds(x) || !IntBounds(y) || !x->dtype().is_int()) return nullptr;
   int128 x_min = Vmin(x), x_max = Vmax(x), y_min = Vmin(y), y_max = Vmax(y);
-  // C: everything below is exact arithmetic on x's range. A dividend whose range leaves its dtype's wraps around
-  // in C (a sum whose terms were distributed, say) and has another value there: leave it alone.
-  if (x_min < DTypeMin(x->dtype().scalar()).AsInt() || x_max > DTypeMax(x->dtype().scalar()).AsInt()) return nullptr;
+  // C: everything below is exact arithmetic on x's range. A dividend whose range leaves its dtype's wraps
+  // around in C (a sum whose terms were distributed, say) and has another value there: leave it alone.
+  const DType scalar = x->dtype().scalar();
+  if (x_min < DTypeMin(scalar).AsInt() || x_max > DTypeMax(scalar).AsInt()) return nullptr;
 
   // The quotient is the same everywhere: C and Python agree on this test because it uses C division.
   if ((y_min > 0 || y_max < 0) && y_min * y_max > 0) {

@@ -70,10 +70,10 @@ TEST(ConstantFoldingTest, ScalarsAndVectorsFoldLikeExecAlu) {
             UOp::VConst(kInt32.Vec(2), {ConstValue::Int(11), ConstValue::Int(12)}));
 }
 
-// Found by the sym fuzzer: distributing (a - 15) * K over the sum made the constant -15 * K leave int32, so it
-// wrapped, and division folding then split a sum whose C value had wrapped. Both the distribution (which now
-// declines when a product leaves the dtype and the product of the sum does not) and the division folding (which
-// declines a dividend whose range leaves its dtype) guard against it.
+// Found by the sym fuzzer: distributing (a - 15) * K over the sum made the constant -15 * K leave int32, so
+// it wrapped, and division folding then split a sum whose C value had wrapped. Both the distribution (which
+// now declines when a product leaves the dtype and the product of the sum does not) and the division folding
+// (which declines a dividend whose range leaves its dtype) guard against it.
 TEST(FoldedAluTest, DistributingDoesNotIntroduceWraparound) {
   absl::StatusOr<UOpPtr> e = ParseInfix(
       "(((((22 * 22) * (a + -15)) * (22 * 22)) * (22 * (-15 + -15))) // (-15 + -15))", {{"a", 9, 10}});
