@@ -195,8 +195,8 @@ class Engine {
     return Visited::kFrame;
   }
 
-  // The memo table's entry for u (when this engine has no lease): false when there is none, and *slot is where
-  // it would go.
+  // The memo table's entry for u (when this engine has no lease): false when there is none, and *slot is
+  // where it would go.
   bool FindInTable(const UOp* u, MemoTable::Slot** slot, const void** value) {
     *slot = memo_.Probe(u);
     if ((*slot)->key == nullptr) return false;

@@ -115,7 +115,8 @@ class Compiler {
       if (n.arg || n.const_arg) {
         pn.arg = static_cast<int16_t>(out_.args.size());
         ArgPattern ap{n.arg, n.const_arg, std::nullopt};
-        if (n.const_arg && n.const_arg->is_int() && n.const_arg->AsInt() >= std::numeric_limits<int64_t>::min() &&
+        if (n.const_arg && n.const_arg->is_int() &&
+            n.const_arg->AsInt() >= std::numeric_limits<int64_t>::min() &&
             n.const_arg->AsInt() <= std::numeric_limits<int64_t>::max()) {
           ap.int_const = static_cast<int64_t>(n.const_arg->AsInt());
         }
@@ -216,7 +217,8 @@ bool PyArgEquals(const Arg& pat, const Arg& val) {
 bool ArgMatches(const ArgPattern& ap, const UOp* u) {
   const Arg& a = u->arg();
   // An integer CONST holds its value as an int64 (a uint64 one as its bit pattern: that takes the long way).
-  if (ap.int_const && u->op() == Ops::CONST && a.is_int() && u->dtype().scalar_type() != ScalarType::kUInt64) {
+  if (ap.int_const && u->op() == Ops::CONST && a.is_int() &&
+      u->dtype().scalar_type() != ScalarType::kUInt64) {
     return a.as_int() == *ap.int_const;
   }
   if (ap.const_arg) {

@@ -94,7 +94,8 @@ TEST_F(PatternMatcherTest, DispatchesByOpAndRejectsEarly) {
 // scalar and patterns with vector or pointer dtypes are attempted (the full match decides).
 TEST_F(PatternMatcherTest, RejectsByRootScalarType) {
   PatternMatcher pm({
-      {UPat(Ops::ADD).dtype(dtypes::kBool).named("r"), [](const Match& m) { return m.root().const_like(true); }},
+      {UPat(Ops::ADD).dtype(dtypes::kBool).named("r"),
+       [](const Match& m) { return m.root().const_like(true); }},
       {UPat::Any(UPat(Ops::ADD).dtype(dtypes::kFloat32), UPat(Ops::ADD).dtype(dtypes::kInt32.Vec(2))),
        [](const Match& m) { return m.root().const_like(0); }},
   });

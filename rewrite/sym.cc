@@ -69,8 +69,7 @@ const PatternMatcher& SymbolicFlat() {
   static const PatternMatcher* const pm = new PatternMatcher(
       Symbolic() +
       PatternMatcher({
-          {-1 * (x + y),
-           [](const Match& m) { return FoldedAlu(Ops::ADD, FoldedNeg(m["x"]), FoldedNeg(m["y"])); }},
+          {-1 * (x + y), [](const Match& m) { return FoldedAdd(FoldedNeg(m["x"]), FoldedNeg(m["y"])); }},
           // (x+y)*c -> x*c + y*c, only for ints (inf*0 is NaN for floats). C: not when a product leaves the
           // dtype's range while (x+y)*c stays inside: C wraps the product around, and the folds that read
           // ranges would then reason about values the program does not compute.
@@ -80,8 +79,7 @@ const PatternMatcher& SymbolicFlat() {
                  (!ProductInRange(m["x"], m["c"]) || !ProductInRange(m["y"], m["c"]))) {
                return nullptr;
              }
-             return FoldedAlu(Ops::ADD, FoldedAlu(Ops::MUL, m["x"], m["c"]),
-                              FoldedAlu(Ops::MUL, m["y"], m["c"]));
+             return FoldedAdd(FoldedMul(m["x"], m["c"]), FoldedMul(m["y"], m["c"]));
            }},
       }));
   return *pm;

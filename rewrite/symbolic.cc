@@ -27,9 +27,6 @@ int128 Vmin(const UOpPtr& u) { return u->vmin().AsInt(); }
 int128 Vmax(const UOpPtr& u) { return u->vmax().AsInt(); }
 bool IntRange(const UOpPtr& u) { return u->dtype().is_int() || u->dtype().is_bool(); }
 UOpPtr K(const UOpPtr& like, int128 v) { return like.const_like(ConstValue::Int(v)); }
-// a + b and a * b built with FoldedAlu (constants folded, integer identities dropped at once).
-UOpPtr Plus(const UOpPtr& a, const UOpPtr& b) { return FoldedAlu(Ops::ADD, a, b); }
-UOpPtr Times(const UOpPtr& a, const UOpPtr& b) { return FoldedAlu(Ops::MUL, a, b); }
 int128 FloorDiv(int128 p, int128 q) {
   int128 r = p / q;
   if ((p % q != 0) && ((p < 0) != (q < 0))) --r;
@@ -144,10 +141,12 @@ const PatternMatcher& Symbolic() {
       // ** boolean algebra **
       {x | (x & UPat::Var()), [](const Match& m) { return m["x"]; }},
       // ** combine terms **
-      {x * c0 + x * c1, [](const Match& m) { return Times(m["x"], Plus(m["c0"], m["c1"])); }},
-      {(y + x * c0) + x * c1, [](const Match& m) { return Plus(m["y"], Times(m["x"], Plus(m["c0"], m["c1"]))); }},
-      {x + x * c, [](const Match& m) { return Times(m["x"], Plus(m["c"], m["c"].const_like(1))); }},
-      {(y + x) + x * c, [](const Match& m) { return Plus(m["y"], Times(m["x"], Plus(m["c"], m["c"].const_like(1)))); }},
+      {x * c0 + x * c1, [](const Match& m) { return FoldedMul(m["x"], FoldedAdd(m["c0"], m["c1"])); }},
+      {(y + x * c0) + x * c1,
+       [](const Match& m) { return FoldedAdd(m["y"], FoldedMul(m["x"], FoldedAdd(m["c0"], m["c1"]))); }},
+      {x + x * c, [](const Match& m) { return FoldedMul(m["x"], FoldedAdd(m["c"], m["c"].const_like(1))); }},
+      {(y + x) + x * c,
+       [](const Match& m) { return FoldedAdd(m["y"], FoldedMul(m["x"], FoldedAdd(m["c"], m["c"].const_like(1)))); }},
       {x + x, [](const Match& m) { return m["x"] * 2; }},
       {(y + x) + x, [](const Match& m) { return m["y"] + m["x"] * 2; }},
       {(x / UPat::Var("x2")) / UPat::Var("x3"),
@@ -155,7 +154,7 @@ const PatternMatcher& Symbolic() {
          if (m["x2"] == m["x3"]) return nullptr;
          return m["x"] / (m["x2"] * m["x3"]);
        }},
-      {-1 * (x + c), [](const Match& m) { return Plus(FoldedNeg(m["x"]), FoldedNeg(m["c"])); }},
+      {-1 * (x + c), [](const Match& m) { return FoldedAdd(FoldedNeg(m["x"]), FoldedNeg(m["c"])); }},
       // ** where **
       {UPat::Var().where(UPat::Var("val"), UPat::Var("val")), [](const Match& m) { return m["val"]; }},
       {UPat::Cvar("gate", {}, false).where(UPat::Var("c0"), UPat::Var("c1")),
@@ -188,16 +187,18 @@ const PatternMatcher& Symbolic() {
          return nullptr;
        }},
       // ** two-stage ALU folding for associative ops **
-      {x.alu(Ops::ADD, {c1}).alu(Ops::ADD, {c2}), [](const Match& m) { return Plus(m["x"], Plus(m["c1"], m["c2"])); }},
-      {x.alu(Ops::MUL, {c1}).alu(Ops::MUL, {c2}), [](const Match& m) { return Times(m["x"], Times(m["c1"], m["c2"])); }},
+      {x.alu(Ops::ADD, {c1}).alu(Ops::ADD, {c2}),
+       [](const Match& m) { return FoldedAdd(m["x"], FoldedAdd(m["c1"], m["c2"])); }},
+      {x.alu(Ops::MUL, {c1}).alu(Ops::MUL, {c2}),
+       [](const Match& m) { return FoldedMul(m["x"], FoldedMul(m["c1"], m["c2"])); }},
       {x.alu(Ops::AND, {c1}).alu(Ops::AND, {c2}),
        [](const Match& m) { return m["x"] & FoldedAlu(Ops::AND, m["c1"], m["c2"]); }},
       {x.alu(Ops::OR, {c1}).alu(Ops::OR, {c2}),
        [](const Match& m) { return m["x"] | FoldedAlu(Ops::OR, m["c1"], m["c2"]); }},
       {x.alu(Ops::MAX, {c1}).alu(Ops::MAX, {c2}),
        [](const Match& m) { return m["x"].maximum(FoldedAlu(Ops::MAX, m["c1"], m["c2"])); }},
-      {(c0 + x) < c1, [](const Match& m) { return m["x"].lt(Plus(m["c1"], FoldedNeg(m["c0"]))); }},
-      {x.idiv(c1).idiv(c2), [](const Match& m) { return m["x"].idiv(Times(m["c1"], m["c2"])); }},
+      {(c0 + x) < c1, [](const Match& m) { return m["x"].lt(FoldedAdd(m["c1"], FoldedNeg(m["c0"]))); }},
+      {x.idiv(c1).idiv(c2), [](const Match& m) { return m["x"].idiv(FoldedMul(m["c1"], m["c2"])); }},
       // ** lt **
       {(sc0 * UPat::Var("x", dtypes::kInts)) < sc1,
        [](const Match& m) -> UOpPtr {

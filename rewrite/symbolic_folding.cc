@@ -13,9 +13,11 @@ namespace {
 using int128 = absl::int128;
 
 int128 Abs(int128 v) { return v < 0 ? -v : v; }
-// Truncating division and remainder; 128-bit division is a library call, and the values here nearly always fit
-// in 64 bits.
-bool Fits64(int128 v) { return v > std::numeric_limits<int64_t>::min() && v <= std::numeric_limits<int64_t>::max(); }
+// Truncating division and remainder; 128-bit division is a library call, and the values here nearly always
+// fit in 64 bits.
+bool Fits64(int128 v) {
+  return v > std::numeric_limits<int64_t>::min() && v <= std::numeric_limits<int64_t>::max();
+}
 int128 Quot(int128 x, int128 y) {
   if (Fits64(x) && Fits64(y)) return static_cast<int64_t>(x) / static_cast<int64_t>(y);
   return x / y;
@@ -63,12 +65,10 @@ struct Int {
   explicit Int(int128 v) : value(v) {}
   int128 value;
 };
-UOpPtr Mul(const UOpPtr& a, const UOpPtr& b) { return FoldedAlu(Ops::MUL, a, b); }
-UOpPtr Add(const UOpPtr& a, const UOpPtr& b) { return FoldedAlu(Ops::ADD, a, b); }
-UOpPtr operator*(Int a, const UOpPtr& b) { return Mul(b.const_like(ConstValue::Int(a.value)), b); }
-UOpPtr operator*(const UOpPtr& a, Int b) { return Mul(a, a.const_like(ConstValue::Int(b.value))); }
-UOpPtr operator+(const UOpPtr& a, Int b) { return Add(a, a.const_like(ConstValue::Int(b.value))); }
-UOpPtr operator-(const UOpPtr& a, Int b) { return Add(a, a.const_like(ConstValue::Int(-b.value))); }
+UOpPtr operator*(Int a, const UOpPtr& b) { return FoldedMul(b.const_like(ConstValue::Int(a.value)), b); }
+UOpPtr operator*(const UOpPtr& a, Int b) { return FoldedMul(a, a.const_like(ConstValue::Int(b.value))); }
+UOpPtr operator+(const UOpPtr& a, Int b) { return FoldedAdd(a, a.const_like(ConstValue::Int(b.value))); }
+UOpPtr operator-(const UOpPtr& a, Int b) { return FoldedAdd(a, a.const_like(ConstValue::Int(-b.value))); }
 UOpPtr operator%(const UOpPtr& a, Int b) { return a.mod(a.const_like(ConstValue::Int(b.value))); }
 UOpPtr Sum(const std::vector<UOpPtr>& terms) {
   UOpPtr acc = terms[0];
@@ -79,7 +79,7 @@ UOpPtr Sum(const std::vector<UOpPtr>& terms) {
 UOpPtr LinearSum(const UOp* like, absl::Span<const int128> coefs, absl::Span<const UOpPtr> vars,
                  int128 constant) {
   UOpPtr acc = ConstLike(like, 0);
-  for (size_t i = 0; i < vars.size(); ++i) acc = Add(acc, Int(coefs[i]) * vars[i]);
+  for (size_t i = 0; i < vars.size(); ++i) acc = FoldedAdd(acc, Int(coefs[i]) * vars[i]);
   return acc + Int(constant);
 }
 
@@ -165,11 +165,11 @@ UOpPtr Divides(const UOp* x, int128 v) {
       if (!d0) return nullptr;
       UOpPtr d1 = Divides(x->src(1), v);
       if (!d1) return nullptr;
-      return Add(d0, d1);
+      return FoldedAdd(d0, d1);
     }
     case Ops::MUL:
-      if (UOpPtr d0 = Divides(x->src(0), v)) return Mul(d0, x->src()[1]);
-      if (UOpPtr d1 = Divides(x->src(1), v)) return Mul(x->src()[0], d1);
+      if (UOpPtr d0 = Divides(x->src(0), v)) return FoldedMul(d0, x->src()[1]);
+      if (UOpPtr d1 = Divides(x->src(1), v)) return FoldedMul(x->src()[0], d1);
       return nullptr;
     default:
       return nullptr;
@@ -327,14 +327,14 @@ UOpPtr DivAndModFolding(const UOp* x, const UOp* y, Ops which, bool split_rem) {
   UOpPtr rem = ConstLike(x, FloorDiv(FloorMod(constant, c), gcd));
   for (size_t i = 0; i < svars.size(); ++i) {
     if (which == Ops::IDIV && !split_rem && remainders[i] != 0) {
-      rem = Add(rem, Int(FloorDiv(factors[i], gcd)) * svars[i]);
+      rem = FoldedAdd(rem, Int(FloorDiv(factors[i], gcd)) * svars[i]);
     } else {
-      rem = Add(rem, Int(FloorDiv(remainders[i], gcd)) * svars[i]);
-      quo = Add(quo, Int(quotients[i]) * svars[i]);
+      rem = FoldedAdd(rem, Int(FloorDiv(remainders[i], gcd)) * svars[i]);
+      quo = FoldedAdd(quo, Int(quotients[i]) * svars[i]);
     }
   }
   if (which == Ops::MOD) return Int(gcd) * (rem % Int(c / gcd)) + Int(FloorMod(constant, gcd));
-  return Add(rem.idiv(rem.const_like(ConstValue::Int(c / gcd))), quo);
+  return FoldedAdd(rem.idiv(rem.const_like(ConstValue::Int(c / gcd))), quo);
 }
 
 UOpPtr FoldUnrolledDivs(const UOp* divs, int128 denominator, int128 fac) {

@@ -27,6 +27,8 @@ namespace uopc {
 UOpPtr FoldedAlu(Ops op, const UOpPtr& a, const UOpPtr& b);
 // a * -1 (logical not for bool), folded the same way.
 UOpPtr FoldedNeg(const UOpPtr& a);
+inline UOpPtr FoldedAdd(const UOpPtr& a, const UOpPtr& b) { return FoldedAlu(Ops::ADD, a, b); }
+inline UOpPtr FoldedMul(const UOpPtr& a, const UOpPtr& b) { return FoldedAlu(Ops::MUL, a, b); }
 
 // The terms of a chain of `sep` ops, left to right (tinygrad's split_uop).
 using TermList = absl::InlinedVector<const UOp*, 8>;

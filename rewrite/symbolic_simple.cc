@@ -1,5 +1,4 @@
 // Phase 1 of the symbolic rules (tinygrad's symbolic_simple): folds that look at one or two levels of a node.
-#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -17,50 +16,35 @@ const UPat scalar_c = UPat::Cvar("c", {}, /*vec=*/false);
 
 bool MayBeZero(const UOpPtr& u) { return !(u->vmin() > ConstValue::Int(0) || u->vmax() < ConstValue::Int(0)); }
 
-// The element values of a CONST (broadcast to the dtype's count) or VCONST.
-std::vector<ConstValue> Elements(const UOp* u) {
-  int n = u->dtype().count();
-  if (u->op() == Ops::CONST) return std::vector<ConstValue>(n, u->const_value());
-  std::vector<ConstValue> out;
-  for (const Arg& a : u->arg().as_tuple()) out.push_back(ConstFromArg(a, u->dtype().scalar()));
-  return out;
+// The number of elements of a CONST (broadcast to its dtype's count) or VCONST, and element i.
+int NumElements(const UOp* u) {
+  return u->op() == Ops::CONST ? u->dtype().count() : static_cast<int>(u->arg().as_tuple().size());
+}
+ConstValue Element(const UOp* u, int i) {
+  if (u->op() == Ops::CONST) return u->const_value();
+  return ConstFromArg(u->arg()[i], u->dtype().scalar());
 }
 
-UOpPtr ConstOf(DType dt, const std::vector<ConstValue>& values) {
-  if (dt.count() == 1) return UOp::Const(dt, values[0]);
-  return UOp::VConst(dt, values);
-}
-
-// Constant folding with exec_alu, results truncated to the dtype as a compiled kernel would compute them.
+// Constant folding with exec_alu lane by lane, results truncated to the dtype as a compiled kernel would
+// compute them. (Small inline buffers: nearly every fold is one lane of scalar CONSTs.)
 UOpPtr FoldConstants(const Match& m) {
   const UOpPtr& a = m.root();
   DType operand_dtype = a->src(0)->dtype();
   if (a->op() == Ops::WHERE) operand_dtype = a->src(1)->dtype();
-  int n = a->dtype().count();
-  // Scalar CONSTs (nearly every fold): one lane, no per-lane vectors.
-  if (n == 1 && std::all_of(a->src().begin(), a->src().end(), [](const UOpPtr& s) {
-        return s->op() == Ops::CONST && s->dtype().count() == 1;
-      })) {
-    absl::InlinedVector<ConstValue, 3> lane;
-    for (const UOpPtr& s : a->src()) lane.push_back(s->const_value());
-    absl::StatusOr<ConstValue> v = ExecAlu(a->op(), a->dtype().scalar(), lane, operand_dtype.scalar());
-    if (!v.ok()) return nullptr;
-    return UOp::Const(a->dtype(), *v);
-  }
-  std::vector<std::vector<ConstValue>> operands;
+  const int n = a->dtype().count();
   for (const UOpPtr& s : a->src()) {
-    operands.push_back(Elements(s.get()));
-    if (static_cast<int>(operands.back().size()) != n) return nullptr;
+    if (NumElements(s.get()) != n) return nullptr;
   }
-  std::vector<ConstValue> out;
+  absl::InlinedVector<ConstValue, 4> out;
   for (int i = 0; i < n; ++i) {
-    std::vector<ConstValue> lane;
-    for (const auto& o : operands) lane.push_back(o[i]);
+    absl::InlinedVector<ConstValue, 3> lane;
+    for (const UOpPtr& s : a->src()) lane.push_back(Element(s.get(), i));
     absl::StatusOr<ConstValue> v = ExecAlu(a->op(), a->dtype().scalar(), lane, operand_dtype.scalar());
     if (!v.ok()) return nullptr;
+    if (n == 1) return UOp::Const(a->dtype(), *v);
     out.push_back(*v);
   }
-  return ConstOf(a->dtype(), out);
+  return UOp::VConst(a->dtype(), out);
 }
 
 UOpPtr SimplifyPow(const UOpPtr& base, const UOpPtr& exponent) {

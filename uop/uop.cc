@@ -61,7 +61,7 @@ struct UOpInternals {
   static void SetBounds(UOp* u, ConstValue lo, ConstValue hi);
   static bool FastIntBounds(Ops op, DType dtype, absl::Span<const UOpPtr> src, const Arg& arg, UOp* u);
   static int32_t Refs(const UOp* u) { return u->refs_.load(std::memory_order_acquire); }
-  static void AddRef(const UOp* u) { u->refs_.fetch_add(1, std::memory_order_relaxed); }
+  static void AddRef(const UOp* u) { u->AddRef(); }
 };
 
 namespace {
