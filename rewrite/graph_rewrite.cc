@@ -139,6 +139,7 @@ class Engine {
   enum class Stage : uint8_t {
     kFixpoint,  // bottom-up: apply the rules until none fires
     kSources,   // rewrite the sources of `cur` one by one
+    kRules,     // top-down: `cur`'s sources are results already; apply the rules once
     kFinish,    // wait for the rewrite of a replacement; it is this node's result too
   };
 
@@ -292,20 +293,32 @@ class Engine {
             values_.resize(base);
             const UOpPtr* rebuilt = Keep(f.cur->replace_src(new_src_));
             f.stage = Stage::kFinish;
-            if (Visit(rebuilt, f.via_rule) == Visited::kError) return false;
+            Visited rv = Visit(rebuilt, f.via_rule);
+            if (rv == Visited::kError) return false;
+            // The rebuilt node's sources are results, and a result rewrites to itself: visiting them again
+            // would only find them in the memo.
+            if (rv == Visited::kFrame && !options_.bottom_up) frames_.back().stage = Stage::kRules;
             break;
           }
           values_.resize(base);
-          if (!options_.bottom_up) {
-            int rule;
-            if (UOpPtr r = pm_.Rewrite(*f.cur, options_.ctx, options_.stats, &rule)) {
-              if (!Applied(*f.cur, r, rule)) return false;
-              const UOpPtr* next = Keep(std::move(r));
-              f.stage = Stage::kFinish;
-              f.via_rule = rule;
-              if (Visit(next, rule) == Visited::kError) return false;
-              break;
-            }
+          if (options_.bottom_up) {
+            SetResult(f, f.cur);
+            values_.push_back(f.cur);
+            frames_.pop_back();
+            break;
+          }
+          f.stage = Stage::kRules;
+          [[fallthrough]];
+        }
+        case Stage::kRules: {
+          int rule;
+          if (UOpPtr r = pm_.Rewrite(*f.cur, options_.ctx, options_.stats, &rule)) {
+            if (!Applied(*f.cur, r, rule)) return false;
+            const UOpPtr* next = Keep(std::move(r));
+            f.stage = Stage::kFinish;
+            f.via_rule = rule;
+            if (Visit(next, rule) == Visited::kError) return false;
+            break;
           }
           SetResult(f, f.cur);
           values_.push_back(f.cur);

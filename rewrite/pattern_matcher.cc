@@ -43,6 +43,7 @@ struct CompiledPattern {
   std::vector<DTypeSet> dtypes;
   std::vector<ArgPattern> args;
   std::vector<std::string> slot_names;
+  std::vector<uint64_t> slot_keys;  // PackCaptureName of slot_names
 };
 
 namespace {
@@ -143,6 +144,7 @@ class Compiler {
     }
     UOPC_CHECK(out_.slot_names.size() < kMaxSlots, "a pattern may name at most 32 nodes");
     out_.slot_names.push_back(name);
+    out_.slot_keys.push_back(PackCaptureName(name));
     return static_cast<int8_t>(out_.slot_names.size() - 1);
   }
 
@@ -428,7 +430,7 @@ class MatchRun {
   }
 
   bool Fire() {
-    Match m(rule_, &root_, slots_, ctx_);
+    Match m(rule_, &root_, slots_, cp_->slot_keys.data(), static_cast<int>(cp_->slot_keys.size()), ctx_);
     UOpPtr r = rule_->fn_(m);
     if (r == nullptr || r.get() == root_.get()) return false;
     result_ = std::move(r);
@@ -462,14 +464,15 @@ int Match::SlotOf(absl::string_view name) const {
   return -1;
 }
 
-const UOpPtr& Match::operator[](absl::string_view name) const {
-  static const UOpPtr* const kNull = new UOpPtr();
+const UOpPtr Match::kUnbound;
+
+const UOpPtr& Match::Lookup(absl::string_view name) const {
   int slot = SlotOf(name);
   if (slot < 0) {
     std::string msg = absl::StrCat("rule ", rule_->ToString(), " has no capture named '", name, "'");
     internal::CheckFailed(__FILE__, __LINE__, "slot >= 0", msg.c_str());
   }
-  return slots_[slot] != nullptr ? *slots_[slot] : *kNull;
+  return slots_[slot] != nullptr ? *slots_[slot] : kUnbound;
 }
 
 const std::vector<std::string>& Match::names() const { return rule_->compiled_->slot_names; }

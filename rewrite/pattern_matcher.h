@@ -51,6 +51,16 @@ class RewriteStats;
 namespace internal {
 struct CompiledPattern;
 class MatchRun;
+
+// A capture name of at most 7 bytes as an integer (its length in the low byte, so never 0); 0 for a longer
+// name.
+constexpr uint64_t PackCaptureName(absl::string_view name) {
+  if (name.empty() || name.size() > 7) return 0;
+  uint64_t key = name.size();
+  for (size_t i = 0; i < name.size(); ++i)
+    key |= uint64_t{static_cast<unsigned char>(name[i])} << (8 * (i + 1));
+  return key;
+}
 }  // namespace internal
 
 // The captures of one match, handed to a rule's callback.
@@ -59,7 +69,16 @@ class Match {
   // The node captured under `name`; a null UOpPtr when the name is in the pattern but this match did not bind
   // it (a name inside one alternative of UPat::Any). A name the pattern does not contain is a bug in the rule
   // and CHECK-fails.
-  const UOpPtr& operator[](absl::string_view name) const;
+  const UOpPtr& operator[](absl::string_view name) const {
+    // Callbacks look names up all the time: short names compare as one packed integer, folded at compile
+    // time for a literal.
+    if (const uint64_t key = internal::PackCaptureName(name); key != 0) {
+      for (int i = 0; i < num_slots_; ++i) {
+        if (slot_keys_[i] == key) return slots_[i] != nullptr ? *slots_[i] : kUnbound;
+      }
+    }
+    return Lookup(name);
+  }
   // Whether this match bound `name`.
   bool has(absl::string_view name) const;
   // The node the rule is applied to.
@@ -78,12 +97,18 @@ class Match {
 
  private:
   friend class internal::MatchRun;
-  Match(const Rule* rule, const UOpPtr* root, const UOpPtr* const* slots, void* ctx)
-      : rule_(rule), root_(root), slots_(slots), ctx_(ctx) {}
+  Match(const Rule* rule, const UOpPtr* root, const UOpPtr* const* slots, const uint64_t* slot_keys,
+        int num_slots, void* ctx)
+      : rule_(rule), root_(root), slots_(slots), slot_keys_(slot_keys), num_slots_(num_slots), ctx_(ctx) {}
   int SlotOf(absl::string_view name) const;
+  // operator[] for long names, and the failure for a name the pattern lacks.
+  const UOpPtr& Lookup(absl::string_view name) const;
+  static const UOpPtr kUnbound;
   const Rule* rule_;
   const UOpPtr* root_;
   const UOpPtr* const* slots_;
+  const uint64_t* slot_keys_;  // internal::PackCaptureName of each slot's name
+  int num_slots_;
   void* ctx_;
 };
 

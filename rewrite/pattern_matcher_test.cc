@@ -230,6 +230,25 @@ TEST_F(PatternMatcherTest, UnboundNamesAreNullAndUnknownNamesAreBugs) {
   EXPECT_DEATH(typo.Rewrite(a + 0), "has no capture named 'y'");
 }
 
+TEST_F(PatternMatcherTest, NamesOfEveryLengthLookUpTheirOwnCapture) {
+  // Names up to 7 bytes are compared packed into an integer, longer ones as strings: names that share a
+  // prefix or differ only in length must still find their own node.
+  PatternMatcher pm({{UPat::Var("x") + UPat::Var("x_shifted") * UPat::Var("x_shift") +
+                          UPat::Var("x_shifted_by") * UPat::Var("xy"),
+                      [&](const Match& m) -> UOpPtr {
+                        EXPECT_EQ(m["x"], a);
+                        EXPECT_EQ(m["x_shift"], two);
+                        EXPECT_EQ(m["x_shifted_by"], b);
+                        EXPECT_TRUE(m.has("x_shifted"));
+                        EXPECT_FALSE(m.has("x_shif"));
+                        return m["xy"] * m["x_shifted"];
+                      }}});
+  UOpPtr c = UOp::Const(dtypes::kInt32, 3);
+  EXPECT_EQ(pm.Rewrite((a + b * two) + b * c), c * b);
+  PatternMatcher typo({{UPat::Var("x_long_name") + 0, [](const Match& m) { return m["x_long_nam"]; }}});
+  EXPECT_DEATH(typo.Rewrite(a + 0), "has no capture named 'x_long_nam'");
+}
+
 TEST_F(PatternMatcherTest, CallbackSeesRootAndCapturesWithoutCopies) {
   UOpPtr n = a * 2 + b;
   PatternMatcher pm({{(x * UPat::Cvar("c")) + y, [&](const Match& m) -> UOpPtr {

@@ -18,18 +18,6 @@ Arg Arg::IntTuple(absl::Span<const int64_t> ints) {
   return Arg(std::move(t));
 }
 
-int64_t Arg::as_int() const {
-  UOPC_CHECK(is_int(), "Arg is not an int");
-  return std::get<int64_t>(value_);
-}
-double Arg::as_float() const {
-  UOPC_CHECK(is_float(), "Arg is not a float");
-  return std::get<double>(value_);
-}
-bool Arg::as_bool() const {
-  UOPC_CHECK(is_bool(), "Arg is not a bool");
-  return std::get<bool>(value_);
-}
 const std::string& Arg::as_string() const {
   UOPC_CHECK(is_string(), "Arg is not a string");
   return *std::get<std::shared_ptr<const std::string>>(value_);

@@ -20,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "uop/check.h"
 #include "uop/dtype.h"
 #include "uop/ops.h"
 
@@ -70,9 +71,18 @@ class Arg {
   bool is_payload() const { return kind() == Kind::kPayload; }
 
   // Accessors; calling one of the wrong kind is a bug (CHECK-fails).
-  int64_t as_int() const;
-  double as_float() const;
-  bool as_bool() const;
+  int64_t as_int() const {
+    UOPC_CHECK(is_int(), "Arg is not an int");
+    return *std::get_if<int64_t>(&value_);
+  }
+  double as_float() const {
+    UOPC_CHECK(is_float(), "Arg is not a float");
+    return *std::get_if<double>(&value_);
+  }
+  bool as_bool() const {
+    UOPC_CHECK(is_bool(), "Arg is not a bool");
+    return *std::get_if<bool>(&value_);
+  }
   const std::string& as_string() const;
   const Tuple& as_tuple() const;
   DType as_dtype() const;

@@ -284,10 +284,9 @@ bool ConstValue::AsBool() const {
   return false;
 }
 
-absl::int128 ConstValue::AsInt() const {
-  if (kind_ != Kind::kFloat) return int_;
-  if (!std::isfinite(float_)) return 0;
-  double t = std::trunc(float_);
+absl::int128 ConstValue::FloatAsInt(double f) {
+  if (!std::isfinite(f)) return 0;
+  double t = std::trunc(f);
   // 2^127 bounds; beyond that saturate.
   if (t >= 1.7014118346046923e38) return absl::Int128Max();
   if (t <= -1.7014118346046923e38) return absl::Int128Min();
@@ -372,12 +371,12 @@ std::optional<int> Compare(const ConstValue& a, const ConstValue& b) {
 
 }  // namespace
 
-bool operator==(const ConstValue& a, const ConstValue& b) {
+bool ConstValue::EqualWithFloat(const ConstValue& a, const ConstValue& b) {
   auto c = Compare(a, b);
   return c && *c == 0;
 }
 
-bool operator<(const ConstValue& a, const ConstValue& b) {
+bool ConstValue::LessWithFloat(const ConstValue& a, const ConstValue& b) {
   auto c = Compare(a, b);
   return c && *c < 0;
 }

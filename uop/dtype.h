@@ -174,7 +174,7 @@ class ConstValue {
 
   // Python's conversions: bool(x), int(x) (floats truncate toward zero; NaN/inf give 0), float(x).
   bool AsBool() const;
-  absl::int128 AsInt() const;
+  absl::int128 AsInt() const { return kind_ != Kind::kFloat ? int_ : FloatAsInt(float_); }
   double AsFloat() const;
   // Integer value as int64 (bools as 0/1); CHECK-fails for floats. Saturates outside int64.
   int64_t AsInt64() const;
@@ -183,9 +183,15 @@ class ConstValue {
   std::string ToString() const;
 
   // Numeric comparisons with Python semantics across kinds (True == 1 == 1.0; NaN is unequal to everything).
-  friend bool operator==(const ConstValue& a, const ConstValue& b);
+  friend bool operator==(const ConstValue& a, const ConstValue& b) {
+    if (a.kind_ != Kind::kFloat && b.kind_ != Kind::kFloat) return a.int_ == b.int_;
+    return EqualWithFloat(a, b);
+  }
   friend bool operator!=(const ConstValue& a, const ConstValue& b) { return !(a == b); }
-  friend bool operator<(const ConstValue& a, const ConstValue& b);
+  friend bool operator<(const ConstValue& a, const ConstValue& b) {
+    if (a.kind_ != Kind::kFloat && b.kind_ != Kind::kFloat) return a.int_ < b.int_;
+    return LessWithFloat(a, b);
+  }
   friend bool operator<=(const ConstValue& a, const ConstValue& b) { return a < b || a == b; }
   friend bool operator>(const ConstValue& a, const ConstValue& b) { return b < a; }
   friend bool operator>=(const ConstValue& a, const ConstValue& b) { return b <= a; }
@@ -196,6 +202,10 @@ class ConstValue {
 
  private:
   constexpr ConstValue(Kind kind, absl::int128 i, double f) : kind_(kind), int_(i), float_(f) {}
+  // The slow paths of AsInt, == and < (a float involved).
+  static absl::int128 FloatAsInt(double f);
+  static bool EqualWithFloat(const ConstValue& a, const ConstValue& b);
+  static bool LessWithFloat(const ConstValue& a, const ConstValue& b);
   Kind kind_ = Kind::kInt;
   absl::int128 int_ = 0;
   double float_ = 0.0;

@@ -387,25 +387,12 @@ size_t UOp::LiveCount() {
   return n - SmallConsts().size();
 }
 
-ConstValue UOp::const_value() const { return ConstFromArg(arg_, dtype_); }
-
-namespace {
-
-ConstValue LoadBound(absl::int128 raw, DType dt) {
-  if (dt.is_float()) {
-    uint64_t bits = absl::Int128Low64(raw);
-    double f;
-    std::memcpy(&f, &bits, sizeof(f));
-    return ConstValue::Float(f);
-  }
-  if (dt.is_bool()) return ConstValue::Bool(raw != 0);
-  return ConstValue::Int(raw);
+ConstValue UOp::FloatBound(absl::int128 raw) {
+  uint64_t bits = absl::Int128Low64(raw);
+  double f;
+  std::memcpy(&f, &bits, sizeof(f));
+  return ConstValue::Float(f);
 }
-
-}  // namespace
-
-ConstValue UOp::vmin() const { return LoadBound(vmin_, dtype_); }
-ConstValue UOp::vmax() const { return LoadBound(vmax_, dtype_); }
 
 std::vector<const UOp*> UOp::Toposort(const std::function<bool(const UOp*)>& gate) const {
   std::vector<const UOp*> order;

@@ -208,13 +208,16 @@ class UOp {
   size_t hash() const { return hash_; }
 
   // The value of a CONST node (uint64 bit patterns read back as unsigned).
-  ConstValue const_value() const;
+  ConstValue const_value() const {
+    if (arg_.is_int() && dtype_.scalar_type() != ScalarType::kUInt64) return ConstValue::Int(arg_.as_int());
+    return ConstFromArg(arg_, dtype_);
+  }
   bool is_const() const { return op_ == Ops::CONST; }
 
   // Range analysis (tinygrad's _min_max): bounds on every value this node can take. For integer nodes these are
   // exact Python-integer bounds (no wraparound), for floats doubles, for bools bools.
-  ConstValue vmin() const;
-  ConstValue vmax() const;
+  ConstValue vmin() const { return LoadBound(vmin_); }
+  ConstValue vmax() const { return LoadBound(vmax_); }
 
   // Every node reachable from this one, each after all of its sources (tinygrad's toposort order). `gate`, when
   // given, stops the walk below nodes for which it returns false (those nodes are not included).
@@ -246,6 +249,12 @@ class UOp {
   static void operator delete(void* p, size_t size);
   static UOpPtr NewImpl(Ops op, DType dtype, absl::Span<const UOpPtr> src, SrcVector* owned_src, Arg arg, Arg tag);
   ~UOp() = default;
+
+  ConstValue LoadBound(absl::int128 raw) const {
+    if (dtype_.is_float()) return FloatBound(raw);
+    return dtype_.is_bool() ? ConstValue::Bool(raw != 0) : ConstValue::Int(raw);
+  }
+  static ConstValue FloatBound(absl::int128 raw);
 
   void AddRef() const { refs_.fetch_add(1, std::memory_order_relaxed); }
   // Succeeds unless the node is already dying (count 0).
