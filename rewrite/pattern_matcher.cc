@@ -258,8 +258,14 @@ class MatchRun {
     cp_ = rule.compiled_.get();
     // Slots are cleared once per MatchRun, as far as the rules tried need; each Run leaves them cleared.
     for (; cleared_ < cp_->slot_names.size(); ++cleared_) slots_[cleared_] = nullptr;
-    stack_[0] = Pending{0, &root_};
-    Solve(0, 1);
+    if (cp_->nodes[0].kind == UPat::SrcKind::kNone) {
+      // A pattern of one node (`UPat(ops).named("x")`, common for rules that look at every node): no search.
+      size_t none_pushed = 0;
+      if (MatchOrPush(0, &root_, 0, none_pushed)) Fire();
+    } else {
+      stack_[0] = Pending{0, &root_};
+      Solve(0, 1);
+    }
     Undo(0);
     return std::move(result_);
   }

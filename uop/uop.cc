@@ -222,8 +222,11 @@ void UOp::operator delete(void* p, size_t size) {
   ::operator delete(p);
 }
 
-UOp::UOp(Ops op, DType dtype, SrcVector src, Arg arg, Arg tag, size_t hash)
+UOp::UOp(Ops op, DType dtype, SrcVector&& src, Arg&& arg, Arg&& tag, size_t hash)
     : op_(op), dtype_(dtype), hash_(hash), arg_(std::move(arg)), tag_(std::move(tag)), src_(std::move(src)) {}
+
+UOp::UOp(Ops op, DType dtype, SrcVector&& src, const Arg& arg, const Arg& tag, size_t hash)
+    : op_(op), dtype_(dtype), hash_(hash), arg_(arg), tag_(tag), src_(std::move(src)) {}
 
 namespace {
 // The lease is taken with an acquire and given back with a release, so each holder sees every slot its
@@ -296,23 +299,27 @@ bool UOpInternals::FastIntBounds(Ops op, DType dtype, absl::Span<const UOpPtr> s
 }
 
 UOpPtr UOp::New(Ops op, DType dtype, absl::Span<const UOpPtr> src, Arg arg, Arg tag) {
-  return NewImpl(op, dtype, src, nullptr, std::move(arg), std::move(tag));
+  return NewImpl(op, dtype, src, nullptr, arg, tag, /*own_args=*/true);
 }
 
 UOpPtr UOp::New(Ops op, DType dtype, SrcVector&& src, Arg arg, Arg tag) {
-  return NewImpl(op, dtype, src, &src, std::move(arg), std::move(tag));
+  return NewImpl(op, dtype, src, &src, arg, tag, /*own_args=*/true);
 }
 
 // One probe of the shard on a hit and on a miss: the node is built inside lazy_emplace, under the shard lock
 // (building reads only the sources, which are alive, so it cannot re-enter the table).
-UOpPtr UOp::NewImpl(Ops op, DType dtype, absl::Span<const UOpPtr> src, SrcVector* owned_src, Arg arg, Arg tag) {
+UOpPtr UOp::NewImpl(Ops op, DType dtype, absl::Span<const UOpPtr> src, SrcVector* owned_src, const Arg& arg,
+                    const Arg& tag, bool own_args) {
   for (const UOpPtr& s : src) UOPC_CHECK(s != nullptr, "null source");
   size_t hash = UOpInternals::HashKey(op, dtype, src, arg, tag);
   Shard& shard = ShardFor(hash);
   UOp* created = nullptr;
   auto build = [&](const auto& insert) {
     SrcVector node_src = owned_src != nullptr ? std::move(*owned_src) : SrcVector(src.begin(), src.end());
-    created = new UOp(op, dtype, std::move(node_src), std::move(arg), std::move(tag), hash);
+    // Moving out of the caller's by-value parameters: they are not const objects.
+    created = own_args ? new UOp(op, dtype, std::move(node_src), std::move(const_cast<Arg&>(arg)),
+                                 std::move(const_cast<Arg&>(tag)), hash)
+                       : new UOp(op, dtype, std::move(node_src), arg, tag, hash);
     if (!UOpInternals::FastIntBounds(op, dtype, created->src_, created->arg_, created)) {
       auto [lo, hi] = ComputeBounds(op, dtype, created->src_, created->arg_);
       UOpInternals::SetBounds(created, lo, hi);
@@ -565,7 +572,7 @@ UOpPtr UOpPtr::replace_src(absl::Span<const UOpPtr> src) const {
     for (size_t i = 0; i < src.size() && same; ++i) same = old[i] == src[i];
     if (same) return *this;
   }
-  return UOp::New(ptr_->op(), ptr_->dtype(), src, ptr_->arg(), ptr_->tag());
+  return UOp::NewImpl(ptr_->op(), ptr_->dtype(), src, nullptr, ptr_->arg(), ptr_->tag(), /*own_args=*/false);
 }
 
 UOpPtr UOpPtr::replace_dtype(DType dt) const {

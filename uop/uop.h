@@ -243,11 +243,15 @@ class UOp {
  private:
   friend class UOpPtr;
   friend struct UOpInternals;
-  UOp(Ops op, DType dtype, SrcVector src, Arg arg, Arg tag, size_t hash);
+  UOp(Ops op, DType dtype, SrcVector&& src, Arg&& arg, Arg&& tag, size_t hash);
+  UOp(Ops op, DType dtype, SrcVector&& src, const Arg& arg, const Arg& tag, size_t hash);
   // Nodes come from a per-thread free list: graph rewrites create and drop hundreds of thousands of them.
   static void* operator new(size_t size);
   static void operator delete(void* p, size_t size);
-  static UOpPtr NewImpl(Ops op, DType dtype, absl::Span<const UOpPtr> src, SrcVector* owned_src, Arg arg, Arg tag);
+  // Interns a node; a new one takes its sources from *owned_src when given, and moves arg and tag from the
+  // caller when `own_args` (they are the caller's temporaries), else copies them.
+  static UOpPtr NewImpl(Ops op, DType dtype, absl::Span<const UOpPtr> src, SrcVector* owned_src,
+                        const Arg& arg, const Arg& tag, bool own_args);
   ~UOp() = default;
 
   ConstValue LoadBound(absl::int128 raw) const {
