@@ -1,5 +1,7 @@
 // Phase 3 of the symbolic rules: symbolic_flat (distributing constants) and sym, the full set codegen runs
 // (vectorize/GEP cleanup, load/store folding, threefry lowering, pow expansion, reduce folding).
+#include <algorithm>
+#include <iterator>
 #include <utility>
 #include <vector>
 
@@ -176,11 +178,11 @@ const PatternMatcher& Sym() {
       {UPat(Ops::SINK).named("root"),
        [](const Match& m) -> UOpPtr {
          const UOpPtr& root = m.root();
+         auto is_noop = [](const UOpPtr& s) { return s->op() == Ops::NOOP; };
+         // Sinks can have many thousands of sources: look before copying.
+         if (std::none_of(root->src().begin(), root->src().end(), is_noop)) return nullptr;
          std::vector<UOpPtr> kept;
-         for (const UOpPtr& s : root->src()) {
-           if (s->op() != Ops::NOOP) kept.push_back(s);
-         }
-         if (kept.size() == root->num_src()) return nullptr;
+         std::remove_copy_if(root->src().begin(), root->src().end(), std::back_inserter(kept), is_noop);
          return UOp::New(Ops::SINK, root->dtype(), kept, root->arg());
        }},
       {UPat(Ops::BARRIER).src(UPat(OpSet{Ops::VECTORIZE, Ops::SINK}).named("sink")),
@@ -188,17 +190,16 @@ const PatternMatcher& Sym() {
       {UPat(Ops::SINK).named("root"),
        [](const Match& m) -> UOpPtr {
          const UOpPtr& root = m.root();
+         auto is_nested = [](const UOpPtr& s) { return s->op() == Ops::SINK || s->op() == Ops::UNROLL; };
+         if (std::none_of(root->src().begin(), root->src().end(), is_nested)) return nullptr;
          std::vector<UOpPtr> flat;
-         bool nested = false;
          for (const UOpPtr& s : root->src()) {
-           if (s->op() == Ops::SINK || s->op() == Ops::UNROLL) {
-             nested = true;
-             for (const UOpPtr& inner : s->src()) flat.push_back(inner);
+           if (is_nested(s)) {
+             flat.insert(flat.end(), s->src().begin(), s->src().end());
            } else {
              flat.push_back(s);
            }
          }
-         if (!nested) return nullptr;
          return UOp::New(Ops::SINK, root->dtype(), flat, root->arg());
        }},
       {(x * x).reciprocal(), [](const Match& m) { return m["x"].reciprocal() * m["x"].reciprocal(); }},
