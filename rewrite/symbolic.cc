@@ -27,11 +27,6 @@ int128 Vmin(const UOpPtr& u) { return u->vmin().AsInt(); }
 int128 Vmax(const UOpPtr& u) { return u->vmax().AsInt(); }
 bool IntRange(const UOpPtr& u) { return u->dtype().is_int() || u->dtype().is_bool(); }
 UOpPtr K(const UOpPtr& like, int128 v) { return like.const_like(ConstValue::Int(v)); }
-int128 FloorDiv(int128 p, int128 q) {
-  int128 r = p / q;
-  if ((p % q != 0) && ((p < 0) != (q < 0))) --r;
-  return r;
-}
 
 }  // namespace
 

@@ -43,12 +43,6 @@ int128 CDiv(int128 x, int128 y) {
   return ((x < 0) != (y < 0)) ? -q : q;
 }
 int128 CMod(int128 x, int128 y) { return x - CDiv(x, y) * y; }
-// Python semantics (floor), used only for compile-time arithmetic on constants where the identity is exact.
-int128 FloorDiv(int128 x, int128 y) {
-  int128 q = Quot(x, y);
-  if ((Rem(x, y) != 0) && ((x < 0) != (y < 0))) --q;
-  return q;
-}
 int128 FloorMod(int128 x, int128 y) { return x - FloorDiv(x, y) * y; }
 
 bool IsIntConst(const UOp* u) { return u->op() == Ops::CONST && u->arg().is_int(); }
@@ -123,6 +117,12 @@ TermList SplitUOp(const UOp* x, Ops sep) {
     }
   }
   return out;
+}
+
+int128 FloorDiv(int128 x, int128 y) {
+  int128 q = Quot(x, y);
+  if ((Rem(x, y) != 0) && ((x < 0) != (y < 0))) --q;
+  return q;
 }
 
 int128 ConstFactor(const UOp* x) {

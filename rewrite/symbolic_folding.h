@@ -30,6 +30,10 @@ UOpPtr FoldedNeg(const UOpPtr& a);
 inline UOpPtr FoldedAdd(const UOpPtr& a, const UOpPtr& b) { return FoldedAlu(Ops::ADD, a, b); }
 inline UOpPtr FoldedMul(const UOpPtr& a, const UOpPtr& b) { return FoldedAlu(Ops::MUL, a, b); }
 
+// Python's `//` on exact integers (rounds toward negative infinity), for compile-time arithmetic on constants
+// where the identity is exact. y != 0.
+absl::int128 FloorDiv(absl::int128 x, absl::int128 y);
+
 // The terms of a chain of `sep` ops, left to right (tinygrad's split_uop).
 using TermList = absl::InlinedVector<const UOp*, 8>;
 TermList SplitUOp(const UOp* x, Ops sep);
