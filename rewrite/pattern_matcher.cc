@@ -498,6 +498,13 @@ Rule::Rule(RuleSpec spec)
       root_ops_(internal::PossibleOps(pattern_)),
       early_reject_(internal::EarlyReject(pattern_)),
       root_scalar_types_(internal::PossibleScalarTypes(pattern_)) {
+  const internal::UPatNode& root = pattern_.node();
+  if ((root.src_kind == UPat::SrcKind::kTuple || root.src_kind == UPat::SrcKind::kAnyOrder) &&
+      root.src.size() == 2 && !root.allow_any_len && !root.custom_early_reject) {
+    pair_kind_ = root.src_kind == UPat::SrcKind::kTuple ? PairKind::kOrdered : PairKind::kEitherOrder;
+    pair_first_ = internal::PossibleOps(root.src[0]);
+    pair_second_ = internal::PossibleOps(root.src[1]);
+  }
   auto cp = std::make_unique<internal::CompiledPattern>();
   internal::Compiler(*cp).Compile(pattern_);
   compiled_ = std::move(cp);
@@ -579,9 +586,10 @@ void PatternMatcher::BuildDispatch() {
     offsets_[op] = static_cast<uint32_t>(entries_.size());
     for (size_t i = 0; i < rules_.size(); ++i) {
       const Rule& r = *rules_[i];
-      if (r.root_ops().contains(static_cast<Ops>(op))) {
-        entries_.push_back(Entry{r.early_reject(), &r, static_cast<uint32_t>(i), r.root_scalar_types()});
-      }
+      if (!r.root_ops().contains(static_cast<Ops>(op))) continue;
+      const bool pair = r.pair_kind() != Rule::PairKind::kNone;
+      entries_.push_back(Entry{pair ? r.pair_first() : r.early_reject(), r.pair_second(), &r,
+                               static_cast<uint32_t>(i), r.root_scalar_types(), r.pair_kind()});
     }
   }
   offsets_[kNumOps] = static_cast<uint32_t>(entries_.size());
@@ -595,11 +603,27 @@ UOpPtr PatternMatcher::RewriteImpl(const UOpPtr& node, void* ctx, RewriteStats* 
   if (begin == end) return nullptr;
   OpSet src_ops;
   for (const UOpPtr& s : u->src()) src_ops.Insert(s->op());
+  const bool two_sources = u->num_src() == 2;
+  const Ops op0 = two_sources ? u->src(0)->op() : Ops::NOOP, op1 = two_sources ? u->src(1)->op() : Ops::NOOP;
   internal::MatchRun run(node, ctx);
   const uint16_t scalar_bit = static_cast<uint16_t>(1u << static_cast<int>(u->dtype().scalar_type()));
   for (uint32_t i = begin; i < end; ++i) {
     const Entry& e = entries_[i];
-    if ((e.root_scalar_types & scalar_bit) == 0 || !src_ops.ContainsAll(e.early_reject)) continue;
+    if ((e.root_scalar_types & scalar_bit) == 0) continue;
+    switch (e.pair_kind) {
+      case Rule::PairKind::kNone:
+        if (!src_ops.ContainsAll(e.early_reject)) continue;
+        break;
+      case Rule::PairKind::kOrdered:
+        if (!two_sources || !e.early_reject.contains(op0) || !e.second.contains(op1)) continue;
+        break;
+      case Rule::PairKind::kEitherOrder:
+        if (!two_sources || !((e.early_reject.contains(op0) && e.second.contains(op1)) ||
+                              (e.early_reject.contains(op1) && e.second.contains(op0)))) {
+          continue;
+        }
+        break;
+    }
     if constexpr (kStats) {
       RuleStats& s = stats->At(rules_[e.index]);
       auto start = std::chrono::steady_clock::now();

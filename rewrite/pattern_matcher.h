@@ -172,6 +172,13 @@ class Rule {
   const OpSet& early_reject() const { return early_reject_; }
   // The scalar types the node's dtype may have (DTypeSet::ScalarTypes of the pattern's root).
   uint16_t root_scalar_types() const { return root_scalar_types_; }
+  // For a root with exactly two source patterns (most binary-op rules): the ops each source may have, and
+  // whether the pair may match in either order. A node with two sources whose ops fit no order is skipped
+  // before matching; this implies the early reject.
+  enum class PairKind : uint8_t { kNone, kOrdered, kEitherOrder };
+  PairKind pair_kind() const { return pair_kind_; }
+  const OpSet& pair_first() const { return pair_first_; }
+  const OpSet& pair_second() const { return pair_second_; }
   // This rule alone on `node`: the first accepted callback result, or null.
   UOpPtr Apply(const UOpPtr& node, void* ctx = nullptr) const;
 
@@ -185,6 +192,8 @@ class Rule {
   OpSet root_ops_;
   OpSet early_reject_;
   uint16_t root_scalar_types_;
+  PairKind pair_kind_ = PairKind::kNone;
+  OpSet pair_first_, pair_second_;
   std::unique_ptr<const internal::CompiledPattern> compiled_;
 };
 
@@ -257,10 +266,12 @@ class PatternMatcher {
   UOpPtr RewriteImpl(const UOpPtr& node, void* ctx, RewriteStats* stats, int* fired) const;
 
   struct Entry {
-    OpSet early_reject;
+    OpSet early_reject;  // kNone: required among the sources; else the first source's ops
+    OpSet second;        // the second source's ops (pair kinds)
     const Rule* rule;
     uint32_t index;  // into rules_
     uint16_t root_scalar_types;
+    Rule::PairKind pair_kind;
   };
   std::vector<std::shared_ptr<const Rule>> rules_;
   std::vector<Entry> entries_;     // grouped by op

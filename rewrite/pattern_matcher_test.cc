@@ -78,16 +78,45 @@ TEST_F(PatternMatcherTest, DispatchesByOpAndRejectsEarly) {
   EXPECT_EQ(fired, 1);
   EXPECT_EQ(stats.Get(pm.rule(1)).attempts, 1);
   EXPECT_EQ(stats.Get(pm.rule(1)).matches, 1);
-  // A MUL source passes the reject of rule 2, whose tuple order then fails; rule 1 is rejected (no CONST).
+  // A MUL source passes tinygrad's reject of rule 2, but rule 2 wants it first: its source pair rejects the
+  // node before matching. Rule 1 is rejected (no CONST).
   EXPECT_EQ(pm.Rewrite(b + a * b, nullptr, &stats, &fired), nullptr);
   EXPECT_EQ(fired, -1);
-  EXPECT_EQ(stats.Get(pm.rule(2)).attempts, 1);
-  EXPECT_EQ(stats.Get(pm.rule(2)).matches, 0);
+  EXPECT_EQ(stats.Get(pm.rule(2)).attempts, 0);
   EXPECT_EQ(stats.Get(pm.rule(1)).attempts, 1);
   EXPECT_EQ(pm.Rewrite(a * b + b, nullptr, &stats, &fired), b);
   EXPECT_EQ(fired, 2);
-  EXPECT_EQ(stats.Total().attempts, 3);
+  EXPECT_EQ(stats.Get(pm.rule(2)).attempts, 1);
+  EXPECT_EQ(stats.Total().attempts, 2);
   EXPECT_EQ(stats.Total().matches, 2);
+}
+
+// A root with exactly two source patterns is not attempted on a node whose two sources' ops fit neither order
+// (or the one order of an exact tuple); other shapes keep tinygrad's early reject.
+TEST_F(PatternMatcherTest, SourcePairsRejectBeforeMatching) {
+  UPat mul = UPat(Ops::MUL).named("m"), idiv = UPat(Ops::IDIV).named("d");
+  PatternMatcher pm({
+      {mul + idiv, [](const Match& m) { return m["d"]; }},                               // either order
+      {UPat(Ops::MAX).src(mul, idiv), [](const Match& m) { return m["d"]; }},            // this order only
+      {UPat(Ops::MAX).src(mul).allow_any_len(), [](const Match& m) { return m["m"]; }},  // a prefix
+  });
+  EXPECT_EQ(pm.rule(0).pair_kind(), Rule::PairKind::kEitherOrder);
+  EXPECT_EQ(pm.rule(1).pair_kind(), Rule::PairKind::kOrdered);
+  EXPECT_EQ(pm.rule(2).pair_kind(), Rule::PairKind::kNone);
+  UOpPtr ab = a * b, a_b = a.idiv(b);
+  RewriteStats stats;
+  EXPECT_EQ(pm.Rewrite(ab + a_b, nullptr, &stats, nullptr), a_b);
+  EXPECT_EQ(pm.Rewrite(a_b + ab, nullptr, &stats, nullptr), a_b);
+  EXPECT_EQ(pm.Rewrite(ab + ab, nullptr, &stats, nullptr), nullptr);  // rejected: no IDIV
+  EXPECT_EQ(stats.Get(pm.rule(0)).attempts, 2);
+  EXPECT_EQ(pm.Rewrite(ab.maximum(a_b), nullptr, &stats, nullptr), a_b);
+  EXPECT_EQ(pm.Rewrite(a_b.maximum(ab), nullptr, &stats, nullptr), nullptr);  // rule 1 rejected, rule 2 tried
+  EXPECT_EQ(stats.Get(pm.rule(1)).attempts, 1);
+  EXPECT_EQ(stats.Get(pm.rule(2)).attempts, 1);
+  // Three sources: the pair rules are rejected, the prefix rule matches.
+  UOpPtr three = UOp::New(Ops::MAX, dtypes::kInt32, {ab, a_b, b});
+  EXPECT_EQ(pm.Rewrite(three, nullptr, &stats, nullptr), ab);
+  EXPECT_EQ(stats.Get(pm.rule(1)).attempts, 1);
 }
 
 // A rule is not attempted on a node whose scalar type its root pattern cannot accept; vectors of an accepted
