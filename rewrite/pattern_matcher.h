@@ -57,8 +57,9 @@ class MatchRun;
 constexpr uint64_t PackCaptureName(absl::string_view name) {
   if (name.empty() || name.size() > 7) return 0;
   uint64_t key = name.size();
-  for (size_t i = 0; i < name.size(); ++i)
+  for (size_t i = 0; i < name.size(); ++i) {
     key |= uint64_t{static_cast<unsigned char>(name[i])} << (8 * (i + 1));
+  }
   return key;
 }
 }  // namespace internal
