@@ -22,7 +22,8 @@
 //   when the node's sources lack an op its pattern requires of a direct source (tinygrad's early_reject).
 // - Each rule records where it was written (`file.cc:123`, the line its callback starts on); statistics,
 //   traces and the non-termination errors of graph_rewrite name rules that way.
-// - A rule is also skipped when the node's scalar type is not among those its root pattern accepts.
+// - A rule is also skipped when the node's scalar type is not among those its root pattern accepts, and,
+//   when its root has exactly two source patterns, when the node's two sources' ops fit neither order.
 // - Matching allocates nothing (short of a repeated-source pattern on a node with thousands of sources) and
 //   touches no reference counts; backtracking happens only where several operand orders or alternatives
 //   remain viable. A matcher is immutable and thread-safe. Per-rule statistics (attempts, matches, time) are
@@ -198,8 +199,8 @@ class Rule {
   std::unique_ptr<const internal::CompiledPattern> compiled_;
 };
 
-// Counters of one rule: attempts (matching tried, after the early reject), matches (callback accepted), time
-// spent in attempts that matched and in all attempts.
+// Counters of one rule: attempts (matching tried, after the skips listed at the top of this file), matches
+// (callback accepted), time spent in attempts that matched and in all attempts.
 struct RuleStats {
   int64_t attempts = 0;
   int64_t matches = 0;
