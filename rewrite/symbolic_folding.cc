@@ -169,6 +169,8 @@ UOpPtr Divides(const UOp* x, int128 v) {
     }
     case Ops::MUL:
       if (UOpPtr d0 = Divides(x->src(0), v)) return FoldedMul(d0, x->src()[1]);
+      // (y * v) / v: what the general case below builds, y * 1, folds to y. The commonest term by far.
+      if (IsIntValue(x->src(1), v)) return x->src()[0];
       if (UOpPtr d1 = Divides(x->src(1), v)) return FoldedMul(x->src()[0], d1);
       return nullptr;
     default:

@@ -32,7 +32,7 @@ struct UOpInternals {
   static size_t HashKey(Ops op, DType dtype, absl::Span<const UOpPtr> src, const Arg& arg, const Arg& tag) {
     uint64_t h = Mix(static_cast<uint64_t>(op) << 48 ^ src.size(), dtype.Bits());
     h = Mix(h, static_cast<uint64_t>(dtype.ptr_size()));
-    h = Mix(h, arg.Hash());
+    h = Mix(h, arg.is_none() ? 0 : arg.Hash());  // Arg::Hash of None is 0: most nodes have no arg
     for (const UOpPtr& s : src) h = Mix(h, reinterpret_cast<uintptr_t>(s.get()));
     if (!tag.is_none()) h = Mix(h, tag.Hash());
     return Avalanche(h);
