@@ -612,14 +612,14 @@ UOpPtr PatternMatcher::RewriteImpl(const UOpPtr& node, void* ctx, RewriteStats* 
     if ((e.root_scalar_types & scalar_bit) == 0) continue;
     switch (e.pair_kind) {
       case Rule::PairKind::kNone:
-        if (!src_ops.ContainsAll(e.early_reject)) continue;
+        if (!src_ops.ContainsAll(e.required_or_first)) continue;
         break;
       case Rule::PairKind::kOrdered:
-        if (!two_sources || !e.early_reject.contains(op0) || !e.second.contains(op1)) continue;
+        if (!two_sources || !e.required_or_first.contains(op0) || !e.second.contains(op1)) continue;
         break;
       case Rule::PairKind::kEitherOrder:
-        if (!two_sources || !((e.early_reject.contains(op0) && e.second.contains(op1)) ||
-                              (e.early_reject.contains(op1) && e.second.contains(op0)))) {
+        if (!two_sources || !((e.required_or_first.contains(op0) && e.second.contains(op1)) ||
+                              (e.required_or_first.contains(op1) && e.second.contains(op0)))) {
           continue;
         }
         break;

@@ -268,8 +268,9 @@ class PatternMatcher {
   UOpPtr RewriteImpl(const UOpPtr& node, void* ctx, RewriteStats* stats, int* fired) const;
 
   struct Entry {
-    OpSet early_reject;  // kNone: required among the sources; else the first source's ops
-    OpSet second;        // the second source's ops (pair kinds)
+    // kNone: the ops tinygrad's early reject requires among the sources; pair kinds: the first source's ops.
+    OpSet required_or_first;
+    OpSet second;  // pair kinds: the second source's ops
     const Rule* rule;
     uint32_t index;  // into rules_
     uint16_t root_scalar_types;

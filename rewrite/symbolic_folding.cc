@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 #include "uop/check.h"
 #include "uop/exec_alu.h"
@@ -13,36 +12,16 @@ namespace {
 using int128 = absl::int128;
 
 int128 Abs(int128 v) { return v < 0 ? -v : v; }
-// Truncating division and remainder; 128-bit division is a library call, and the values here nearly always
-// fit in 64 bits.
-bool Fits64(int128 v) {
-  return v > std::numeric_limits<int64_t>::min() && v <= std::numeric_limits<int64_t>::max();
-}
-int128 Quot(int128 x, int128 y) {
-  if (Fits64(x) && Fits64(y)) return static_cast<int64_t>(x) / static_cast<int64_t>(y);
-  return x / y;
-}
-int128 Rem(int128 x, int128 y) {
-  if (Fits64(x) && Fits64(y)) return static_cast<int64_t>(x) % static_cast<int64_t>(y);
-  return x % y;
-}
 int128 Gcd(int128 a, int128 b) {
   a = Abs(a);
   b = Abs(b);
   while (b != 0) {
-    int128 t = Rem(a, b);
+    int128 t = CMod(a, b);
     a = b;
     b = t;
   }
   return a;
 }
-// C semantics (tinygrad's cdiv/cmod); division by zero gives 0 and x.
-int128 CDiv(int128 x, int128 y) {
-  if (y == 0) return 0;
-  int128 q = Quot(Abs(x), Abs(y));
-  return ((x < 0) != (y < 0)) ? -q : q;
-}
-int128 CMod(int128 x, int128 y) { return x - CDiv(x, y) * y; }
 int128 FloorMod(int128 x, int128 y) { return x - FloorDiv(x, y) * y; }
 
 bool IsIntConst(const UOp* u) { return u->op() == Ops::CONST && u->arg().is_int(); }
@@ -120,8 +99,8 @@ TermList SplitUOp(const UOp* x, Ops sep) {
 }
 
 int128 FloorDiv(int128 x, int128 y) {
-  int128 q = Quot(x, y);
-  if ((Rem(x, y) != 0) && ((x < 0) != (y < 0))) --q;
+  int128 q = CDiv(x, y);
+  if (q * y != x && ((x < 0) != (y < 0))) --q;
   return q;
 }
 

@@ -15,19 +15,6 @@ using Bounds = std::pair<ConstValue, ConstValue>;
 
 Bounds Full(DType dt) { return {DTypeMin(dt), DTypeMax(dt)}; }
 
-// Python's int // int with C truncation toward zero (tinygrad's cdiv); cdiv(x, 0) is 0.
-absl::int128 CDiv(absl::int128 x, absl::int128 y) {
-  if (y == 0) return 0;
-  // C++'s int64 division truncates toward zero too, and is not a library call (INT64_MIN is left out: its
-  // quotient by -1 overflows).
-  auto fits = [](absl::int128 v) {
-    return v > std::numeric_limits<int64_t>::min() && v <= std::numeric_limits<int64_t>::max();
-  };
-  if (fits(x) && fits(y)) return static_cast<int64_t>(x) / static_cast<int64_t>(y);
-  absl::int128 q = (x < 0 ? -x : x) / (y < 0 ? -y : y);
-  return ((x < 0) != (y < 0)) ? -q : q;
-}
-
 // Saturating 128-bit arithmetic: bounds beyond +-2^126 only arise from int64 products and are clamped, which
 // stays conservative for every rule that compares bounds against small constants.
 constexpr double kLimit = 8.5e37;  // about 2^126

@@ -371,6 +371,18 @@ std::optional<int> Compare(const ConstValue& a, const ConstValue& b) {
 
 }  // namespace
 
+absl::int128 CDiv(absl::int128 x, absl::int128 y) {
+  if (y == 0) return 0;
+  // C++'s int64 division truncates toward zero too and, unlike 128-bit division, is not a library call; the
+  // values nearly always fit (INT64_MIN is left out: its quotient by -1 overflows).
+  auto fits = [](absl::int128 v) {
+    return v > std::numeric_limits<int64_t>::min() && v <= std::numeric_limits<int64_t>::max();
+  };
+  if (fits(x) && fits(y)) return static_cast<int64_t>(x) / static_cast<int64_t>(y);
+  absl::int128 q = (x < 0 ? -x : x) / (y < 0 ? -y : y);
+  return (x < 0) != (y < 0) ? -q : q;
+}
+
 bool ConstValue::EqualWithFloat(const ConstValue& a, const ConstValue& b) {
   auto c = Compare(a, b);
   return c && *c == 0;

@@ -219,6 +219,11 @@ std::string PythonFloatRepr(double f);
 ConstValue DTypeMin(DType dt);
 ConstValue DTypeMax(DType dt);
 
+// C's integer division and remainder on exact integers (tinygrad's cdiv/cmod): the quotient truncates toward
+// zero, the remainder takes the dividend's sign; CDiv(x, 0) is 0 and CMod(x, 0) is x.
+absl::int128 CDiv(absl::int128 x, absl::int128 y);
+inline absl::int128 CMod(absl::int128 x, absl::int128 y) { return x - CDiv(x, y) * y; }
+
 // dtypes.as_const: Python's int()/float()/bool() of v according to dt's scalar kind (no truncation).
 ConstValue AsConst(ConstValue v, DType dt);
 // tinygrad's truncate[dt]: what dt can hold. Integers wrap modulo 2^bits (two's complement); float32 rounds to

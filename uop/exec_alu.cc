@@ -108,14 +108,6 @@ ConstValue FromBits(uint64_t bits, DType dt) {
 
 uint64_t Low64(int128 x) { return absl::Uint128Low64(static_cast<uint128>(x)); }
 
-// C's division: truncate toward zero; x/0 = 0 (tinygrad's cdiv). Operands are within +-2^64, so no overflow.
-int128 CDiv(int128 x, int128 y) {
-  if (y == 0) return 0;
-  int128 q = (x < 0 ? -x : x) / (y < 0 ? -y : y);
-  return (x < 0) != (y < 0) ? -q : q;
-}
-int128 CMod(int128 x, int128 y) { return x - CDiv(x, y) * y; }
-
 // floor(x / 2^n) for 0 <= n < 64 without relying on the shift of a negative number.
 int128 FloorShift(int128 x, int n) { return x >= 0 ? x >> n : -((-x - 1) >> n) - 1; }
 
