@@ -13,7 +13,7 @@
 namespace uopc {
 namespace {
 
-// The memo of one call: node -> result handle (null while the node is being rewritten). Open addressing with
+// The memo of one call: node -> result (null while the node is being rewritten). Open addressing with
 // linear probing and the key next to its value, so a lookup costs one cache line (absl's tables touch a
 // control byte and a slot); nodes are never erased. Slot pointers stay valid until the table grows
 // (capacity() changes).
@@ -21,7 +21,7 @@ class MemoTable {
  public:
   struct Slot {
     const UOp* key;
-    const UOpPtr* value;
+    const UOp* value;
   };
 
   MemoTable() { Rehash(64); }
@@ -84,19 +84,30 @@ class MemoTable {
 // The rewrite of one graph_rewrite call: tinygrad's RewriteContext with an explicit stack instead of
 // recursion.
 //
-// Nodes are handled through `const UOpPtr*` handles that stay valid for the whole call: a source's handle
-// lives in its parent, the root's in the caller, and every node a rule or a rebuild creates is kept in
-// `kept_` (a deque, so handles never move). Nothing a call has seen is freed before it ends, so the memo's
-// pointer keys cannot be reused by new nodes, and the hot path touches no reference counts.
+// A frame reaches its node through a `const UOpPtr*` handle that stays valid while the frame lives: a
+// source's handle lives in its parent, the root's in the caller, and a node a rule or a rebuild creates (the
+// frame's "pending" node) in `pending_`, a deque used as a stack (handles never move), until the frame that
+// waits for its rewrite finishes. Results are plain pointers: a node that is its own result is alive while
+// anything can ask for it, and a node that is another node's result is held by `results_`.
 //
-// The memo maps a node to its result handle (null while the node is being rewritten). It lives in the nodes'
+// The memo maps a node to its result (null while the node is being rewritten). It lives in the nodes'
 // scratch slots when this engine gets the process's ScratchLease, else in a MemoTable; there a frame keeps a
 // pointer to its memo value and writes the result through it, unless the table has grown since (then it looks
-// up again).
+// up again). A memo in the nodes dies with them, so with the lease a pending node is dropped as soon as its
+// rewrite is known: most are intermediates nothing else refers to, and freeing them while they are still in
+// cache (and their memory goes back to the allocator for the next ones) is cheaper than freeing a few hundred
+// thousand cold nodes at the end. An equal node built later is rewritten again, which gives the same result
+// when the rules are functions of the node; rules given a context may keep state in it, so then, as in
+// tinygrad, every node sees the rules once per call and pending nodes are kept (`kept_`) until the call ends.
+// A table's keys are addresses, so without the lease pending nodes are kept too, and no key can be reused by
+// a new node.
 class Engine {
  public:
   Engine(const PatternMatcher& pm, const RewriteOptions& options)
-      : pm_(pm), options_(options), lease_(ScratchLease::TryAcquire()) {
+      : pm_(pm),
+        options_(options),
+        lease_(ScratchLease::TryAcquire()),
+        drop_pending_(lease_.has_value() && options.ctx == nullptr) {
     depth_ = size_hints.depth++;
     if (options_.trace != nullptr) {
       trace_index_ = options_.trace->rewrites.size();
@@ -106,8 +117,8 @@ class Engine {
     }
   }
 
-  // The rewrite of `*root`; the handle stays valid while this engine lives.
-  absl::StatusOr<const UOpPtr*> Run(const UOpPtr* root) {
+  // The rewrite of `*root`; the node stays alive while this engine lives.
+  absl::StatusOr<const UOp*> Run(const UOpPtr* root) {
     if (options_.trace != nullptr && options_.trace->rewrites[trace_index_].input == nullptr) {
       options_.trace->rewrites[trace_index_].input = *root;
     }
@@ -116,10 +127,11 @@ class Engine {
     if (v == Visited::kError || (v == Visited::kFrame && !Loop())) {
       frames_.clear();
       values_.resize(base);
+      pending_.clear();
       return std::move(error_);
     }
     UOPC_CHECK(values_.size() == base + 1);
-    const UOpPtr* result = values_.back();
+    const UOp* result = values_.back();
     values_.pop_back();
     return result;
   }
@@ -166,6 +178,7 @@ class Engine {
   static thread_local SizeHints size_hints;
 
   const UOpPtr* Keep(UOpPtr n) { return &kept_.emplace_back(std::move(n)); }
+  const UOpPtr* Pend(UOpPtr n) { return &pending_.emplace_back(std::move(n)); }
 
   enum class Visited : uint8_t { kError, kValue, kFrame };
 
@@ -175,14 +188,14 @@ class Engine {
     MemoTable::Slot* slot = nullptr;
     const void* known;
     if (lease_.has_value() ? lease_->Get(u, &known) : FindInTable(u, &slot, &known)) {
-      const UOpPtr* r = static_cast<const UOpPtr*>(known);
+      const UOp* r = static_cast<const UOp*>(known);
       if (r == nullptr) return Fail(CycleError(*h, via_rule));
       values_.push_back(r);
       return Visited::kValue;
     }
     // A leaf no rule can touch is its own result: it needs no memo entry (most CONSTs).
     if (u->num_src() == 0 && !pm_.HasRulesFor(u->op())) {
-      values_.push_back(h);
+      values_.push_back(u);
       return Visited::kValue;
     }
     if (lease_.has_value()) {
@@ -220,7 +233,8 @@ class Engine {
     return Visited::kError;
   }
 
-  void SetResult(const Frame& f, const UOpPtr* result) {
+  void SetResult(const Frame& f, const UOp* result) {
+    if (result != f.node->get()) results_.push_back(result->ref());
     if (lease_.has_value()) {
       lease_->Set(f.node->get(), result);
       return;
@@ -286,12 +300,12 @@ class Engine {
           if (v == Visited::kFrame) break;  // frames_ grew: f is stale; come back when the source is done
           const size_t base = f.values_base;
           bool changed = false;
-          for (size_t i = 0; i < ns; ++i) changed |= values_[base + i]->get() != n->src(i);
+          for (size_t i = 0; i < ns; ++i) changed |= values_[base + i] != n->src(i);
           if (changed) {
             new_src_.clear();
-            for (size_t i = 0; i < ns; ++i) new_src_.push_back(*values_[base + i]);
+            for (size_t i = 0; i < ns; ++i) new_src_.push_back(values_[base + i]->ref());
             values_.resize(base);
-            const UOpPtr* rebuilt = Keep(f.cur->replace_src(new_src_));
+            const UOpPtr* rebuilt = Pend(f.cur->replace_src(new_src_));
             f.stage = Stage::kFinish;
             Visited rv = Visit(rebuilt, f.via_rule);
             if (rv == Visited::kError) return false;
@@ -302,8 +316,8 @@ class Engine {
           }
           values_.resize(base);
           if (options_.bottom_up) {
-            SetResult(f, f.cur);
-            values_.push_back(f.cur);
+            SetResult(f, f.cur->get());
+            values_.push_back(f.cur->get());
             frames_.pop_back();
             break;
           }
@@ -314,20 +328,22 @@ class Engine {
           int rule;
           if (UOpPtr r = pm_.Rewrite(*f.cur, options_.ctx, options_.stats, &rule)) {
             if (!Applied(*f.cur, r, rule)) return false;
-            const UOpPtr* next = Keep(std::move(r));
+            const UOpPtr* next = Pend(std::move(r));
             f.stage = Stage::kFinish;
             f.via_rule = rule;
             if (Visit(next, rule) == Visited::kError) return false;
             break;
           }
-          SetResult(f, f.cur);
-          values_.push_back(f.cur);
+          SetResult(f, f.cur->get());
+          values_.push_back(f.cur->get());
           frames_.pop_back();
           break;
         }
         case Stage::kFinish: {
-          // The replacement's result is on top of values_ and stays there as this node's result.
+          // The pending node's result is on top of values_ and stays there as this node's result.
           SetResult(f, values_.back());
+          if (!drop_pending_) Keep(std::move(pending_.back()));
+          pending_.pop_back();
           frames_.pop_back();
           break;
         }
@@ -394,11 +410,16 @@ class Engine {
   int depth_;
   // The memo: in the nodes when this engine holds the scratch lease, else in memo_.
   std::optional<ScratchLease> lease_;
+  // Whether pending nodes are dropped once rewritten (see the class comment).
+  const bool drop_pending_;
   size_t memo_entries_ = 0;
   MemoTable memo_;
   std::vector<Frame> frames_;
-  std::vector<const UOpPtr*> values_;  // results of finished visits, consumed by the frame that asked
-  std::deque<UOpPtr> kept_;
+  std::vector<const UOp*> values_;  // results of finished visits, consumed by the frame that asked
+  std::deque<UOpPtr> pending_;      // the nodes frames in Stage::kFinish wait for, innermost last
+  std::deque<UOpPtr>
+      kept_;  // nodes kept until the call ends (bottom-up chains; pending nodes without the lease)
+  std::vector<UOpPtr> results_;  // results of nodes other than themselves
   std::vector<const UOp*> chain_;
   std::vector<int> chain_rules_;
   absl::InlinedVector<UOpPtr, 4> new_src_;
@@ -414,10 +435,11 @@ thread_local Engine::SizeHints Engine::size_hints;
 absl::StatusOr<UOpPtr> TryGraphRewrite(const UOpPtr& root, const PatternMatcher& pm,
                                        const RewriteOptions& options) {
   Engine engine(pm, options);
-  absl::StatusOr<const UOpPtr*> r = engine.Run(&root);
+  absl::StatusOr<const UOp*> r = engine.Run(&root);
   if (!r.ok()) return r.status();
-  engine.RecordOutput(**r);
-  return **r;
+  UOpPtr out = (*r)->ref();
+  engine.RecordOutput(out);
+  return out;
 }
 
 UOpPtr GraphRewrite(const UOpPtr& root, const PatternMatcher& pm, const RewriteOptions& options) {
@@ -441,9 +463,9 @@ absl::StatusOr<UOpMap> TryGraphRewriteMap(const UOpPtr& root, const PatternMatch
     for (const UOpPtr& s : n->src()) handles.try_emplace(s.get(), &s);
   }
   for (size_t i = order.size(); i-- > 0;) {
-    absl::StatusOr<const UOpPtr*> r = engine.Run(handles.at(order[i]));
+    absl::StatusOr<const UOp*> r = engine.Run(handles.at(order[i]));
     if (!r.ok()) return r.status();
-    out[order[i]] = **r;
+    out[order[i]] = (*r)->ref();
   }
   engine.RecordOutput(out.at(root.get()));
   if (input_map != nullptr) {

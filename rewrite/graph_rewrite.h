@@ -10,7 +10,11 @@
 // each result is a fixpoint. Bottom-up: the rules are applied to a node until none fires, then its sources
 // are rewritten, and the node is rebuilt and visited again if they changed. (tinygrad calls the second
 // "bottom_up": rules see a node before its sources are simplified.) Every visited node is memoized for the
-// call: a shared subgraph is rewritten once.
+// call: a shared subgraph is rewritten once. Without a context (RewriteOptions::ctx), and with the memo in
+// the nodes (see ScratchLease), a node a rule or a rebuild created is dropped once its rewrite is known
+// instead of at the end of the call; an equal node built later is rewritten again, to the same result when
+// the rules are functions of the node. With a context every node sees the rules once per call, as in
+// tinygrad.
 //
 // The walk uses an explicit stack, so a chain a million nodes deep is fine. Non-termination becomes an error:
 // re-entering a node that is still being rewritten is a certain cycle, reported at once with the rules on it;

@@ -1,5 +1,6 @@
 #include "rewrite/graph_rewrite.h"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <thread>
@@ -142,6 +143,61 @@ TEST_F(GraphRewriteTest, MemoWorksWithAndWithoutTheScratchLease) {
       EXPECT_EQ(GraphRewrite(n, count_and_fold, {.bottom_up = bottom_up, .ctx = &seen}), expected);
       // Bottom-up also tries each ADD before its sources are rewritten.
       EXPECT_EQ(seen.adds, bottom_up ? 80 : 40) << "hold_lease=" << hold_lease << " bottom_up=" << bottom_up;
+    }
+  }
+}
+
+TEST_F(GraphRewriteTest, IntermediatesAreFreedOnceTheirRewriteIsKnown) {
+  // Each chain counts down: v + k -> v + (k - 1) -> ... -> v; every step is garbage once the chain ends.
+  // With the scratch lease (the memo lives in the nodes) and no context, a step is freed when its rewrite is
+  // known, so the live count grows by one chain at most. Without the lease (a memo keyed by address) or with
+  // a context (rules may keep state in it) steps are kept until the call ends. At the end `v0 * 150` becomes
+  // `v0 + 150`, a step of the first chain: freed by then in the first case, so rewritten again (to the same
+  // result); found in the memo in the others.
+  struct Counts {
+    size_t baseline = 0;
+    size_t peak = 0;
+    int steps = 0;
+  };
+  Counts counts;
+  auto count_down = [&counts](const Match& m) -> UOpPtr {
+    counts.peak = std::max(counts.peak, UOp::LiveCount() - counts.baseline);
+    ++counts.steps;
+    int64_t c = m["c"]->arg().as_int();
+    return c == 0 ? m["x"] : m["x"] + (c - 1);
+  };
+  PatternMatcher pm({
+      {x + UPat::Cvar("c"), count_down},
+      {x * UPat::Cvar("c"), [](const Match& m) { return m["x"] + m["c"]; }},
+  });
+  constexpr int kChains = 20, kLength = 200;
+  std::vector<UOpPtr> vars, chains;
+  for (int i = 0; i < kChains; ++i) {
+    vars.push_back(UOp::Variable("v" + std::to_string(i), 0, 10));
+    chains.push_back(vars.back() + kLength);
+  }
+  chains.push_back(vars[0] * 150);
+  UOpPtr sink = UOp::Sink(chains);
+  std::vector<UOpPtr> expected_src = vars;
+  expected_src.push_back(vars[0]);
+  const UOpPtr expected = UOp::Sink(expected_src);
+  for (bool other_holds_lease : {false, true}) {
+    for (bool with_ctx : {false, true}) {
+      std::optional<ScratchLease> lease = other_holds_lease ? ScratchLease::TryAcquire() : std::nullopt;
+      ASSERT_EQ(lease.has_value(), other_holds_lease);
+      SCOPED_TRACE(::testing::Message()
+                   << "other_holds_lease=" << other_holds_lease << " with_ctx=" << with_ctx);
+      counts = Counts{.baseline = UOp::LiveCount()};
+      int unused_ctx = 0;
+      EXPECT_EQ(GraphRewrite(sink, pm, {.ctx = with_ctx ? &unused_ctx : nullptr}), expected);
+      EXPECT_EQ(UOp::LiveCount(), counts.baseline);
+      if (!other_holds_lease && !with_ctx) {
+        EXPECT_LE(counts.peak, static_cast<size_t>(kLength + 10));
+        EXPECT_EQ(counts.steps, kChains * (kLength + 1) + 151);
+      } else {
+        EXPECT_GE(counts.peak, static_cast<size_t>(kChains * kLength));
+        EXPECT_EQ(counts.steps, kChains * (kLength + 1));
+      }
     }
   }
 }
