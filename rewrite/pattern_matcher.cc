@@ -593,6 +593,79 @@ void PatternMatcher::BuildDispatch() {
     }
   }
   offsets_[kNumOps] = static_cast<uint32_t>(entries_.size());
+  pair_table_of_.assign(kNumOps, -1);
+  pair_tables_.clear();
+  pair_cells_.clear();
+  pair_entries_.clear();
+  for (int op = 0; op < kNumOps; ++op) BuildPairTable(op);
+}
+
+bool PatternMatcher::Entry::SourcesFit(bool two_sources, Ops op0, Ops op1, const OpSet& src_ops) const {
+  switch (pair_kind) {
+    case Rule::PairKind::kNone:
+      return src_ops.ContainsAll(required_or_first);
+    case Rule::PairKind::kOrdered:
+      return two_sources && required_or_first.contains(op0) && second.contains(op1);
+    case Rule::PairKind::kEitherOrder:
+      return two_sources && ((required_or_first.contains(op0) && second.contains(op1)) ||
+                             (required_or_first.contains(op1) && second.contains(op0)));
+  }
+  return true;
+}
+
+void PatternMatcher::BuildPairTable(int op) {
+  // Below this many rules the filters cost less than the lookup.
+  constexpr uint32_t kMinEntries = 4;
+  const uint32_t begin = offsets_[op], end = offsets_[op + 1];
+  if (end - begin < kMinEntries) return;
+  // The sets the filters test a source op against; an op required among the sources is its own set.
+  std::vector<OpSet> tests;
+  for (uint32_t i = begin; i < end; ++i) {
+    const Entry& e = entries_[i];
+    if (e.pair_kind == Rule::PairKind::kNone) {
+      e.required_or_first.ForEach([&](Ops o) { tests.push_back(OpSet{o}); });
+    } else {
+      tests.push_back(e.required_or_first);
+      tests.push_back(e.second);
+    }
+  }
+  // Ops in the same sets are alike to every filter: one class.
+  PairTable table;
+  std::vector<Ops> representative;
+  absl::flat_hash_map<std::vector<bool>, uint8_t> class_of_signature;
+  for (int o = 0; o < kNumOps; ++o) {
+    std::vector<bool> signature;
+    signature.reserve(tests.size());
+    for (const OpSet& t : tests) signature.push_back(t.contains(static_cast<Ops>(o)));
+    auto [it, inserted] = class_of_signature.try_emplace(std::move(signature), representative.size());
+    if (inserted) {
+      if (representative.size() == 256) return;  // too many classes for a byte: no table
+      representative.push_back(static_cast<Ops>(o));
+    }
+    table.class_of[o] = it->second;
+  }
+  table.num_classes = static_cast<uint32_t>(representative.size());
+  table.first_cell = static_cast<uint32_t>(pair_cells_.size());
+  // Equal lists are stored once.
+  absl::flat_hash_map<std::vector<uint32_t>, Range> stored;
+  for (Ops op0 : representative) {
+    for (Ops op1 : representative) {
+      std::vector<uint32_t> fit;
+      OpSet src_ops{op0, op1};
+      for (uint32_t i = begin; i < end; ++i) {
+        if (entries_[i].SourcesFit(true, op0, op1, src_ops)) fit.push_back(i);
+      }
+      auto [it, inserted] = stored.try_emplace(fit);
+      if (inserted) {
+        it->second.begin = static_cast<uint32_t>(pair_entries_.size());
+        pair_entries_.insert(pair_entries_.end(), fit.begin(), fit.end());
+        it->second.end = static_cast<uint32_t>(pair_entries_.size());
+      }
+      pair_cells_.push_back(it->second);
+    }
+  }
+  pair_table_of_[op] = static_cast<int32_t>(pair_tables_.size());
+  pair_tables_.push_back(table);
 }
 
 template <bool kStats>
@@ -601,29 +674,12 @@ UOpPtr PatternMatcher::RewriteImpl(const UOpPtr& node, void* ctx, RewriteStats* 
   const int op = static_cast<int>(u->op());
   const uint32_t begin = offsets_[op], end = offsets_[op + 1];
   if (begin == end) return nullptr;
-  OpSet src_ops;
-  for (const UOpPtr& s : u->src()) src_ops.Insert(s->op());
-  const bool two_sources = u->num_src() == 2;
-  const Ops op0 = two_sources ? u->src(0)->op() : Ops::NOOP, op1 = two_sources ? u->src(1)->op() : Ops::NOOP;
   internal::MatchRun run(node, ctx);
   const uint16_t scalar_bit = static_cast<uint16_t>(1u << static_cast<int>(u->dtype().scalar_type()));
-  for (uint32_t i = begin; i < end; ++i) {
+  // The rule of entry i on the node, when its scalar types allow.
+  auto attempt = [&](uint32_t i) -> UOpPtr {
     const Entry& e = entries_[i];
-    if ((e.root_scalar_types & scalar_bit) == 0) continue;
-    switch (e.pair_kind) {
-      case Rule::PairKind::kNone:
-        if (!src_ops.ContainsAll(e.required_or_first)) continue;
-        break;
-      case Rule::PairKind::kOrdered:
-        if (!two_sources || !e.required_or_first.contains(op0) || !e.second.contains(op1)) continue;
-        break;
-      case Rule::PairKind::kEitherOrder:
-        if (!two_sources || !((e.required_or_first.contains(op0) && e.second.contains(op1)) ||
-                              (e.required_or_first.contains(op1) && e.second.contains(op0)))) {
-          continue;
-        }
-        break;
-    }
+    if ((e.root_scalar_types & scalar_bit) == 0) return nullptr;
     if constexpr (kStats) {
       RuleStats& s = stats->At(rules_[e.index]);
       auto start = std::chrono::steady_clock::now();
@@ -636,16 +692,32 @@ UOpPtr PatternMatcher::RewriteImpl(const UOpPtr& node, void* ctx, RewriteStats* 
       if (r != nullptr) {
         ++s.matches;
         s.match_ns += ns;
-        if (fired != nullptr) *fired = static_cast<int>(e.index);
-        return r;
       }
+      if (r != nullptr && fired != nullptr) *fired = static_cast<int>(e.index);
+      return r;
     } else {
       UOpPtr r = run.Run(*e.rule);
-      if (r != nullptr) {
-        if (fired != nullptr) *fired = static_cast<int>(e.index);
-        return r;
-      }
+      if (r != nullptr && fired != nullptr) *fired = static_cast<int>(e.index);
+      return r;
     }
+  };
+  const bool two_sources = u->num_src() == 2;
+  if (two_sources && pair_table_of_[op] >= 0) {
+    const PairTable& t = pair_tables_[pair_table_of_[op]];
+    const Range cell =
+        pair_cells_[t.first_cell + t.class_of[static_cast<int>(u->src(0)->op())] * t.num_classes +
+                    t.class_of[static_cast<int>(u->src(1)->op())]];
+    for (uint32_t k = cell.begin; k < cell.end; ++k) {
+      if (UOpPtr r = attempt(pair_entries_[k])) return r;
+    }
+    return nullptr;
+  }
+  OpSet src_ops;
+  for (const UOpPtr& s : u->src()) src_ops.Insert(s->op());
+  const Ops op0 = two_sources ? u->src(0)->op() : Ops::NOOP, op1 = two_sources ? u->src(1)->op() : Ops::NOOP;
+  for (uint32_t i = begin; i < end; ++i) {
+    if (!entries_[i].SourcesFit(two_sources, op0, op1, src_ops)) continue;
+    if (UOpPtr r = attempt(i)) return r;
   }
   return nullptr;
 }

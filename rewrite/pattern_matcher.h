@@ -275,10 +275,30 @@ class PatternMatcher {
     uint32_t index;  // into rules_
     uint16_t root_scalar_types;
     Rule::PairKind pair_kind;
+
+    // Whether the node's sources can pass this entry's source filters.
+    bool SourcesFit(bool two_sources, Ops op0, Ops op1, const OpSet& src_ops) const;
   };
+  // For an op with several rules, the entries a node with two sources can pass, precomputed for every pair
+  // of source ops: ops that every source filter of the op's rules treats alike share a class, and a cell per
+  // pair of classes lists its entries.
+  struct PairTable {
+    uint8_t class_of[kNumOps];  // an op's class as a source
+    uint32_t num_classes;
+    uint32_t first_cell;  // into pair_cells_; row-major by (class of source 0, class of source 1)
+  };
+  struct Range {
+    uint32_t begin, end;
+  };
+  void BuildPairTable(int op);
+
   std::vector<std::shared_ptr<const Rule>> rules_;
   std::vector<Entry> entries_;     // grouped by op
   std::vector<uint32_t> offsets_;  // entries_[offsets_[op] .. offsets_[op + 1]) are op's rules
+  std::vector<int32_t> pair_table_of_;  // by op: index into pair_tables_, or -1
+  std::vector<PairTable> pair_tables_;
+  std::vector<Range> pair_cells_;       // into pair_entries_
+  std::vector<uint32_t> pair_entries_;  // indices into entries_, in rule order
 };
 
 }  // namespace uopc

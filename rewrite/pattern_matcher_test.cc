@@ -119,6 +119,39 @@ TEST_F(PatternMatcherTest, SourcePairsRejectBeforeMatching) {
   EXPECT_EQ(stats.Get(pm.rule(1)).attempts, 1);
 }
 
+// An op with several rules dispatches two-source nodes through a table by the sources' ops; which rule fires
+// must not change: on every pair of sources it is the first rule that matches when tried alone.
+TEST_F(PatternMatcherTest, DispatchTableFiresTheFirstMatchingRule) {
+  UPat x = UPat::Var("x"), c = UPat::Cvar("c");
+  UPat mul = UPat(Ops::MUL).named("m"), idiv = UPat(Ops::IDIV).named("d");
+  auto mark = [](int i) { return [i](const Match& m) { return m.root().const_like(100 + i); }; };
+  PatternMatcher pm({
+      {mul + idiv, mark(0)},                                                     // either order
+      {UPat(Ops::ADD).src(c, mul), mark(1)},                                     // this order only
+      {UPat(Ops::ADD).src(mul).allow_any_len(), mark(2)},                        // requires a MUL source
+      {x + x, mark(3)},                                                          // any ops, same node twice
+      {UPat(Ops::ADD).dtype(dtypes::kBool).named("r"), mark(4)},                 // other scalar types only
+      {UPat::Any(UPat(Ops::ADD).src(x, c), UPat(Ops::ADD).src(c, x)), mark(5)},  // alternatives
+      {(x % UPat::Var("y")) + x, mark(6)},                                       // a deeper pattern
+  });
+  std::vector<UOpPtr> sources = {a, b, UOp::Const(dtypes::kInt32, 3), a * b, a.idiv(b), a % b, a + b, -a};
+  RewriteStats stats;
+  int tried = 0;
+  for (const UOpPtr& s0 : sources) {
+    for (const UOpPtr& s1 : sources) {
+      UOpPtr node = UOp::New(Ops::ADD, dtypes::kInt32, {s0, s1});
+      UOpPtr expected;
+      for (size_t i = 0; i < pm.size() && expected == nullptr; ++i) expected = pm.rule(i).Apply(node);
+      EXPECT_EQ(pm.Rewrite(node, nullptr, &stats, nullptr), expected)
+          << node->op() << " of sources " << s0->op() << ", " << s1->op();
+      ++tried;
+    }
+  }
+  // The table did skip rules: fewer attempts than rules times nodes.
+  EXPECT_LT(stats.Total().attempts, static_cast<int64_t>(pm.size()) * tried / 2);
+  EXPECT_EQ(stats.Get(pm.rule(4)).attempts, 0);
+}
+
 // A rule is not attempted on a node whose scalar type its root pattern cannot accept; vectors of an accepted
 // scalar and patterns with vector or pointer dtypes are attempted (the full match decides).
 TEST_F(PatternMatcherTest, RejectsByRootScalarType) {
