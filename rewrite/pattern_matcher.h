@@ -23,7 +23,9 @@
 // - Each rule records where it was written (`file.cc:123`, the line its callback starts on); statistics,
 //   traces and the non-termination errors of graph_rewrite name rules that way.
 // - A rule is also skipped when the node's scalar type is not among those its root pattern accepts, and,
-//   when its root has exactly two source patterns, when the node's two sources' ops fit neither order.
+//   when its root has exactly two source patterns, when the node's two sources' ops fit neither order. For
+//   a node with two sources and an op with several rules these tests are precomputed: a table by the two
+//   sources' ops lists the rules to try.
 // - Matching allocates nothing (short of a repeated-source pattern on a node with thousands of sources) and
 //   touches no reference counts; backtracking happens only where several operand orders or alternatives
 //   remain viable. A matcher is immutable and thread-safe. Per-rule statistics (attempts, matches, time) are
