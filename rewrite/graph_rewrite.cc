@@ -88,7 +88,7 @@ class MemoTable {
 // source's handle lives in its parent, the root's in the caller, and a node a rule or a rebuild creates (the
 // frame's "pending" node) in `pending_`, a deque used as a stack (handles never move), until the frame that
 // waits for its rewrite finishes. Results are plain pointers: a node that is its own result is alive while
-// anything can ask for it, and a node that is another node's result is held by `results_`.
+// anything can ask for it, and a node that is another node's result is held by `results_` or `kept_`.
 //
 // The memo maps a node to its result (null while the node is being rewritten). It lives in the nodes'
 // scratch slots when this engine gets the process's ScratchLease, else in a MemoTable; there a frame keeps a
@@ -233,8 +233,9 @@ class Engine {
     return Visited::kError;
   }
 
+  // The memo entry of f's node. A result other than the node itself is alive for the whole call already: it
+  // is a pending node moved to results_ (kFinish), or was kept for the same reason by an earlier frame.
   void SetResult(const Frame& f, const UOp* result) {
-    if (result != f.node->get()) results_.push_back(result->ref());
     if (lease_.has_value()) {
       lease_->Set(f.node->get(), result);
       return;
@@ -305,7 +306,7 @@ class Engine {
             new_src_.clear();
             for (size_t i = 0; i < ns; ++i) new_src_.push_back(values_[base + i]->ref());
             values_.resize(base);
-            const UOpPtr* rebuilt = Pend(f.cur->replace_src(new_src_));
+            const UOpPtr* rebuilt = Pend(UOp::WithSources(**f.cur, std::move(new_src_)));
             f.stage = Stage::kFinish;
             Visited rv = Visit(rebuilt, f.via_rule);
             if (rv == Visited::kError) return false;
@@ -340,9 +341,14 @@ class Engine {
           break;
         }
         case Stage::kFinish: {
-          // The pending node's result is on top of values_ and stays there as this node's result.
+          // The pending node's result is on top of values_ and stays there as this node's result. A pending
+          // node that is its own result is kept; one rewritten further is dropped (see the class comment).
           SetResult(f, values_.back());
-          if (!drop_pending_) Keep(std::move(pending_.back()));
+          if (values_.back() == pending_.back().get()) {
+            results_.push_back(std::move(pending_.back()));
+          } else if (!drop_pending_) {
+            Keep(std::move(pending_.back()));
+          }
           pending_.pop_back();
           frames_.pop_back();
           break;
@@ -419,10 +425,10 @@ class Engine {
   std::deque<UOpPtr> pending_;      // the nodes frames in Stage::kFinish wait for, innermost last
   std::deque<UOpPtr>
       kept_;  // nodes kept until the call ends (bottom-up chains; pending nodes without the lease)
-  std::vector<UOpPtr> results_;  // results of nodes other than themselves
+  std::vector<UOpPtr> results_;  // pending nodes that are their own result
   std::vector<const UOp*> chain_;
   std::vector<int> chain_rules_;
-  absl::InlinedVector<UOpPtr, 4> new_src_;
+  UOp::SrcVector new_src_;
   int64_t steps_ = 0;
   int recent_[kRecent] = {};
   absl::Status error_;

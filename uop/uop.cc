@@ -565,6 +565,12 @@ UOpPtr UOpPtr::bind(int64_t value) const {
   return UOp::New(Ops::BIND, ptr_->dtype(), {*this, const_like(value)});
 }
 
+UOpPtr UOp::WithSources(const UOp& like, SrcVector&& src) {
+  if (like.src_.size() == src.size() && std::equal(src.begin(), src.end(), like.src_.begin()))
+    return like.ref();
+  return NewImpl(like.op_, like.dtype_, src, &src, like.arg_, like.tag_, /*own_args=*/false);
+}
+
 UOpPtr UOpPtr::replace_src(absl::Span<const UOpPtr> src) const {
   absl::Span<const UOpPtr> old = ptr_->src();
   if (old.size() == src.size()) {

@@ -196,6 +196,9 @@ class UOp {
   static UOpPtr Range(DType dt, int64_t end, int64_t axis);
   static UOpPtr Range(const UOpPtr& end, int64_t axis);
   static UOpPtr Sink(absl::Span<const UOpPtr> src, Arg arg = {});
+  // `like` with sources `src`, whose references it takes over (UOpPtr::replace_src for a caller that built
+  // the sources for this call); `like` itself when they are its sources.
+  static UOpPtr WithSources(const UOp& like, SrcVector&& src);
   static UOpPtr Vectorize(absl::Span<const UOpPtr> src);
 
   Ops op() const { return op_; }

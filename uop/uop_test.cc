@@ -102,6 +102,28 @@ TEST(UOpTest, Substitute) {
   EXPECT_EQ(e->Substitute({}), e);
 }
 
+TEST(UOpTest, WithSourcesIsReplaceSrcTakingTheReferences) {
+  UOpPtr a = UOp::Variable("a", 0, 8);
+  UOpPtr b = UOp::Variable("b", 0, 8);
+  UOpPtr tagged = UOp::New(Ops::ADD, dtypes::kInt32, {a, b}, {}, Arg(7));
+  // New sources: the node replace_src gives, arg and tag kept.
+  UOp::SrcVector swapped = {b, a};
+  UOpPtr rebuilt = UOp::WithSources(*tagged, std::move(swapped));
+  EXPECT_EQ(rebuilt, tagged.replace_src({b, a}));
+  EXPECT_EQ(rebuilt->tag(), Arg(7));
+  // The same sources: the node itself.
+  UOp::SrcVector same = {a, b};
+  EXPECT_EQ(UOp::WithSources(*tagged, std::move(same)), tagged);
+  // The references taken over are released with the node: nothing leaks.
+  size_t before = UOp::LiveCount();
+  {
+    UOp::SrcVector fresh = {a * 5, b * 5};
+    UOpPtr n = UOp::WithSources(*tagged, std::move(fresh));
+    EXPECT_EQ(n->src(0), (a * 5).get());
+  }
+  EXPECT_EQ(UOp::LiveCount(), before);
+}
+
 TEST(UOpTest, UnreferencedNodesAreFreed) {
   size_t before = UOp::LiveCount();
   for (int round = 0; round < 20; ++round) {
