@@ -423,8 +423,8 @@ class Engine {
   std::vector<Frame> frames_;
   std::vector<const UOp*> values_;  // results of finished visits, consumed by the frame that asked
   std::deque<UOpPtr> pending_;      // the nodes frames in Stage::kFinish wait for, innermost last
-  std::deque<UOpPtr>
-      kept_;  // nodes kept until the call ends (bottom-up chains; pending nodes without the lease)
+  // Nodes kept until the call ends: bottom-up rule chains, and pending nodes when they are not dropped.
+  std::deque<UOpPtr> kept_;
   std::vector<UOpPtr> results_;  // pending nodes that are their own result
   std::vector<const UOp*> chain_;
   std::vector<int> chain_rules_;
