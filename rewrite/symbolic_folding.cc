@@ -104,7 +104,13 @@ int128 FloorDiv(int128 x, int128 y) {
   return q;
 }
 
-int128 ConstFactor(const UOp* x) {
+// tinygrad's const_factor and divides recurse into sums and products; these keep their own stack, as a sum
+// nests as deep as it has terms (a million terms must not overflow the C stack).
+
+namespace {
+
+// const_factor of a node that is not a sum.
+int128 TermFactor(const UOp* x) {
   switch (x->op()) {
     case Ops::CONST:
       return x->arg().is_int() ? IntArg(x) : 1;
@@ -113,8 +119,6 @@ int128 ConstFactor(const UOp* x) {
       for (const Arg& a : x->arg().as_tuple()) g = Gcd(g, a.is_int() ? a.as_int() : 1);
       return g;
     }
-    case Ops::ADD:
-      return Gcd(ConstFactor(x->src(0)), ConstFactor(x->src(1)));
     case Ops::MUL:
       if (IsIntConst(x->src(0))) return IntArg(x->src(0));
       if (IsIntConst(x->src(1))) return IntArg(x->src(1));
@@ -124,9 +128,8 @@ int128 ConstFactor(const UOp* x) {
   }
 }
 
-UOpPtr Divides(const UOp* x, int128 v) {
-  if (v == 1) return x->ref();
-  if (v == 0) return nullptr;
+// x / v for a node that is neither a sum nor a product.
+UOpPtr LeafQuotient(const UOp* x, int128 v) {
   switch (x->op()) {
     case Ops::CONST:
       if (IsIntConst(x) && FloorMod(IntArg(x), v) == 0) return ConstLike(x, FloorDiv(IntArg(x), v));
@@ -139,21 +142,73 @@ UOpPtr Divides(const UOp* x, int128 v) {
       }
       return UOp::VConst(x->dtype(), vals);
     }
-    case Ops::ADD: {
-      UOpPtr d0 = Divides(x->src(0), v);
-      if (!d0) return nullptr;
-      UOpPtr d1 = Divides(x->src(1), v);
-      if (!d1) return nullptr;
-      return FoldedAdd(d0, d1);
-    }
-    case Ops::MUL:
-      if (UOpPtr d0 = Divides(x->src(0), v)) return FoldedMul(d0, x->src()[1]);
-      // (y * v) / v: what the general case below builds, y * 1, folds to y. The commonest term by far.
-      if (IsIntValue(x->src(1), v)) return x->src()[0];
-      if (UOpPtr d1 = Divides(x->src(1), v)) return FoldedMul(x->src()[0], d1);
-      return nullptr;
     default:
       return nullptr;
+  }
+}
+
+}  // namespace
+
+int128 ConstFactor(const UOp* x) {
+  if (x->op() != Ops::ADD) return TermFactor(x);
+  // gcd(factor(a), factor(b)) of a sum a + b is the gcd of all its terms' factors (gcd ignores signs).
+  int128 g = 0;
+  absl::InlinedVector<const UOp*, 16> sums = {x};
+  while (!sums.empty() && g != 1) {
+    const UOp* sum = sums.back();
+    sums.pop_back();
+    for (const UOp* side : {sum->src(0), sum->src(1)}) {
+      if (side->op() == Ops::ADD) {
+        sums.push_back(side);
+      } else {
+        g = Gcd(g, TermFactor(side));
+      }
+    }
+  }
+  return g;
+}
+
+UOpPtr Divides(const UOp* x, int128 v) {
+  if (v == 1) return x->ref();
+  if (v == 0) return nullptr;
+  // a + b divides when both sides do: a/v + b/v. y * z divides when y does (y/v * z), when z is v (y; what
+  // y * (v/v) would fold to, and the commonest term by far), or when z does (y * z/v). Each sum or product
+  // on the way down waits in a frame for its first side's quotient, then, where needed, for its second's.
+  struct Frame {
+    const UOp* x;
+    UOpPtr first;  // set once the frame waits for its second side: a/v of a sum, y of a product
+  };
+  absl::InlinedVector<Frame, 16> frames;
+  const UOp* next = x;
+  while (true) {
+    for (; next->op() == Ops::ADD || next->op() == Ops::MUL; next = next->src(0))
+      frames.push_back({next, nullptr});
+    UOpPtr quotient = LeafQuotient(next, v);  // of the side finished last; null where it does not divide
+    next = nullptr;
+    while (next == nullptr && !frames.empty()) {
+      Frame& f = frames.back();
+      const bool on_second = f.first != nullptr;
+      if (f.x->op() == Ops::ADD) {
+        if (quotient != nullptr && !on_second) {
+          f.first = std::move(quotient);
+          next = f.x->src(1);
+          continue;
+        }
+        if (quotient != nullptr) quotient = FoldedAdd(f.first, quotient);
+      } else if (on_second) {
+        if (quotient != nullptr) quotient = FoldedMul(f.first, quotient);
+      } else if (quotient != nullptr) {
+        quotient = FoldedMul(quotient, f.x->src()[1]);
+      } else if (IsIntValue(f.x->src(1), v)) {
+        quotient = f.x->src()[0];
+      } else {
+        f.first = f.x->src()[0];
+        next = f.x->src(1);
+        continue;
+      }
+      frames.pop_back();
+    }
+    if (next == nullptr) return quotient;
   }
 }
 
@@ -423,15 +478,40 @@ int CompareArg(const Arg& a, const Arg& b) {
 }  // namespace
 
 int CompareTuplize(const UOp* a, const UOp* b) {
+  // Tuples compare item by item: (op, arg, dtype), then the sources pair by pair, then their counts.
+  auto compare_heads = [](const UOp* x, const UOp* y) {
+    if (x->op() != y->op()) return x->op() < y->op() ? -1 : 1;
+    if (int r = CompareArg(x->arg(), y->arg()); r != 0) return r;
+    if (x->dtype() != y->dtype()) return x->dtype() < y->dtype() ? -1 : 1;
+    return 0;
+  };
   if (a == b) return 0;
-  if (a->op() != b->op()) return a->op() < b->op() ? -1 : 1;
-  if (int r = CompareArg(a->arg(), b->arg()); r != 0) return r;
-  if (a->dtype() != b->dtype()) return a->dtype() < b->dtype() ? -1 : 1;
-  size_t n = std::min(a->num_src(), b->num_src());
-  for (size_t i = 0; i < n; ++i) {
-    if (int r = CompareTuplize(a->src(i), b->src(i)); r != 0) return r;
+  if (int r = compare_heads(a, b); r != 0) return r;  // where nearly every comparison ends
+  // Pairs with equal heads can go on as deep as the expression: the pairs still to compare wait on a stack.
+  // An entry with `counts` set stands for the comparison of the counts, after its pair's sources.
+  struct Pending {
+    const UOp* a;
+    const UOp* b;
+    bool counts;
+  };
+  absl::InlinedVector<Pending, 16> pending;
+  auto push_sources = [&pending](const UOp* x, const UOp* y) {
+    pending.push_back({x, y, true});
+    for (size_t i = std::min(x->num_src(), y->num_src()); i-- > 0;)
+      pending.push_back({x->src(i), y->src(i), false});
+  };
+  push_sources(a, b);
+  while (!pending.empty()) {
+    const auto [x, y, counts] = pending.back();
+    pending.pop_back();
+    if (counts) {
+      if (x->num_src() != y->num_src()) return x->num_src() < y->num_src() ? -1 : 1;
+    } else if (x != y) {
+      if (int r = compare_heads(x, y); r != 0) return r;
+      push_sources(x, y);
+    }
   }
-  return a->num_src() < b->num_src() ? -1 : a->num_src() > b->num_src() ? 1 : 0;
+  return 0;
 }
 
 // ---- float power and threefry ----
