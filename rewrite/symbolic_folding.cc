@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 #include "uop/check.h"
 #include "uop/exec_alu.h"
@@ -15,6 +16,10 @@ int128 Abs(int128 v) { return v < 0 ? -v : v; }
 int128 Gcd(int128 a, int128 b) {
   a = Abs(a);
   b = Abs(b);
+  // Nearly always 64-bit values: Euclid's steps as machine divisions, not 128-bit arithmetic.
+  if (absl::Int128High64(a) == 0 && absl::Int128High64(b) == 0) {
+    return std::gcd(absl::Int128Low64(a), absl::Int128Low64(b));
+  }
   while (b != 0) {
     int128 t = CMod(a, b);
     a = b;
