@@ -2,8 +2,9 @@
 
 #include <optional>
 #include <utility>
+#include <vector>
 
-#include "absl/container/node_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
@@ -192,17 +193,53 @@ absl::string_view TinygradSymbol(Ops op) {
   return InfixSymbol(op);
 }
 
-// Renders every node of the graph after its sources, memoizing the strings.
-template <typename RenderNode>
-std::string RenderGraph(const UOp* root, RenderNode render_node) {
-  absl::node_hash_map<const UOp*, std::string> text;  // stable addresses while the table grows
-  for (const UOp* u : root->Toposort()) {
-    std::vector<const std::string*> src;
-    src.reserve(u->num_src());
-    for (const UOpPtr& s : u->src()) src.push_back(&text[s.get()]);
-    text[u] = render_node(u, src);
+// A node's text as pieces: literal text, and the texts of sources in between.
+struct Piece {
+  std::string literal;
+  const UOp* source = nullptr;  // when set, this source's text stands here
+};
+using Pieces = absl::InlinedVector<Piece, 5>;
+
+// Writes the text of `root`, expanding each node's pieces as they come (a node reached twice is written
+// twice, as tinygrad's render does). Keeping one string per node instead would copy every source's text into
+// its user's, quadratic in the depth of the expression; this is linear in the length of the text and keeps
+// its own stack.
+template <typename PiecesOf>
+std::string RenderExpression(const UOp* root, PiecesOf pieces_of) {
+  std::string out;
+  std::vector<Piece> pending;  // what is still to write, the next piece last
+  auto expand = [&](const UOp* u) {
+    Pieces pieces = pieces_of(u);
+    for (auto it = pieces.rbegin(); it != pieces.rend(); ++it) pending.push_back(std::move(*it));
+  };
+  expand(root);
+  while (!pending.empty()) {
+    Piece piece = std::move(pending.back());
+    pending.pop_back();
+    if (piece.source != nullptr) {
+      expand(piece.source);
+    } else {
+      out += piece.literal;
+    }
   }
-  return std::move(text[root]);
+  return out;
+}
+
+// `text` with the sources of `u` at its `$0`, `$1`, `$2` (no other `$` occurs in these templates).
+Pieces Template(absl::string_view text, const UOp* u) {
+  Pieces pieces;
+  size_t start = 0;
+  for (size_t i = 0; i + 1 < text.size(); ++i) {
+    if (text[i] != '$') continue;
+    pieces.push_back({std::string(text.substr(start, i - start))});
+    const size_t index = text[i + 1] - '0';
+    // A node missing a source its op has (built by hand) still prints.
+    pieces.push_back(index < u->num_src() ? Piece{"", u->src(index)} : Piece{"<missing>"});
+    start = i + 2;
+    ++i;
+  }
+  pieces.push_back({std::string(text.substr(start))});
+  return pieces;
 }
 
 std::string ConstText(const UOp* u, bool infix) {
@@ -255,56 +292,56 @@ absl::StatusOr<UOpPtr> ParseInfix(absl::string_view text, const std::vector<Infi
 }
 
 std::string RenderInfix(const UOp* root) {
-  return RenderGraph(root, [](const UOp* u, const std::vector<const std::string*>& s) -> std::string {
-    if (std::optional<std::string> leaf = LeafText(u, /*infix=*/true)) return *std::move(leaf);
+  return RenderExpression(root, [](const UOp* u) -> Pieces {
+    if (std::optional<std::string> leaf = LeafText(u, /*infix=*/true)) return {{*std::move(leaf)}};
     switch (u->op()) {
       case Ops::MAX:
-        return absl::StrCat("max(", *s[0], ", ", *s[1], ")");
+        return Template("max($0, $1)", u);
       case Ops::WHERE:
-        return absl::StrCat("where(", *s[0], ", ", *s[1], ", ", *s[2], ")");
+        return Template("where($0, $1, $2)", u);
       case Ops::NEG:
-        return absl::StrCat("neg(", *s[0], ")");
+        return Template("neg($0)", u);
       case Ops::SUB:
-        return absl::StrCat("sub(", *s[0], ", ", *s[1], ")");
+        return Template("sub($0, $1)", u);
       case Ops::CAST:
-        if (u->dtype() == dtypes::kBool) return absl::StrCat("cast_bool(", *s[0], ")");
-        if (u->dtype() == dtypes::kInt32) return absl::StrCat("cast_int(", *s[0], ")");
+        if (u->dtype() == dtypes::kBool) return Template("cast_bool($0)", u);
+        if (u->dtype() == dtypes::kInt32) return Template("cast_int($0)", u);
         break;
       case Ops::BIND:
-        return *s[0];
+        return Template("$0", u);
       default:
-        if (absl::string_view sym = InfixSymbol(u->op()); !sym.empty() && s.size() == 2) {
-          return absl::StrCat("(", *s[0], " ", sym, " ", *s[1], ")");
+        if (absl::string_view sym = InfixSymbol(u->op()); !sym.empty() && u->num_src() == 2) {
+          return {{"("}, {"", u->src(0)}, {absl::StrCat(" ", sym, " ")}, {"", u->src(1)}, {")"}};
         }
     }
-    return absl::StrCat("<", OpName(u->op()), ">");
+    return {{absl::StrCat("<", OpName(u->op()), ">")}};
   });
 }
 
 std::string RenderTinygrad(const UOp* root) {
-  return RenderGraph(root, [](const UOp* u, const std::vector<const std::string*>& s) -> std::string {
-    if (std::optional<std::string> leaf = LeafText(u, /*infix=*/false)) return *std::move(leaf);
+  return RenderExpression(root, [](const UOp* u) -> Pieces {
+    if (std::optional<std::string> leaf = LeafText(u, /*infix=*/false)) return {{*std::move(leaf)}};
     switch (u->op()) {
       case Ops::CAST:
-        return absl::StrCat("(", u->dtype().ToString().substr(7), ")(", *s[0], ")");
+        return {{absl::StrCat("(", u->dtype().ToString().substr(7), ")(")}, {"", u->src(0)}, {")"}};
       case Ops::LOAD:
-        return "load";
+        return {{"load"}};
       case Ops::BIND:
-        return *s[0];
+        return Template("$0", u);
       case Ops::NEG:
-        return absl::StrCat("(-", *s[0], ")");
+        return Template("(-$0)", u);
       case Ops::MAX:
-        return absl::StrCat("max(", *s[0], ", ", *s[1], ")");
+        return Template("max($0, $1)", u);
       case Ops::MULACC:
-        return absl::StrCat("(", *s[0], "*", *s[1], "+", *s[2], ")");
+        return Template("($0*$1+$2)", u);
       case Ops::WHERE:
-        return absl::StrCat("(", *s[1], " if ", *s[0], " else ", *s[2], ")");
+        return Template("($1 if $0 else $2)", u);
       default:
-        if (absl::string_view sym = TinygradSymbol(u->op()); !sym.empty() && s.size() == 2) {
-          return absl::StrCat("(", *s[0], sym, *s[1], ")");
+        if (absl::string_view sym = TinygradSymbol(u->op()); !sym.empty() && u->num_src() == 2) {
+          return {{"("}, {"", u->src(0)}, {std::string(sym)}, {"", u->src(1)}, {")"}};
         }
     }
-    return absl::StrCat("<", OpName(u->op()), ">");
+    return {{absl::StrCat("<", OpName(u->op()), ">")}};
   });
 }
 

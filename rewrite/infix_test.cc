@@ -1,5 +1,8 @@
 #include "rewrite/infix.h"
 
+#include <string>
+#include <vector>
+
 #include "gtest/gtest.h"
 
 namespace uopc {
@@ -38,6 +41,26 @@ TEST(InfixTest, RendersLikeTinygrad) {
   EXPECT_EQ(RenderTinygrad(MustParse("((a != b) != true)").get()), "((a!=b)!=True)");
   EXPECT_EQ(RenderTinygrad(UOp::Range(dtypes::kInt32, 4, 2).get()), "ridx2");
   EXPECT_EQ(RenderTinygrad(MustParse("cast_bool(a)").get()), "(bool)(a)");
+}
+
+TEST(InfixTest, RendersDeepChainsInLinearTimeAndSharedNodesInFull) {
+  // Text that repeats each source's text in its user's: 100k levels would be ~20 GB.
+  constexpr int kDepth = 100000;
+  UOpPtr e = UOp::Variable("a", 0, 8);
+  for (int i = 0; i < kDepth; ++i) e = e + 1;
+  std::string tinygrad(kDepth, '('), infix(kDepth, '(');
+  tinygrad += "a";
+  infix += "a";
+  for (int i = 0; i < kDepth; ++i) {
+    tinygrad += "+1)";
+    infix += " + 1)";
+  }
+  EXPECT_EQ(RenderTinygrad(e.get()), tinygrad);
+  EXPECT_EQ(RenderInfix(e.get()), infix);
+  UOpPtr shared = MustParse("(a + 1)");
+  EXPECT_EQ(RenderTinygrad((shared * shared).get()), "((a+1)*(a+1))");
+  EXPECT_EQ(RenderTinygrad(MustParse("where((a < 3), neg(a), cast_int((b < a)))").get()),
+            "((-a) if (a<3) else (int)((b<a)))");
 }
 
 TEST(InfixTest, ErrorsNameTheColumn) {
