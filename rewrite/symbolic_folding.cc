@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "uop/check.h"
@@ -27,7 +28,18 @@ int128 Gcd(int128 a, int128 b) {
   }
   return a;
 }
-int128 FloorMod(int128 x, int128 y) { return x - FloorDiv(x, y) * y; }
+// Whether v is an int64 whose quotient by any int64 is one too (INT64_MIN / -1 overflows).
+bool Fits64(int128 v) {
+  return v > std::numeric_limits<int64_t>::min() && v <= std::numeric_limits<int64_t>::max();
+}
+int128 FloorMod(int128 x, int128 y) {
+  if (Fits64(x) && Fits64(y) && y != 0) {
+    const int64_t a = static_cast<int64_t>(x), b = static_cast<int64_t>(y);
+    const int64_t r = a % b;
+    return r != 0 && ((r < 0) != (b < 0)) ? r + b : r;
+  }
+  return x - FloorDiv(x, y) * y;
+}
 
 bool IsIntConst(const UOp* u) { return u->op() == Ops::CONST && u->arg().is_int(); }
 int128 IntArg(const UOp* u) { return u->const_value().AsInt(); }
@@ -104,6 +116,11 @@ TermList SplitUOp(const UOp* x, Ops sep) {
 }
 
 int128 FloorDiv(int128 x, int128 y) {
+  if (Fits64(x) && Fits64(y) && y != 0) {
+    const int64_t a = static_cast<int64_t>(x), b = static_cast<int64_t>(y);
+    const int64_t q = a / b;
+    return q * b != a && ((a < 0) != (b < 0)) ? q - 1 : q;
+  }
   int128 q = CDiv(x, y);
   if (q * y != x && ((x < 0) != (y < 0))) --q;
   return q;

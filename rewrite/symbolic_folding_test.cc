@@ -116,3 +116,32 @@ TEST(FoldedAluTest, RewritesToWhatThePlainNodeRewritesTo) {
 
 }  // namespace
 }  // namespace uopc
+
+namespace uopc {
+namespace {
+
+TEST(FloorDivTest, RoundsTowardNegativeInfinityOnEveryRange) {
+  const absl::int128 kMax64 = std::numeric_limits<int64_t>::max(),
+                     kMin64 = std::numeric_limits<int64_t>::min();
+  const absl::int128 values[] = {
+      0,          1,      2,          3,          7,      8,          12,
+      kMax64 - 1, kMax64, kMax64 + 1, kMin64 + 1, kMin64, kMin64 - 1, absl::int128(1) << 100};
+  for (absl::int128 x : values) {
+    for (absl::int128 y : values) {
+      for (absl::int128 sx : {1, -1}) {
+        for (absl::int128 sy : {1, -1}) {
+          const absl::int128 a = sx * x, b = sy * y;
+          if (b == 0) continue;
+          const absl::int128 q = FloorDiv(a, b);
+          // q = floor(a / b): q * b lies within one |b| below a, on b's side.
+          const absl::int128 r = a - q * b;
+          EXPECT_TRUE(b > 0 ? (r >= 0 && r < b) : (r <= 0 && r > b))
+              << "floor(" << a << " / " << b << ") = " << q;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace uopc
