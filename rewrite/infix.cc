@@ -9,6 +9,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 
 namespace uopc {
 namespace {
@@ -323,7 +324,7 @@ std::string RenderTinygrad(const UOp* root) {
     if (std::optional<std::string> leaf = LeafText(u, /*infix=*/false)) return {{*std::move(leaf)}};
     switch (u->op()) {
       case Ops::CAST:
-        return {{absl::StrCat("(", u->dtype().ToString().substr(7), ")(")}, {"", u->src(0)}, {")"}};
+        return Template(absl::StrCat("(", absl::StripPrefix(u->dtype().ToString(), "dtypes."), ")($0)"), u);
       case Ops::LOAD:
         return {{"load"}};
       case Ops::BIND:

@@ -203,8 +203,9 @@ UOpPtr Divides(const UOp* x, int128 v) {
   absl::InlinedVector<Frame, 16> frames;
   const UOp* next = x;
   while (true) {
-    for (; next->op() == Ops::ADD || next->op() == Ops::MUL; next = next->src(0))
+    for (; next->op() == Ops::ADD || next->op() == Ops::MUL; next = next->src(0)) {
       frames.push_back({next, nullptr});
+    }
     UOpPtr quotient = LeafQuotient(next, v);  // of the side finished last; null where it does not divide
     next = nullptr;
     while (next == nullptr && !frames.empty()) {
@@ -519,8 +520,9 @@ int CompareTuplize(const UOp* a, const UOp* b) {
   absl::InlinedVector<Pending, 16> pending;
   auto push_sources = [&pending](const UOp* x, const UOp* y) {
     pending.push_back({x, y, true});
-    for (size_t i = std::min(x->num_src(), y->num_src()); i-- > 0;)
+    for (size_t i = std::min(x->num_src(), y->num_src()); i-- > 0;) {
       pending.push_back({x->src(i), y->src(i), false});
+    }
   };
   push_sources(a, b);
   while (!pending.empty()) {
