@@ -31,9 +31,7 @@ struct PNode {
 
 struct ArgPattern {
   std::optional<Arg> arg;
-  std::optional<ConstValue> const_arg;
-  // const_arg as an int64 when it is an integer that fits: compared directly with integer CONST args.
-  std::optional<int64_t> int_const;
+  std::optional<ConstTest> const_arg;
 };
 
 struct CompiledPattern {
@@ -115,12 +113,8 @@ class Compiler {
       }
       if (n.arg || n.const_arg) {
         pn.arg = static_cast<int16_t>(out_.args.size());
-        ArgPattern ap{n.arg, n.const_arg, std::nullopt};
-        if (n.const_arg && n.const_arg->is_int() &&
-            n.const_arg->AsInt() >= std::numeric_limits<int64_t>::min() &&
-            n.const_arg->AsInt() <= std::numeric_limits<int64_t>::max()) {
-          ap.int_const = static_cast<int64_t>(n.const_arg->AsInt());
-        }
+        ArgPattern ap{n.arg, std::nullopt};
+        if (n.const_arg) ap.const_arg.emplace(*n.const_arg);
         out_.args.push_back(std::move(ap));
       }
       bool repeat_or_none = n.src_kind == UPat::SrcKind::kNone || n.src_kind == UPat::SrcKind::kRepeat;
@@ -195,6 +189,23 @@ OpSet EarlyReject(const UPat& root) {
   return ops;
 }
 
+// The value `p` requires of a CONST, when p is a UPat::Const whose value is a small integer (so that a
+// constant equals at most one of several such values, and equals it exactly when it matches p).
+std::optional<ConstValue> RequiredSmallConst(const UPat& p) {
+  const UPatNode& n = p.node();
+  if (n.src_kind == UPat::SrcKind::kAlternatives || n.any_op || !(n.ops == OpSet{Ops::CONST}) ||
+      !n.const_arg || n.arg) {
+    return std::nullopt;
+  }
+  constexpr double kLimit = 1 << 30;
+  const ConstValue& v = *n.const_arg;
+  const double f = v.AsFloat();
+  if (!(f >= -kLimit && f <= kLimit) || (v.is_float() && f != static_cast<double>(static_cast<int64_t>(f)))) {
+    return std::nullopt;
+  }
+  return v;
+}
+
 bool IsNumber(const Arg& a) { return a.is_int() || a.is_float() || a.is_bool(); }
 
 ConstValue NumberOf(const Arg& a) {
@@ -217,18 +228,7 @@ bool PyArgEquals(const Arg& pat, const Arg& val) {
 }
 
 bool ArgMatches(const ArgPattern& ap, const UOp* u) {
-  const Arg& a = u->arg();
-  // An integer CONST holds its value as an int64 (a uint64 one as its bit pattern: that takes the long way).
-  if (ap.int_const && u->op() == Ops::CONST && a.is_int() &&
-      u->dtype().scalar_type() != ScalarType::kUInt64) {
-    return a.as_int() == *ap.int_const;
-  }
-  if (ap.const_arg) {
-    if (!IsNumber(a)) return false;
-    ConstValue v = u->op() == Ops::CONST ? ConstFromArg(a, u->dtype()) : NumberOf(a);
-    return v == *ap.const_arg;
-  }
-  return PyArgEquals(*ap.arg, a);
+  return ap.const_arg ? ap.const_arg->Matches(u) : PyArgEquals(*ap.arg, u->arg());
 }
 
 absl::string_view BaseName(absl::string_view path) {
@@ -239,6 +239,23 @@ absl::string_view BaseName(absl::string_view path) {
 std::atomic<int> next_rule_id{0};
 
 }  // namespace
+
+ConstTest::ConstTest(ConstValue v) : value(v) {
+  if (v.is_int() && v.AsInt() >= std::numeric_limits<int64_t>::min() &&
+      v.AsInt() <= std::numeric_limits<int64_t>::max()) {
+    int64_value = static_cast<int64_t>(v.AsInt());
+  }
+}
+
+bool ConstTest::Matches(const UOp* u) const {
+  const Arg& a = u->arg();
+  // An integer CONST holds its value as an int64 (a uint64 one as its bit pattern: that takes the long way).
+  if (int64_value && u->op() == Ops::CONST && a.is_int() && u->dtype().scalar_type() != ScalarType::kUInt64) {
+    return a.as_int() == *int64_value;
+  }
+  if (!IsNumber(a)) return false;
+  return (u->op() == Ops::CONST ? ConstFromArg(a, u->dtype()) : NumberOf(a)) == value;
+}
 
 // One attempt to match a rule's pattern against a node, calling the callback on every match until it accepts.
 //
@@ -504,6 +521,8 @@ Rule::Rule(RuleSpec spec)
     pair_kind_ = root.src_kind == UPat::SrcKind::kTuple ? PairKind::kOrdered : PairKind::kEitherOrder;
     pair_first_ = internal::PossibleOps(root.src[0]);
     pair_second_ = internal::PossibleOps(root.src[1]);
+    for (int i = 0; i < 2; ++i) pair_const_[i] = internal::RequiredSmallConst(root.src[i]);
+    pair_same_ = !root.src[0].name().empty() && root.src[0].name() == root.src[1].name();
   }
   auto cp = std::make_unique<internal::CompiledPattern>();
   internal::Compiler(*cp).Compile(pattern_);
@@ -595,6 +614,7 @@ void PatternMatcher::BuildDispatch() {
   offsets_[kNumOps] = static_cast<uint32_t>(entries_.size());
   pair_table_of_.assign(kNumOps, -1);
   pair_tables_.clear();
+  pair_tests_.clear();
   pair_cells_.clear();
   pair_entries_.clear();
   for (int op = 0; op < kNumOps; ++op) BuildPairTable(op);
@@ -613,55 +633,88 @@ bool PatternMatcher::Entry::SourcesFit(bool two_sources, Ops op0, Ops op1, const
   return true;
 }
 
+bool PatternMatcher::Entry::PairFits(const PairKey& key, const std::vector<ConstValue>& tests) const {
+  const Rule& r = *rule;
+  // Source `which` of the node against source pattern `i` of the rule.
+  auto fits = [&](int i, int which) {
+    const OpSet& ops = i == 0 ? required_or_first : second;
+    if (!ops.contains(key.op[which])) return false;
+    const std::optional<ConstValue>& want = r.pair_const(i);
+    return !want || (key.test[which] >= 0 && tests[key.test[which]] == *want);
+  };
+  switch (pair_kind) {
+    case Rule::PairKind::kNone:
+      return OpSet{key.op[0], key.op[1]}.ContainsAll(required_or_first);
+    case Rule::PairKind::kOrdered:
+      return (key.same || !r.pair_same()) && fits(0, 0) && fits(1, 1);
+    case Rule::PairKind::kEitherOrder:
+      return (key.same || !r.pair_same()) && ((fits(0, 0) && fits(1, 1)) || (fits(0, 1) && fits(1, 0)));
+  }
+  return true;
+}
+
 void PatternMatcher::BuildPairTable(int op) {
   // Below this many rules the filters cost less than the lookup.
   constexpr uint32_t kMinEntries = 4;
   const uint32_t begin = offsets_[op], end = offsets_[op + 1];
   if (end - begin < kMinEntries) return;
-  // The sets the filters test a source op against; an op required among the sources is its own set.
-  std::vector<OpSet> tests;
+  // The sets the filters test a source op against (an op required among the sources is its own set), and
+  // the constants they require, each once.
+  std::vector<OpSet> op_tests;
+  std::vector<ConstValue> consts;
   for (uint32_t i = begin; i < end; ++i) {
     const Entry& e = entries_[i];
     if (e.pair_kind == Rule::PairKind::kNone) {
-      e.required_or_first.ForEach([&](Ops o) { tests.push_back(OpSet{o}); });
-    } else {
-      tests.push_back(e.required_or_first);
-      tests.push_back(e.second);
+      e.required_or_first.ForEach([&](Ops o) { op_tests.push_back(OpSet{o}); });
+      continue;
+    }
+    op_tests.push_back(e.required_or_first);
+    op_tests.push_back(e.second);
+    for (int k = 0; k < 2; ++k) {
+      const std::optional<ConstValue>& want = e.rule->pair_const(k);
+      if (want && std::find(consts.begin(), consts.end(), *want) == consts.end()) consts.push_back(*want);
     }
   }
   // Ops in the same sets are alike to every filter: one class.
   PairTable table;
-  std::vector<Ops> representative;
+  std::vector<std::pair<Ops, int>> representative;  // (op, index into consts or -1) of each class
   absl::flat_hash_map<std::vector<bool>, uint8_t> class_of_signature;
   for (int o = 0; o < kNumOps; ++o) {
     std::vector<bool> signature;
-    signature.reserve(tests.size());
-    for (const OpSet& t : tests) signature.push_back(t.contains(static_cast<Ops>(o)));
+    signature.reserve(op_tests.size());
+    for (const OpSet& t : op_tests) signature.push_back(t.contains(static_cast<Ops>(o)));
     auto [it, inserted] = class_of_signature.try_emplace(std::move(signature), representative.size());
     if (inserted) {
       if (representative.size() == 256) return;  // too many classes for a byte: no table
-      representative.push_back(static_cast<Ops>(o));
+      representative.emplace_back(static_cast<Ops>(o), -1);
     }
     table.class_of[o] = it->second;
   }
+  table.num_op_classes = static_cast<uint32_t>(representative.size());
+  for (size_t j = 0; j < consts.size(); ++j) representative.emplace_back(Ops::CONST, static_cast<int>(j));
+  if (representative.size() > 256) return;
   table.num_classes = static_cast<uint32_t>(representative.size());
+  table.first_test = static_cast<uint32_t>(pair_tests_.size());
+  for (const ConstValue& v : consts) pair_tests_.emplace_back(v);
   table.first_cell = static_cast<uint32_t>(pair_cells_.size());
   // Equal lists are stored once.
   absl::flat_hash_map<std::vector<uint32_t>, Range> stored;
-  for (Ops op0 : representative) {
-    for (Ops op1 : representative) {
-      std::vector<uint32_t> fit;
-      OpSet src_ops{op0, op1};
-      for (uint32_t i = begin; i < end; ++i) {
-        if (entries_[i].SourcesFit(true, op0, op1, src_ops)) fit.push_back(i);
+  for (auto [op0, test0] : representative) {
+    for (auto [op1, test1] : representative) {
+      for (bool same : {false, true}) {
+        const PairKey key{{op0, op1}, {test0, test1}, same};
+        std::vector<uint32_t> fit;
+        for (uint32_t i = begin; i < end; ++i) {
+          if (entries_[i].PairFits(key, consts)) fit.push_back(i);
+        }
+        auto [it, inserted] = stored.try_emplace(fit);
+        if (inserted) {
+          it->second.begin = static_cast<uint32_t>(pair_entries_.size());
+          pair_entries_.insert(pair_entries_.end(), fit.begin(), fit.end());
+          it->second.end = static_cast<uint32_t>(pair_entries_.size());
+        }
+        pair_cells_.push_back(it->second);
       }
-      auto [it, inserted] = stored.try_emplace(fit);
-      if (inserted) {
-        it->second.begin = static_cast<uint32_t>(pair_entries_.size());
-        pair_entries_.insert(pair_entries_.end(), fit.begin(), fit.end());
-        it->second.end = static_cast<uint32_t>(pair_entries_.size());
-      }
-      pair_cells_.push_back(it->second);
     }
   }
   pair_table_of_[op] = static_cast<int32_t>(pair_tables_.size());
@@ -704,9 +757,12 @@ UOpPtr PatternMatcher::RewriteImpl(const UOpPtr& node, void* ctx, RewriteStats* 
   const bool two_sources = u->num_src() == 2;
   if (two_sources && pair_table_of_[op] >= 0) {
     const PairTable& t = pair_tables_[pair_table_of_[op]];
+    const UOp* s0 = u->src(0);
+    const UOp* s1 = u->src(1);
+    const internal::ConstTest* tests = pair_tests_.data() + t.first_test;
     const Range cell =
-        pair_cells_[t.first_cell + t.class_of[static_cast<int>(u->src(0)->op())] * t.num_classes +
-                    t.class_of[static_cast<int>(u->src(1)->op())]];
+        pair_cells_[t.first_cell + 2 * (t.ClassOf(s0, tests) * t.num_classes + t.ClassOf(s1, tests)) +
+                    (s0 == s1)];
     for (uint32_t k = cell.begin; k < cell.end; ++k) {
       if (UOpPtr r = attempt(pair_entries_[k])) return r;
     }

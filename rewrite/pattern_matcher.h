@@ -23,9 +23,11 @@
 // - Each rule records where it was written (`file.cc:123`, the line its callback starts on); statistics,
 //   traces and the non-termination errors of graph_rewrite name rules that way.
 // - A rule is also skipped when the node's scalar type is not among those its root pattern accepts, and,
-//   when its root has exactly two source patterns, when the node's two sources' ops fit neither order. For
-//   a node with two sources and an op with several rules these tests are precomputed: a table by the two
-//   sources' ops lists the rules to try.
+//   when its root has exactly two source patterns, when the node's two sources fit neither order: by their
+//   ops, by the value of a small integer constant a source pattern names (`x + 0`, `x * 1`), and by whether
+//   the two sources are one node when both source patterns use one capture name (`x + x`). For a node with
+//   two sources and an op with several rules these tests are precomputed: a table by the two sources'
+//   classes (op, or which required constant) and their sameness lists the rules to try.
 // - Matching allocates nothing (short of a repeated-source pattern on a node with thousands of sources) and
 //   touches no reference counts; backtracking happens only where several operand orders or alternatives
 //   remain viable. A matcher is immutable and thread-safe. Per-rule statistics (attempts, matches, time) are
@@ -36,6 +38,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -54,6 +57,16 @@ class RewriteStats;
 namespace internal {
 struct CompiledPattern;
 class MatchRun;
+
+// A number a pattern requires of a node's arg (`UPat::Const(dtype, 0)`), compared as tinygrad's `==` does.
+struct ConstTest {
+  explicit ConstTest(ConstValue v);
+  bool Matches(const UOp* u) const;
+
+  ConstValue value;
+  // value as an int64 when it is an integer that fits: an integer CONST's arg compares to it directly.
+  std::optional<int64_t> int64_value;
+};
 
 // A capture name of at most 7 bytes as an integer (its length in the low byte, so never 0); 0 for a longer
 // name.
@@ -183,6 +196,10 @@ class Rule {
   PairKind pair_kind() const { return pair_kind_; }
   const OpSet& pair_first() const { return pair_first_; }
   const OpSet& pair_second() const { return pair_second_; }
+  // For a pair rule: the integral constant source i must equal, when its pattern is a UPat::Const (`x + 0`);
+  // and whether the two sources must be one node, when their patterns share a capture name (`x + x`).
+  const std::optional<ConstValue>& pair_const(int i) const { return pair_const_[i]; }
+  bool pair_same() const { return pair_same_; }
   // This rule alone on `node`: the first accepted callback result, or null.
   UOpPtr Apply(const UOpPtr& node, void* ctx = nullptr) const;
 
@@ -198,6 +215,8 @@ class Rule {
   uint16_t root_scalar_types_;
   PairKind pair_kind_ = PairKind::kNone;
   OpSet pair_first_, pair_second_;
+  std::optional<ConstValue> pair_const_[2];
+  bool pair_same_ = false;
   std::unique_ptr<const internal::CompiledPattern> compiled_;
 };
 
@@ -269,6 +288,13 @@ class PatternMatcher {
   template <bool kStats>
   UOpPtr RewriteImpl(const UOpPtr& node, void* ctx, RewriteStats* stats, int* fired) const;
 
+  // What the dispatch table knows of a node with two sources: their ops, for a CONST source which of the
+  // table's constants it equals (-1: none of them), and whether the two are one node.
+  struct PairKey {
+    Ops op[2];
+    int test[2];
+    bool same;
+  };
   struct Entry {
     // kNone: the ops tinygrad's early reject requires among the sources; pair kinds: the first source's ops.
     OpSet required_or_first;
@@ -280,14 +306,29 @@ class PatternMatcher {
 
     // Whether the node's sources can pass this entry's source filters.
     bool SourcesFit(bool two_sources, Ops op0, Ops op1, const OpSet& src_ops) const;
+    // The same for a two-source node described by `key`, also testing the rule's constants and repeated
+    // name; `tests` are the constants key.test indexes.
+    bool PairFits(const PairKey& key, const std::vector<ConstValue>& tests) const;
   };
   // For an op with several rules, the entries a node with two sources can pass, precomputed for every pair
-  // of source ops: ops that every source filter of the op's rules treats alike share a class, and a cell per
-  // pair of classes lists its entries.
+  // of source classes and whether the sources are one node. A source's class is its op's (ops that every
+  // source filter of the op's rules treats alike share one) or, for a CONST equal to one of the constants
+  // the op's rules require of a source (`x + 0`, `x * 1`), that constant's.
   struct PairTable {
     uint8_t class_of[kNumOps];  // an op's class as a source
-    uint32_t num_classes;
-    uint32_t first_cell;  // into pair_cells_; row-major by (class of source 0, class of source 1)
+    uint32_t num_op_classes;
+    uint32_t num_classes;  // num_op_classes, then one per constant
+    uint32_t first_test;   // into pair_tests_: the table's constants
+    uint32_t first_cell;  // into pair_cells_; by (class of source 0, class of source 1, sources are one node)
+
+    uint32_t ClassOf(const UOp* src, const internal::ConstTest* tests) const {
+      if (src->op() == Ops::CONST) {
+        for (uint32_t j = num_op_classes; j < num_classes; ++j) {
+          if (tests[j - num_op_classes].Matches(src)) return j;
+        }
+      }
+      return class_of[static_cast<int>(src->op())];
+    }
   };
   struct Range {
     uint32_t begin, end;
@@ -299,6 +340,7 @@ class PatternMatcher {
   std::vector<uint32_t> offsets_;  // entries_[offsets_[op] .. offsets_[op + 1]) are op's rules
   std::vector<int32_t> pair_table_of_;  // by op: index into pair_tables_, or -1
   std::vector<PairTable> pair_tables_;
+  std::vector<internal::ConstTest> pair_tests_;
   std::vector<Range> pair_cells_;       // into pair_entries_
   std::vector<uint32_t> pair_entries_;  // indices into entries_, in rule order
 };

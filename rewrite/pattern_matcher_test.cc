@@ -152,6 +152,67 @@ TEST_F(PatternMatcherTest, DispatchTableFiresTheFirstMatchingRule) {
   EXPECT_EQ(stats.Get(pm.rule(4)).attempts, 0);
 }
 
+// The table also tells sources apart by the small constants the rules name and by whether the two sources
+// are one node: each node still gets the first rule that matches when tried one by one, and a rule naming a
+// constant is not attempted on a node with no source equal to it.
+TEST_F(PatternMatcherTest, DispatchTableKnowsConstantsAndRepeatedNames) {
+  UPat c = UPat::Cvar("c");
+  auto mark = [](int i) { return [i](const Match& m) { return m.root().const_like(100 + i); }; };
+  PatternMatcher pm({
+      {x + 0, mark(0)},                                      // either order
+      {UPat(Ops::ADD).src(UPat::Const({}, 1), x), mark(1)},  // this order only
+      {x + -1, mark(2)},
+      {x + 1.0, mark(3)},  // equals 1 and True as Python numbers do
+      {x + x, mark(4)},
+      {UPat(Ops::ADD).src(x, x), mark(5)},
+      {x + UPat::Const({}, 2).named("x"), mark(6)},  // only 2 + 2
+      {x + c, mark(7)},
+      {UPat(Ops::ADD).src(x, UPat::Const({}, int64_t{1} << 40)),
+       mark(8)},  // too big for the table: op test only
+  });
+  auto int_const = [](int64_t v) { return UOp::Const(dtypes::kInt32, v); };
+  std::vector<UOpPtr> sources = {a,
+                                 b,
+                                 int_const(0),
+                                 int_const(1),
+                                 int_const(-1),
+                                 int_const(2),
+                                 int_const(3),
+                                 int_const(int64_t{1} << 40),
+                                 UOp::Const(dtypes::kBool, true),
+                                 UOp::Const(dtypes::kBool, false),
+                                 UOp::Const(dtypes::kFloat32, 1.0),
+                                 UOp::Const(dtypes::kFloat32, 0.5),
+                                 UOp::Const(dtypes::kFloat32, -0.0),
+                                 UOp::Const(dtypes::kUInt64, ConstValue::Int(~uint64_t{0})),
+                                 a * b};
+  RewriteStats stats;
+  int64_t plus_zero_matches = 0;
+  for (const UOpPtr& s0 : sources) {
+    for (const UOpPtr& s1 : sources) {
+      UOpPtr node = UOp::New(Ops::ADD, dtypes::kInt32, {s0, s1});
+      UOpPtr expected;
+      for (size_t i = 0; i < pm.size() && expected == nullptr; ++i) expected = pm.rule(i).Apply(node);
+      EXPECT_EQ(pm.Rewrite(node, nullptr, &stats, nullptr), expected)
+          << "sources " << s0->op() << " " << s0->arg() << ", " << s1->op() << " " << s1->arg();
+      if (pm.rule(0).Apply(node) != nullptr) ++plus_zero_matches;
+    }
+  }
+  // `x + 0` was attempted exactly where a source equals 0 (0, False and -0.0 do).
+  EXPECT_EQ(stats.Get(pm.rule(0)).attempts, plus_zero_matches);
+  EXPECT_EQ(plus_zero_matches, static_cast<int64_t>(sources.size() * sources.size() -
+                                                    (sources.size() - 3) * (sources.size() - 3)));
+  // a + b: only the rules with no constant and no repeated name are tried.
+  RewriteStats one;
+  EXPECT_EQ(pm.Rewrite(a + b, nullptr, &one, nullptr), nullptr);
+  EXPECT_EQ(one.Total().attempts, 0);
+  EXPECT_EQ(pm.Rewrite(a + 3, nullptr, &one, nullptr), pm.rule(7).Apply(a + 3));
+  EXPECT_EQ(one.Total().attempts, 1);  // x + c alone
+  RewriteStats twice;
+  EXPECT_EQ(pm.Rewrite(a + a, nullptr, &twice, nullptr), int_const(104));
+  EXPECT_EQ(twice.Total().attempts, 1);
+}
+
 // A rule is not attempted on a node whose scalar type its root pattern cannot accept; vectors of an accepted
 // scalar and patterns with vector or pointer dtypes are attempted (the full match decides).
 TEST_F(PatternMatcherTest, RejectsByRootScalarType) {
