@@ -121,6 +121,15 @@ TEST_F(PatternMatcherTest, SourcePairsRejectBeforeMatching) {
 
 // An op with several rules dispatches two-source nodes through a table by the sources' ops; which rule fires
 // must not change: on every pair of sources it is the first rule that matches when tried alone.
+// What the dispatch must preserve: `pm` rewrites `node` as its rules tried one by one, in order, would.
+void ExpectFirstMatchingRuleFires(const PatternMatcher& pm, const UOpPtr& node, RewriteStats* stats) {
+  UOpPtr expected;
+  for (size_t i = 0; i < pm.size() && expected == nullptr; ++i) expected = pm.rule(i).Apply(node);
+  EXPECT_EQ(pm.Rewrite(node, nullptr, stats, nullptr), expected)
+      << "sources " << node->src(0)->op() << " " << node->src(0)->arg() << ", " << node->src(1)->op() << " "
+      << node->src(1)->arg();
+}
+
 TEST_F(PatternMatcherTest, DispatchTableFiresTheFirstMatchingRule) {
   UPat x = UPat::Var("x"), c = UPat::Cvar("c");
   UPat mul = UPat(Ops::MUL).named("m"), idiv = UPat(Ops::IDIV).named("d");
@@ -139,11 +148,7 @@ TEST_F(PatternMatcherTest, DispatchTableFiresTheFirstMatchingRule) {
   int tried = 0;
   for (const UOpPtr& s0 : sources) {
     for (const UOpPtr& s1 : sources) {
-      UOpPtr node = UOp::New(Ops::ADD, dtypes::kInt32, {s0, s1});
-      UOpPtr expected;
-      for (size_t i = 0; i < pm.size() && expected == nullptr; ++i) expected = pm.rule(i).Apply(node);
-      EXPECT_EQ(pm.Rewrite(node, nullptr, &stats, nullptr), expected)
-          << node->op() << " of sources " << s0->op() << ", " << s1->op();
+      ExpectFirstMatchingRuleFires(pm, UOp::New(Ops::ADD, dtypes::kInt32, {s0, s1}), &stats);
       ++tried;
     }
   }
@@ -167,8 +172,8 @@ TEST_F(PatternMatcherTest, DispatchTableKnowsConstantsAndRepeatedNames) {
       {UPat(Ops::ADD).src(x, x), mark(5)},
       {x + UPat::Const({}, 2).named("x"), mark(6)},  // only 2 + 2
       {x + c, mark(7)},
-      {UPat(Ops::ADD).src(x, UPat::Const({}, int64_t{1} << 40)),
-       mark(8)},  // too big for the table: op test only
+      // Too big for the table: only the op test applies.
+      {UPat(Ops::ADD).src(x, UPat::Const({}, int64_t{1} << 40)), mark(8)},
   });
   auto int_const = [](int64_t v) { return UOp::Const(dtypes::kInt32, v); };
   std::vector<UOpPtr> sources = {a,
@@ -191,10 +196,7 @@ TEST_F(PatternMatcherTest, DispatchTableKnowsConstantsAndRepeatedNames) {
   for (const UOpPtr& s0 : sources) {
     for (const UOpPtr& s1 : sources) {
       UOpPtr node = UOp::New(Ops::ADD, dtypes::kInt32, {s0, s1});
-      UOpPtr expected;
-      for (size_t i = 0; i < pm.size() && expected == nullptr; ++i) expected = pm.rule(i).Apply(node);
-      EXPECT_EQ(pm.Rewrite(node, nullptr, &stats, nullptr), expected)
-          << "sources " << s0->op() << " " << s0->arg() << ", " << s1->op() << " " << s1->arg();
+      ExpectFirstMatchingRuleFires(pm, node, &stats);
       if (pm.rule(0).Apply(node) != nullptr) ++plus_zero_matches;
     }
   }
