@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Checks that each stage's transitive dependencies stay in its own layer or below (ARCHITECTURE.md §2), so a
+# user who depends on one stage builds nothing above it.
+# Usage: layering_test.sh DEPS_FILE ALLOWED_PACKAGES [DEPS_FILE ALLOWED_PACKAGES ...]
+# DEPS_FILE is a genquery of `deps(//stage)`; ALLOWED_PACKAGES is a space-separated list of the top-level
+# packages its labels in this workspace may come from. Labels of other repositories (@...) are not checked.
+set -euo pipefail
+
+if (($# == 0)); then
+  echo "FAIL: no stages to check"
+  exit 2
+fi
+failures=0
+while (($# >= 2)); do
+  deps_file=$1
+  allowed_list=$2
+  shift 2
+  if [[ ! -s $deps_file ]]; then
+    echo "FAIL: $deps_file is empty or missing"
+    failures=$((failures + 1))
+    continue
+  fi
+  while read -r label; do
+    [[ $label == //* ]] || continue
+    package=${label#//}
+    package=${package%%[:/]*}
+    if [[ " $allowed_list " != *" $package "* ]]; then
+      echo "FAIL: $(basename "$deps_file") reaches $label (allowed: $allowed_list)"
+      failures=$((failures + 1))
+    fi
+  done <"$deps_file"
+done
+if (($# != 0)); then
+  echo "FAIL: arguments must come in pairs"
+  exit 2
+fi
+((failures == 0)) && echo "PASS"
+exit $((failures > 0))
