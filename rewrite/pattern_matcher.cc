@@ -620,17 +620,25 @@ void PatternMatcher::BuildDispatch() {
   for (int op = 0; op < kNumOps; ++op) BuildPairTable(op);
 }
 
-bool PatternMatcher::Entry::SourcesFit(bool two_sources, Ops op0, Ops op1, const OpSet& src_ops) const {
+template <typename SourceFits>
+bool PatternMatcher::Entry::SomeOrderFits(SourceFits fits) const {
   switch (pair_kind) {
     case Rule::PairKind::kNone:
-      return src_ops.ContainsAll(required_or_first);
+      break;
     case Rule::PairKind::kOrdered:
-      return two_sources && required_or_first.contains(op0) && second.contains(op1);
+      return fits(0, 0) && fits(1, 1);
     case Rule::PairKind::kEitherOrder:
-      return two_sources && ((required_or_first.contains(op0) && second.contains(op1)) ||
-                             (required_or_first.contains(op1) && second.contains(op0)));
+      return (fits(0, 0) && fits(1, 1)) || (fits(0, 1) && fits(1, 0));
   }
   return true;
+}
+
+bool PatternMatcher::Entry::SourcesFit(bool two_sources, Ops op0, Ops op1, const OpSet& src_ops) const {
+  if (pair_kind == Rule::PairKind::kNone) return src_ops.ContainsAll(required_or_first);
+  const Ops ops[2] = {op0, op1};
+  return two_sources && SomeOrderFits([&](int i, int which) {
+           return (i == 0 ? required_or_first : second).contains(ops[which]);
+         });
 }
 
 bool PatternMatcher::Entry::PairFits(const PairKey& key, const std::vector<ConstValue>& tests) const {
@@ -642,15 +650,8 @@ bool PatternMatcher::Entry::PairFits(const PairKey& key, const std::vector<Const
     const std::optional<ConstValue>& want = r.pair_const(i);
     return !want || (key.test[which] >= 0 && tests[key.test[which]] == *want);
   };
-  switch (pair_kind) {
-    case Rule::PairKind::kNone:
-      return OpSet{key.op[0], key.op[1]}.ContainsAll(required_or_first);
-    case Rule::PairKind::kOrdered:
-      return (key.same || !r.pair_same()) && fits(0, 0) && fits(1, 1);
-    case Rule::PairKind::kEitherOrder:
-      return (key.same || !r.pair_same()) && ((fits(0, 0) && fits(1, 1)) || (fits(0, 1) && fits(1, 0)));
-  }
-  return true;
+  if (pair_kind == Rule::PairKind::kNone) return OpSet{key.op[0], key.op[1]}.ContainsAll(required_or_first);
+  return (key.same || !r.pair_same()) && SomeOrderFits(fits);
 }
 
 void PatternMatcher::BuildPairTable(int op) {

@@ -304,6 +304,10 @@ class PatternMatcher {
     uint16_t root_scalar_types;
     Rule::PairKind pair_kind;
 
+    // For a pair kind: whether the node's sources fit the rule's two source patterns in an order the rule
+    // allows, given `fits(i, which)`: whether the node's source `which` can match source pattern i.
+    template <typename SourceFits>
+    bool SomeOrderFits(SourceFits fits) const;
     // Whether the node's sources can pass this entry's source filters.
     bool SourcesFit(bool two_sources, Ops op0, Ops op1, const OpSet& src_ops) const;
     // The same for a two-source node described by `key`, also testing the rule's constants and repeated
