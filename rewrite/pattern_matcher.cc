@@ -6,6 +6,7 @@
 #include <limits>
 #include <numeric>
 
+#include "absl/base/attributes.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -34,7 +35,17 @@ struct ArgPattern {
   std::optional<ConstTest> const_arg;
 };
 
+// How a pattern is searched. Most rules are one of the first two shapes; they are matched without the
+// general search's pending stack.
+enum class Shape : uint8_t {
+  kLeaf,     // the root has no source constraint: `UPat(ops).named("x")`
+  kShallow,  // the root has at most 3 sources, each a leaf or a node whose at most 3 sources are leaves:
+             // `x + 0`, `(x + c1) + c2`, `x * c0 + x * c1`, `c.where(t, f)`
+  kGeneral,  // anything else (deeper trees, UPat::Any, repeated sources, allow_any_len)
+};
+
 struct CompiledPattern {
+  Shape shape = Shape::kGeneral;
   std::vector<PNode> nodes;
   std::vector<uint16_t> children;
   std::vector<uint16_t> perms;
@@ -174,6 +185,28 @@ class Compiler {
   CompiledPattern& out_;
 };
 
+// A node whose sources are a fixed tuple (exact or any order) of at most 3 patterns.
+bool HasFewFixedSources(const PNode& p) {
+  return (p.kind == UPat::SrcKind::kTuple || p.kind == UPat::SrcKind::kAnyOrder) && p.strict_len &&
+         p.child_count >= 1 && p.child_count <= 3;
+}
+
+Shape ShapeOf(const CompiledPattern& cp) {
+  const PNode& root = cp.nodes[0];
+  if (root.kind == UPat::SrcKind::kNone) return Shape::kLeaf;
+  if (!HasFewFixedSources(root)) return Shape::kGeneral;
+  auto is_leaf = [&](uint16_t i) { return cp.nodes[i].kind == UPat::SrcKind::kNone; };
+  for (uint16_t i = 0; i < root.child_count; ++i) {
+    const PNode& c = cp.nodes[cp.children[root.child_begin + i]];
+    if (c.kind == UPat::SrcKind::kNone) continue;
+    if (!HasFewFixedSources(c)) return Shape::kGeneral;
+    for (uint16_t j = 0; j < c.child_count; ++j) {
+      if (!is_leaf(cp.children[c.child_begin + j])) return Shape::kGeneral;
+    }
+  }
+  return Shape::kShallow;
+}
+
 // tinygrad's early_reject: the single ops of the root's direct source patterns.
 OpSet EarlyReject(const UPat& root) {
   const UPatNode& n = root.node();
@@ -275,17 +308,31 @@ class MatchRun {
     cp_ = rule.compiled_.get();
     // Slots are cleared once per MatchRun, as far as the rules tried need; each Run leaves them cleared.
     for (; cleared_ < cp_->slot_names.size(); ++cleared_) slots_[cleared_] = nullptr;
-    if (cp_->nodes[0].kind == UPat::SrcKind::kNone) {
-      // A pattern of one node (`UPat(ops).named("x")`, common for rules that look at every node): no search.
-      size_t none_pushed = 0;
-      if (MatchOrPush(0, &root_, 0, none_pushed)) Fire();
-    } else {
-      stack_[0] = Pending{0, &root_};
-      Solve(0, 1);
+    switch (general_only_ ? Shape::kGeneral : cp_->shape) {
+      case Shape::kLeaf:
+        // A pattern of one node (`UPat(ops).named("x")`, common for rules that look at every node): no
+        // search.
+        if (Head(cp_->nodes[0], &root_)) Fire();
+        break;
+      case Shape::kShallow:
+        MatchShallow();
+        break;
+      case Shape::kGeneral:
+        if (cp_->nodes[0].kind == UPat::SrcKind::kNone) {
+          size_t none_pushed = 0;
+          if (MatchOrPush(0, &root_, 0, none_pushed)) Fire();
+        } else {
+          stack_[0] = Pending{0, &root_};
+          Solve(0, 1);
+        }
+        break;
     }
     Undo(0);
     return std::move(result_);
   }
+
+  // For tests: search every pattern the general way, as if no shape had a search of its own.
+  void set_general_only() { general_only_ = true; }
 
  private:
   struct Pending {
@@ -426,6 +473,75 @@ class MatchRun {
     return Fire();
   }
 
+  // ---- shallow patterns (Shape::kShallow) ----
+  //
+  // The same matches in the same order as Solve, by nested loops instead of a pending stack: the root's
+  // operand orders outermost, then, source by source, each source pattern's orders. Leaves involve no choice.
+
+  // Whether *node passes p's own tests (op, name, dtype, arg, number of sources); binds p's name.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE bool Head(const PNode& p, const UOpPtr* node) {
+    const UOp* u = node->get();
+    if (!p.ops.contains(u->op())) return false;
+    if (p.slot >= 0 && !Bind(p.slot, node)) return false;
+    if (p.dtype >= 0 && !cp_->dtypes[p.dtype].Matches(u->dtype())) return false;
+    if (p.arg >= 0 && !ArgMatches(cp_->args[p.arg], u)) return false;
+    const size_t ns = u->num_src();
+    return ns >= p.required_len && (!p.strict_len || ns == p.required_len);
+  }
+
+  int NumOrders(const PNode& p) const { return p.kind == UPat::SrcKind::kAnyOrder ? p.perm_count : 1; }
+
+  // The source patterns of p in its order j.
+  const uint16_t* Order(const PNode& p, int j) const {
+    return p.kind == UPat::SrcKind::kAnyOrder ? cp_->perms.data() + p.perm_begin + j * p.child_count
+                                              : cp_->children.data() + p.child_begin;
+  }
+
+  bool OpsFit(const uint16_t* order, const UOpPtr* src, int count) const {
+    for (int i = 0; i < count; ++i) {
+      if (!cp_->nodes[order[i]].ops.contains(src[i]->op())) return false;
+    }
+    return true;
+  }
+
+  bool MatchShallow() {
+    const PNode& root = cp_->nodes[0];
+    if (!Head(root, &root_)) return false;  // Run undoes the captures
+    const UOpPtr* src = root_->src().data();
+    for (int j = 0; j < NumOrders(root); ++j) {
+      const uint16_t* order = Order(root, j);
+      if (!OpsFit(order, src, root.child_count)) continue;
+      const int mark = ntrail_;
+      if (MatchSources(order, src, 0, root.child_count)) return true;
+      Undo(mark);
+    }
+    return false;
+  }
+
+  // Source patterns order[i..count) against src[i..count), then Fire.
+  bool MatchSources(const uint16_t* order, const UOpPtr* src, int i, int count) {
+    if (i == count) return Fire();
+    const PNode& p = cp_->nodes[order[i]];
+    if (!Head(p, &src[i])) return false;
+    if (p.kind == UPat::SrcKind::kNone) return MatchSources(order, src, i + 1, count);
+    return MatchLeaves(p, src[i]->src().data(), [&] { return MatchSources(order, src, i + 1, count); });
+  }
+
+  // p's source patterns (all leaves) against src, in each of p's orders, then `next`.
+  template <typename Next>
+  bool MatchLeaves(const PNode& p, const UOpPtr* src, Next&& next) {
+    for (int j = 0; j < NumOrders(p); ++j) {
+      const uint16_t* order = Order(p, j);
+      if (!OpsFit(order, src, p.child_count)) continue;
+      const int mark = ntrail_;
+      bool fits = true;
+      for (int i = 0; i < p.child_count && fits; ++i) fits = Head(cp_->nodes[order[i]], &src[i]);
+      if (fits && next()) return true;
+      Undo(mark);
+    }
+    return false;
+  }
+
   // Captures `node` as slot: false when the slot already holds another node.
   bool Bind(int slot, const UOpPtr* node) {
     const UOpPtr* have = slots_[slot];
@@ -464,6 +580,7 @@ class MatchRun {
   const CompiledPattern* cp_ = nullptr;
   const UOpPtr& root_;
   void* ctx_;
+  bool general_only_ = false;
   const UOpPtr* slots_[kMaxSlots];
   size_t cleared_ = 0;  // slots_[0, cleared_) are null between runs
   int8_t trail_[kMaxSlots];
@@ -526,6 +643,7 @@ Rule::Rule(RuleSpec spec)
   }
   auto cp = std::make_unique<internal::CompiledPattern>();
   internal::Compiler(*cp).Compile(pattern_);
+  cp->shape = internal::ShapeOf(*cp);
   compiled_ = std::move(cp);
 }
 
@@ -534,6 +652,16 @@ Rule::~Rule() = default;
 std::string Rule::ToString() const { return absl::StrCat(location_, " ", pattern_.ToString()); }
 
 UOpPtr Rule::Apply(const UOpPtr& node, void* ctx) const { return internal::MatchRun(node, ctx).Run(*this); }
+
+namespace internal {
+UOpPtr ApplyWithGeneralSearch(const Rule& rule, const UOpPtr& node) {
+  MatchRun run(node, nullptr);
+  run.set_general_only();
+  return run.Run(rule);
+}
+
+bool HasShapeSpecificSearch(const Rule& rule) { return rule.compiled_->shape != Shape::kGeneral; }
+}  // namespace internal
 
 // ---- RewriteStats ----
 

@@ -78,6 +78,13 @@ constexpr uint64_t PackCaptureName(absl::string_view name) {
   }
   return key;
 }
+
+// For tests of the matcher: `rule` on `node` with the general search whatever the pattern's shape (the
+// results must equal Rule::Apply's), and whether the rule's pattern has a search of its own (it is a single
+// node, or at most two levels of fixed sources below the root).
+UOpPtr ApplyWithGeneralSearch(const Rule& rule, const UOpPtr& node);
+bool HasShapeSpecificSearch(const Rule& rule);
+
 }  // namespace internal
 
 // The captures of one match, handed to a rule's callback.
@@ -206,6 +213,7 @@ class Rule {
  private:
   friend class internal::MatchRun;
   friend class Match;
+  friend bool internal::HasShapeSpecificSearch(const Rule& rule);
   UPat pattern_;
   RuleFn fn_;
   std::string location_;

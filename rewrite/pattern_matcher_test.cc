@@ -1,10 +1,12 @@
 #include "rewrite/pattern_matcher.h"
 
+#include <random>
 #include <string>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "uop/print.h"
 #include "uop/uop.h"
 
 namespace uopc {
@@ -384,6 +386,136 @@ TEST_F(PatternMatcherTest, CallbackSeesRootAndCapturesWithoutCopies) {
                         return m["y"];
                       }}});
   EXPECT_EQ(pm.Rewrite(n), b);
+}
+
+// Patterns one or two levels deep have a search of their own (nested loops instead of the general pending
+// stack). On random patterns of that shape and random nodes, it must find the general search's matches, with
+// the same captures, in the same order.
+TEST_F(PatternMatcherTest, ShallowSearchFindsTheGeneralSearchsMatchesInOrder) {
+  std::mt19937 rng(20261123);
+  auto pick = [&](int n) { return static_cast<int>(rng() % n); };
+  const std::vector<UPat> leaves = {UPat::Var("x"),
+                                    UPat::Var("y"),
+                                    UPat::Var("x", dtypes::kInts),
+                                    UPat::Cvar("c"),
+                                    UPat::Const({}, 0),
+                                    UPat::Const({}, 1),
+                                    UPat(Ops::DEFINE_VAR).named("v"),
+                                    UPat::Var(),
+                                    UPat(Ops::ADD).named("s"),
+                                    UPat::Var("b", dtypes::kBool)};
+  auto leaf = [&] { return leaves[pick(leaves.size())]; };
+  // A node pattern over `src` (a random op and operand order); sometimes named.
+  auto node = [&](const std::vector<UPat>& src) {
+    UPat p;
+    switch (pick(src.size() == 3 ? 1 : 5) + (src.size() == 3 ? 5 : 0)) {
+      case 0:
+        p = src[0] + src[1];
+        break;
+      case 1:
+        p = src[0] * src[1];
+        break;
+      case 2:
+        p = src[0].idiv(src[1]);
+        break;
+      case 3:
+        p = src[0].lt(src[1]);
+        break;
+      case 4:
+        p = src[0].maximum(src[1]);
+        break;
+      default:
+        p = src[0].where(src[1], src[2]);
+        break;
+    }
+    return pick(4) == 0 ? p.named("n") : p;
+  };
+  auto source_pattern = [&] {
+    if (pick(2) == 0) return leaf();
+    std::vector<UPat> src(pick(5) == 0 ? 3 : 2);
+    for (UPat& s : src) s = leaf();
+    return node(src);
+  };
+
+  const UOpPtr vars[] = {a, b, UOp::Const(dtypes::kInt32, 0), UOp::Const(dtypes::kInt32, 1), two};
+  std::function<UOpPtr(int)> int_node = [&](int depth) -> UOpPtr {
+    if (depth == 0 || pick(4) == 0) return vars[pick(5)];
+    UOpPtr l = int_node(depth - 1), r = pick(3) == 0 ? l : int_node(depth - 1);
+    switch (pick(5)) {
+      case 0:
+        return l + r;
+      case 1:
+        return l * r;
+      case 2:
+        return l.idiv(r);
+      case 3:
+        return l.maximum(r);
+      default:
+        return l.lt(r).where(l, r);
+    }
+  };
+
+  // A node shaped like `p` (same ops down to its leaves), with random leaves, or a random node.
+  std::function<UOpPtr(const UPat&)> like = [&](const UPat& p) -> UOpPtr {
+    if (p.src_kind() == UPat::SrcKind::kNone || pick(8) == 0) {
+      const int leaf_kind = pick(4);
+      if (leaf_kind == 0) return a + b;
+      if (leaf_kind == 1) return a.lt(b);
+      return leaf_kind == 2 ? vars[pick(5)] : int_node(1);
+    }
+    std::vector<UOpPtr> src;
+    for (const UPat& s : p.srcs()) src.push_back(pick(6) == 0 && !src.empty() ? src.back() : like(s));
+    if (pick(2) == 0 && src.size() == 2) std::swap(src[0], src[1]);
+    Ops op = Ops::NOOP;
+    p.ops()->ForEach([&](Ops o) { op = o; });
+    if (op == Ops::WHERE) return UOp::New(op, src[1]->dtype(), src);
+    return UOp::New(op, op == Ops::CMPLT ? dtypes::kBool : src[0]->dtype(), src);
+  };
+
+  using Captures = std::vector<std::vector<const UOp*>>;
+  int shallow_rules = 0, matches = 0;
+  for (int round = 0; round < 400; ++round) {
+    std::vector<UPat> src(pick(5) == 0 ? 3 : 2);
+    for (UPat& s : src) s = source_pattern();
+    const UPat pattern = node(src);
+    Captures seen;
+    Rule rule(RuleSpec{pattern, [&seen](const Match& m) -> UOpPtr {
+                         std::vector<const UOp*> captured;
+                         for (const std::string& name : m.names()) captured.push_back(m[name].get());
+                         seen.push_back(captured);
+                         return nullptr;
+                       }});
+    ASSERT_TRUE(internal::HasShapeSpecificSearch(rule)) << pattern.ToString();
+    ++shallow_rules;
+    for (int k = 0; k < 40; ++k) {
+      const UOpPtr n = k % 2 == 0 ? like(pattern) : int_node(3);
+      seen.clear();
+      EXPECT_EQ(rule.Apply(n), nullptr);
+      const Captures shallow = seen;
+      seen.clear();
+      EXPECT_EQ(internal::ApplyWithGeneralSearch(rule, n), nullptr);
+      ASSERT_EQ(shallow, seen) << pattern.ToString() << " on " << PrintUOpTree(n.get());
+      matches += static_cast<int>(seen.size());
+    }
+  }
+  EXPECT_EQ(shallow_rules, 400);
+  EXPECT_GT(matches, 500);  // the comparison is not vacuous
+}
+
+// Deeper patterns, UPat::Any, repeated sources and allow_any_len keep the general search.
+TEST_F(PatternMatcherTest, OnlyShallowPatternsLeaveTheGeneralSearch) {
+  auto has_own_search = [](const UPat& p) {
+    return internal::HasShapeSpecificSearch(
+        Rule(RuleSpec{p, [](const Match&) -> UOpPtr { return nullptr; }}));
+  };
+  EXPECT_TRUE(has_own_search(x));
+  EXPECT_TRUE(has_own_search(x + 0));
+  EXPECT_TRUE(has_own_search(x * UPat::Cvar("c0") + x * UPat::Cvar("c1")));
+  EXPECT_FALSE(has_own_search((y + x * UPat::Cvar("c0")) + x * UPat::Cvar("c1")));
+  EXPECT_FALSE(has_own_search(UPat::Any(x + 0, x * 1)));
+  EXPECT_FALSE(has_own_search(x + UPat::Any(UPat::Const({}, 0), UPat::Const({}, 1))));
+  EXPECT_FALSE(has_own_search(UPat(Ops::SINK).src_repeat(x)));
+  EXPECT_FALSE(has_own_search(UPat(Ops::ADD).src(x).allow_any_len()));
 }
 
 }  // namespace

@@ -57,10 +57,7 @@ void DTypeSet::Add(DType dt) {
   extra_[num_extra_++] = dt;
 }
 
-bool DTypeSet::Matches(DType dt) const {
-  // Plain scalars: dt itself (count 1) or its element type (vectors) is in the mask.
-  if (!dt.is_ptr() && (scalar_mask_ & ScalarBit(dt.scalar_type())) != 0) return true;
-  if (num_extra_ == 0) return false;
+bool DTypeSet::MatchesExtra(DType dt) const {
   DType scalar = TinygradScalar(dt);
   for (int i = 0; i < num_extra_; ++i) {
     if (extra_[i] == dt || extra_[i] == scalar) return true;

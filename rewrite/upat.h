@@ -50,7 +50,11 @@ class DTypeSet {
 
   // True when the set places no constraint.
   bool any() const { return scalar_mask_ == 0 && num_extra_ == 0; }
-  bool Matches(DType dt) const;
+  bool Matches(DType dt) const {
+    // Plain scalars: dt itself (count 1) or its element type (vectors) is in the mask.
+    if (!dt.is_ptr() && (scalar_mask_ >> static_cast<int>(dt.scalar_type()) & 1) != 0) return true;
+    return num_extra_ != 0 && MatchesExtra(dt);
+  }
   // The scalar types of the dtypes this set can match, one bit per ScalarType (all bits when the set has
   // vectors or pointers, or is `any`): a dtype whose scalar type's bit is clear does not match.
   uint16_t ScalarTypes() const { return num_extra_ == 0 && scalar_mask_ != 0 ? scalar_mask_ : 0xffff; }
@@ -63,6 +67,7 @@ class DTypeSet {
  private:
   static constexpr int kMaxExtra = 4;
   void Add(DType dt);
+  bool MatchesExtra(DType dt) const;
   uint16_t scalar_mask_ = 0;  // plain scalar dtypes, one bit per ScalarType
   uint8_t num_extra_ = 0;
   DType extra_[kMaxExtra];  // vectors and pointers
