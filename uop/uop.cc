@@ -261,41 +261,73 @@ void UOpInternals::SetBounds(UOp* u, ConstValue lo, ConstValue hi) {
   u->vmax_ = store(hi);
 }
 
-// The bounds of the commonest integer nodes (CONST, ADD, MUL) straight from the sources' stored bounds, with
-// the results ComputeBounds gives (integer bounds clamped to +-2^125); false for everything else.
+// The bounds of the commonest integer nodes (CONST, ADD, MUL, MAX, MOD, IDIV) and of comparisons of integers,
+// straight from the sources' stored bounds, with the results ComputeBounds gives (integer bounds clamped to
+// +-2^125); false for everything else.
 bool UOpInternals::FastIntBounds(Ops op, DType dtype, absl::Span<const UOpPtr> src, const Arg& arg, UOp* u) {
-  if (!dtype.is_int() || dtype.is_ptr()) return false;
+  if (dtype.is_ptr()) return false;
+  const bool int_node = dtype.is_int();
+  if (!int_node && !dtype.is_bool()) return false;
   using i128 = __int128;
   constexpr i128 kLimit = i128{1} << 125;
   auto clamp = [&](i128 v) { return v > kLimit ? kLimit : v < -kLimit ? -kLimit : v; };
   if (op == Ops::CONST) {
-    if (!arg.is_int() || !src.empty()) return false;
+    if (!int_node || !arg.is_int() || !src.empty()) return false;
     int64_t i = arg.as_int();
     i128 v = dtype.scalar_type() == ScalarType::kUInt64 && i < 0 ? i128{static_cast<uint64_t>(i)} : i128{i};
     u->vmin_ = u->vmax_ = v;
     return true;
   }
-  if ((op != Ops::ADD && op != Ops::MUL) || src.size() != 2) return false;
+  if (src.size() != 2) return false;
   const UOp* a = src[0].get();
   const UOp* b = src[1].get();
-  // Non-float sources store their bounds as the integers (bools 0 and 1) ComputeBounds would read.
+  // Non-float sources store their bounds as the integers (bools 0 and 1) ComputeBounds would read, within
+  // +-2^125, so the sums and differences below cannot overflow.
   if (a->dtype_.is_float() || b->dtype_.is_float()) return false;
   const i128 alo = static_cast<i128>(a->vmin_), ahi = static_cast<i128>(a->vmax_);
   const i128 blo = static_cast<i128>(b->vmin_), bhi = static_cast<i128>(b->vmax_);
-  if (op == Ops::ADD) {  // |bounds| <= 2^125 each, so the sums cannot overflow
-    u->vmin_ = clamp(alo + blo);
-    u->vmax_ = clamp(ahi + bhi);
+  auto set = [&](i128 lo, i128 hi) {
+    u->vmin_ = lo;
+    u->vmax_ = hi;
     return true;
-  }
-  auto mul = [&](i128 x, i128 y) {
-    i128 r;
-    if (__builtin_mul_overflow(x, y, &r)) return (x < 0) != (y < 0) ? -kLimit : kLimit;
-    return clamp(r);
   };
-  i128 p[4] = {mul(alo, blo), mul(alo, bhi), mul(ahi, blo), mul(ahi, bhi)};
-  u->vmin_ = std::min({p[0], p[1], p[2], p[3]});
-  u->vmax_ = std::max({p[0], p[1], p[2], p[3]});
-  return true;
+  // A comparison's bounds are bools (0 and 1) whatever the node's dtype.
+  if (op == Ops::CMPLT) return set(ahi < blo, alo < bhi);
+  if (op == Ops::CMPNE) return set(ahi < blo || bhi < alo, !(alo == ahi && ahi == blo && blo == bhi));
+  if (!int_node) return false;
+  auto cdiv = [](i128 x, i128 y) { return static_cast<i128>(CDiv(absl::int128(x), absl::int128(y))); };
+  switch (op) {
+    case Ops::ADD:
+      return set(clamp(alo + blo), clamp(ahi + bhi));
+    case Ops::MUL: {
+      auto mul = [&](i128 x, i128 y) {
+        i128 r;
+        if (__builtin_mul_overflow(x, y, &r)) return (x < 0) != (y < 0) ? -kLimit : kLimit;
+        return clamp(r);
+      };
+      i128 p[4] = {mul(alo, blo), mul(alo, bhi), mul(ahi, blo), mul(ahi, bhi)};
+      return set(std::min({p[0], p[1], p[2], p[3]}), std::max({p[0], p[1], p[2], p[3]}));
+    }
+    case Ops::MAX:
+      return set(std::max(alo, blo), std::max(ahi, bhi));
+    case Ops::MOD: {
+      // |x % d| < |d|; the remainder takes the dividend's sign.
+      if (blo <= 0 && bhi >= 0) return false;
+      const i128 most = (blo > 0 ? bhi : -blo) - 1;
+      if (alo >= 0) return set(0, most);
+      return ahi <= 0 ? set(-most, 0) : set(-most, most);
+    }
+    case Ops::IDIV:
+      if (blo == bhi && blo != 0)
+        return blo > 0 ? set(cdiv(alo, blo), cdiv(ahi, blo)) : set(cdiv(ahi, blo), cdiv(alo, blo));
+      if (ahi <= 0 && bhi < 0) return set(cdiv(ahi, blo), cdiv(alo, bhi));
+      if (alo >= 0 && blo > 0) return set(cdiv(alo, bhi), cdiv(ahi, blo));
+      if (ahi <= 0 && blo > 0) return set(cdiv(alo, blo), cdiv(ahi, bhi));
+      if (alo >= 0 && bhi < 0) return set(cdiv(ahi, bhi), cdiv(alo, blo));
+      return false;
+    default:
+      return false;
+  }
 }
 
 UOpPtr UOp::New(Ops op, DType dtype, absl::Span<const UOpPtr> src, Arg arg, Arg tag) {

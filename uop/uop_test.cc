@@ -298,8 +298,9 @@ TEST(UOpTest, ScratchLeaseHasOneHolderAcrossThreads) {
   EXPECT_EQ(max_holders.load(), 1);
 }
 
-// UOp::New computes the bounds of integer CONST, ADD and MUL nodes on a fast path; it must agree with
-// ComputeBounds everywhere, including the clamping of huge products and bool or unsigned operands.
+// UOp::New computes the bounds of integer CONST, ADD, MUL, MAX, MOD and IDIV nodes and of integer comparisons
+// on a fast path; it must agree with ComputeBounds everywhere, including the clamping of huge products, bool
+// or unsigned operands, divisors whose range holds zero and dividends of either sign.
 TEST(UOpTest, FastIntegerBoundsAgreeWithComputeBounds) {
   const int64_t kBig = int64_t{1} << 62;
   std::vector<UOpPtr> leaves = {
@@ -312,6 +313,9 @@ TEST(UOpTest, FastIntegerBoundsAgreeWithComputeBounds) {
       UOp::Variable("c", -kBig, kBig, dtypes::kInt64),
       UOp::Variable("d", 2, 2),
       UOp::Variable("e", 0, 1).lt(1),  // a bool
+      UOp::Variable("f", -9, -2),
+      UOp::Variable("g", -4, 0),
+      UOp::Const(dtypes::kInt32, 0),
   };
   // Products of products reach the +-2^125 clamp.
   UOpPtr c = leaves[6];
@@ -322,8 +326,8 @@ TEST(UOpTest, FastIntegerBoundsAgreeWithComputeBounds) {
     EXPECT_EQ(l->vmin(), lo) << l->op();
     EXPECT_EQ(l->vmax(), hi) << l->op();
   }
-  for (Ops op : {Ops::ADD, Ops::MUL}) {
-    for (DType dt : {dtypes::kInt32, dtypes::kInt64, dtypes::kUInt64}) {
+  for (Ops op : {Ops::ADD, Ops::MUL, Ops::MAX, Ops::MOD, Ops::IDIV, Ops::CMPLT, Ops::CMPNE}) {
+    for (DType dt : {dtypes::kInt32, dtypes::kInt64, dtypes::kUInt64, dtypes::kBool}) {
       for (const UOpPtr& x : leaves) {
         for (const UOpPtr& y : leaves) {
           UOpPtr n = UOp::New(op, dt, {x, y});
