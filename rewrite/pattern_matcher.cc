@@ -308,7 +308,7 @@ class MatchRun {
     cp_ = rule.compiled_.get();
     // Slots are cleared once per MatchRun, as far as the rules tried need; each Run leaves them cleared.
     for (; cleared_ < cp_->slot_names.size(); ++cleared_) slots_[cleared_] = nullptr;
-    switch (general_only_ ? Shape::kGeneral : cp_->shape) {
+    switch (cp_->shape == Shape::kShallow && general_only_ ? Shape::kGeneral : cp_->shape) {
       case Shape::kLeaf:
         // A pattern of one node (`UPat(ops).named("x")`, common for rules that look at every node): no
         // search.
@@ -318,20 +318,15 @@ class MatchRun {
         MatchShallow();
         break;
       case Shape::kGeneral:
-        if (cp_->nodes[0].kind == UPat::SrcKind::kNone) {
-          size_t none_pushed = 0;
-          if (MatchOrPush(0, &root_, 0, none_pushed)) Fire();
-        } else {
-          stack_[0] = Pending{0, &root_};
-          Solve(0, 1);
-        }
+        stack_[0] = Pending{0, &root_};
+        Solve(0, 1);
         break;
     }
     Undo(0);
     return std::move(result_);
   }
 
-  // For tests: search every pattern the general way, as if no shape had a search of its own.
+  // For tests: search shallow patterns the general way.
   void set_general_only() { general_only_ = true; }
 
  private:
@@ -371,8 +366,8 @@ class MatchRun {
       const PNode& p = nodes[t.pat];
       const UOp* u = t.node->get();
       const Ops op = u->op();
-      if (!p.ops.contains(op)) return false;
-      if (p.slot >= 0 && !Bind(p.slot, t.node)) return false;
+      // (An alternatives node constrains only its op and name here; its alternatives do the rest.)
+      if (!Head(p, t.node)) return false;
       if (p.kind == UPat::SrcKind::kAlternatives) {
         int viable = 0;
         uint16_t only = 0;
@@ -401,10 +396,7 @@ class MatchRun {
         }
         return false;
       }
-      if (p.dtype >= 0 && !cp.dtypes[p.dtype].Matches(u->dtype())) return false;
-      if (p.arg >= 0 && !ArgMatches(cp.args[p.arg], u)) return false;
       const size_t ns = u->num_src();
-      if (ns < p.required_len || (p.strict_len && ns != p.required_len)) return false;
       const UOpPtr* src = u->src().data();
       switch (p.kind) {
         case UPat::SrcKind::kNone:
@@ -473,11 +465,6 @@ class MatchRun {
     return Fire();
   }
 
-  // ---- shallow patterns (Shape::kShallow) ----
-  //
-  // The same matches in the same order as Solve, by nested loops instead of a pending stack: the root's
-  // operand orders outermost, then, source by source, each source pattern's orders. Leaves involve no choice.
-
   // Whether *node passes p's own tests (op, name, dtype, arg, number of sources); binds p's name.
   ABSL_ATTRIBUTE_ALWAYS_INLINE bool Head(const PNode& p, const UOpPtr* node) {
     const UOp* u = node->get();
@@ -488,6 +475,11 @@ class MatchRun {
     const size_t ns = u->num_src();
     return ns >= p.required_len && (!p.strict_len || ns == p.required_len);
   }
+
+  // ---- shallow patterns (Shape::kShallow) ----
+  //
+  // The same matches in the same order as Solve, by nested loops instead of a pending stack: the root's
+  // operand orders outermost, then, source by source, each source pattern's orders. Leaves involve no choice.
 
   int NumOrders(const PNode& p) const { return p.kind == UPat::SrcKind::kAnyOrder ? p.perm_count : 1; }
 
@@ -561,11 +553,7 @@ class MatchRun {
       stack_[base + n++] = Pending{pat, node};
       return true;
     }
-    const UOp* u = node->get();
-    if (!p.ops.contains(u->op())) return false;
-    if (p.slot >= 0 && !Bind(p.slot, node)) return false;
-    if (p.dtype >= 0 && !cp_->dtypes[p.dtype].Matches(u->dtype())) return false;
-    return p.arg < 0 || ArgMatches(cp_->args[p.arg], u);
+    return Head(p, node);
   }
 
   bool Fire() {

@@ -75,28 +75,9 @@ std::optional<Bounds> IntBinary(Ops op, ConstValue a_lo, ConstValue a_hi, ConstV
       }
       return std::nullopt;
     case Ops::MOD:
-      if (s1lo > 0) {
-        if (s0lo >= 0) return Bounds{Int(0), Int(s1hi - 1)};
-        if (s0hi <= 0) return Bounds{Int(-(s1hi - 1)), Int(0)};
-        return Bounds{Int(-(s1hi - 1)), Int(s1hi - 1)};
-      }
-      if (s1hi < 0) {
-        // |x % d| < |d|, and the largest |d| is at s1lo (tinygrad uses s1hi here, which is too tight).
-        if (s0lo >= 0) return Bounds{Int(0), Int(-s1lo - 1)};
-        if (s0hi <= 0) return Bounds{Int(-(-s1lo - 1)), Int(0)};
-        return Bounds{Int(-(-s1lo - 1)), Int(-s1lo - 1)};
-      }
-      return std::nullopt;
     case Ops::IDIV:
-      if (s1lo == s1hi) {
-        absl::int128 c = s1lo;
-        if (c > 0) return Bounds{Int(CDiv(s0lo, c)), Int(CDiv(s0hi, c))};
-        if (c < 0) return Bounds{Int(CDiv(s0hi, c)), Int(CDiv(s0lo, c))};
-      }
-      if (s0hi <= 0 && s1hi < 0) return Bounds{Int(CDiv(s0hi, s1lo)), Int(CDiv(s0lo, s1hi))};
-      if (s0lo >= 0 && s1lo > 0) return Bounds{Int(CDiv(s0lo, s1hi)), Int(CDiv(s0hi, s1lo))};
-      if (s0hi <= 0 && s1lo > 0) return Bounds{Int(CDiv(s0lo, s1lo)), Int(CDiv(s0hi, s1hi))};
-      if (s0lo >= 0 && s1hi < 0) return Bounds{Int(CDiv(s0hi, s1hi)), Int(CDiv(s0lo, s1lo))};
+      if (auto r = internal::IntDivModBounds(op, s0lo, s0hi, s1lo, s1hi))
+        return Bounds{Int(r->first), Int(r->second)};
       return std::nullopt;
     default:
       return std::nullopt;
@@ -226,6 +207,33 @@ Bounds Compute(Ops op, DType dtype, absl::Span<const UOpPtr> src, const Arg& arg
 }
 
 }  // namespace
+
+namespace internal {
+
+std::optional<std::pair<absl::int128, absl::int128>> IntDivModBounds(Ops op, absl::int128 xlo,
+                                                                     absl::int128 xhi, absl::int128 ylo,
+                                                                     absl::int128 yhi) {
+  using Range = std::pair<absl::int128, absl::int128>;
+  if (op == Ops::MOD) {
+    // |x % d| < |d|, the largest |d| being at yhi or ylo (tinygrad uses yhi for a negative divisor, which is
+    // too tight); the remainder takes the dividend's sign.
+    if (ylo <= 0 && yhi >= 0) return std::nullopt;
+    const absl::int128 most = (ylo > 0 ? yhi : -ylo) - 1;
+    if (xlo >= 0) return Range{0, most};
+    if (xhi <= 0) return Range{-most, 0};
+    return Range{-most, most};
+  }
+  if (op != Ops::IDIV) return std::nullopt;
+  if (ylo == yhi && ylo != 0)
+    return ylo > 0 ? Range{CDiv(xlo, ylo), CDiv(xhi, ylo)} : Range{CDiv(xhi, ylo), CDiv(xlo, ylo)};
+  if (xhi <= 0 && yhi < 0) return Range{CDiv(xhi, ylo), CDiv(xlo, yhi)};
+  if (xlo >= 0 && ylo > 0) return Range{CDiv(xlo, yhi), CDiv(xhi, ylo)};
+  if (xhi <= 0 && ylo > 0) return Range{CDiv(xlo, ylo), CDiv(xhi, yhi)};
+  if (xlo >= 0 && yhi < 0) return Range{CDiv(xhi, yhi), CDiv(xlo, ylo)};
+  return std::nullopt;
+}
+
+}  // namespace internal
 
 std::pair<ConstValue, ConstValue> ComputeBounds(Ops op, DType dtype, absl::Span<const UOpPtr> src, const Arg& arg) {
   if (dtype.is_ptr() || dtype.is_void()) return {ConstValue::Int(0), ConstValue::Int(0)};

@@ -295,7 +295,6 @@ bool UOpInternals::FastIntBounds(Ops op, DType dtype, absl::Span<const UOpPtr> s
   if (op == Ops::CMPLT) return set(ahi < blo, alo < bhi);
   if (op == Ops::CMPNE) return set(ahi < blo || bhi < alo, !(alo == ahi && ahi == blo && blo == bhi));
   if (!int_node) return false;
-  auto cdiv = [](i128 x, i128 y) { return static_cast<i128>(CDiv(absl::int128(x), absl::int128(y))); };
   switch (op) {
     case Ops::ADD:
       return set(clamp(alo + blo), clamp(ahi + bhi));
@@ -310,20 +309,11 @@ bool UOpInternals::FastIntBounds(Ops op, DType dtype, absl::Span<const UOpPtr> s
     }
     case Ops::MAX:
       return set(std::max(alo, blo), std::max(ahi, bhi));
-    case Ops::MOD: {
-      // |x % d| < |d|; the remainder takes the dividend's sign.
-      if (blo <= 0 && bhi >= 0) return false;
-      const i128 most = (blo > 0 ? bhi : -blo) - 1;
-      if (alo >= 0) return set(0, most);
-      return ahi <= 0 ? set(-most, 0) : set(-most, most);
-    }
+    case Ops::MOD:
     case Ops::IDIV:
-      if (blo == bhi && blo != 0)
-        return blo > 0 ? set(cdiv(alo, blo), cdiv(ahi, blo)) : set(cdiv(ahi, blo), cdiv(alo, blo));
-      if (ahi <= 0 && bhi < 0) return set(cdiv(ahi, blo), cdiv(alo, bhi));
-      if (alo >= 0 && blo > 0) return set(cdiv(alo, bhi), cdiv(ahi, blo));
-      if (ahi <= 0 && blo > 0) return set(cdiv(alo, blo), cdiv(ahi, bhi));
-      if (alo >= 0 && bhi < 0) return set(cdiv(ahi, bhi), cdiv(alo, blo));
+      if (auto r = internal::IntDivModBounds(op, alo, ahi, blo, bhi)) {
+        return set(static_cast<i128>(r->first), static_cast<i128>(r->second));
+      }
       return false;
     default:
       return false;

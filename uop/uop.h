@@ -349,6 +349,15 @@ std::optional<std::pair<ConstValue, ConstValue>> IntBinaryBounds(Ops op, const C
                                                                   const ConstValue& a_hi, const ConstValue& b_lo,
                                                                   const ConstValue& b_hi);
 
+namespace internal {
+// The bounds of x % y (op MOD) and x // y (op IDIV) in C's truncating division, for integer bounds of x and y
+// within +-2^125; nullopt where they are not derived (a divisor range holding 0). Shared by ComputeBounds and
+// UOp::New's fast path.
+std::optional<std::pair<absl::int128, absl::int128>> IntDivModBounds(Ops op, absl::int128 xlo,
+                                                                     absl::int128 xhi, absl::int128 ylo,
+                                                                     absl::int128 yhi);
+}  // namespace internal
+
 }  // namespace uopc
 
 #endif  // UOPC_UOP_UOP_H_
