@@ -204,6 +204,7 @@ class Engine {
     } else {
       slot = ClaimInTable(slot, u);
     }
+    for (const UOpPtr& s : u->src()) s->Prefetch();  // visited next
     frames_.push_back(Frame{h, h, slot, memo_.capacity(), 0, static_cast<uint32_t>(values_.size()), -1,
                             options_.bottom_up ? Stage::kFixpoint : Stage::kSources});
     return Visited::kFrame;

@@ -55,7 +55,7 @@ struct UOpInternals {
     for (size_t i = 0; i < k.src.size(); ++i) {
       if (u->src_[i].get() != k.src[i].get()) return false;
     }
-    return u->arg_ == k.arg && u->tag_ == k.tag;
+    return u->arg_ == k.arg && (u->tag_ ? *u->tag_ == k.tag : k.tag.is_none());
   }
   static void Destroy(const UOp* u);
   static void SetBounds(UOp* u, ConstValue lo, ConstValue hi);
@@ -223,10 +223,25 @@ void UOp::operator delete(void* p, size_t size) {
 }
 
 UOp::UOp(Ops op, DType dtype, SrcVector&& src, Arg&& arg, Arg&& tag, size_t hash)
-    : op_(op), dtype_(dtype), hash_(hash), arg_(std::move(arg)), tag_(std::move(tag)), src_(std::move(src)) {}
+    : op_(op),
+      src_(std::move(src)),
+      dtype_(dtype),
+      hash_(hash),
+      arg_(std::move(arg)),
+      tag_(tag.is_none() ? nullptr : std::make_unique<const Arg>(std::move(tag))) {}
 
 UOp::UOp(Ops op, DType dtype, SrcVector&& src, const Arg& arg, const Arg& tag, size_t hash)
-    : op_(op), dtype_(dtype), hash_(hash), arg_(arg), tag_(tag), src_(std::move(src)) {}
+    : op_(op),
+      src_(std::move(src)),
+      dtype_(dtype),
+      hash_(hash),
+      arg_(arg),
+      tag_(tag.is_none() ? nullptr : std::make_unique<const Arg>(tag)) {}
+
+const Arg& UOp::NoTag() {
+  static const Arg* const none = new Arg();
+  return *none;
+}
 
 namespace {
 // The lease is taken with an acquire and given back with a release, so each holder sees every slot its
@@ -466,7 +481,7 @@ UOpPtr UOp::Substitute(const absl::flat_hash_map<const UOp*, UOpPtr>& replacemen
         src.push_back(s);
       }
     }
-    if (changed) rebuilt[n] = UOp::New(n->op_, n->dtype_, src, n->arg_, n->tag_);
+    if (changed) rebuilt[n] = UOp::New(n->op_, n->dtype_, src, n->arg_, n->tag());
   }
   if (auto r = replacements.find(this); r != replacements.end()) return r->second;
   if (auto b = rebuilt.find(this); b != rebuilt.end()) return b->second;
@@ -590,7 +605,7 @@ UOpPtr UOpPtr::bind(int64_t value) const {
 UOpPtr UOp::WithSources(const UOp& like, SrcVector&& src) {
   if (like.src_.size() == src.size() && std::equal(src.begin(), src.end(), like.src_.begin()))
     return like.ref();
-  return NewImpl(like.op_, like.dtype_, src, &src, like.arg_, like.tag_, /*own_args=*/false);
+  return NewImpl(like.op_, like.dtype_, src, &src, like.arg_, like.tag(), /*own_args=*/false);
 }
 
 UOpPtr UOpPtr::replace_src(absl::Span<const UOpPtr> src) const {

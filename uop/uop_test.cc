@@ -102,6 +102,22 @@ TEST(UOpTest, Substitute) {
   EXPECT_EQ(e->Substitute({}), e);
 }
 
+TEST(UOpTest, TagsTellNodesApart) {
+  UOpPtr a = UOp::Variable("a", 0, 8);
+  UOpPtr plain = UOp::New(Ops::ADD, dtypes::kInt32, {a, a});
+  UOpPtr seven = UOp::New(Ops::ADD, dtypes::kInt32, {a, a}, {}, Arg(7));
+  EXPECT_TRUE(plain->tag().is_none());
+  EXPECT_EQ(seven->tag(), Arg(7));
+  EXPECT_NE(plain, seven);
+  EXPECT_EQ(UOp::New(Ops::ADD, dtypes::kInt32, {a, a}, {}, Arg(7)), seven);
+  EXPECT_NE(UOp::New(Ops::ADD, dtypes::kInt32, {a, a}, {}, Arg(8)), seven);
+  EXPECT_EQ(UOp::New(Ops::ADD, dtypes::kInt32, {a, a}, {}, Arg()), plain);
+  // A tag survives the rebuilds that keep it.
+  EXPECT_EQ(seven.replace_src({a, a}), seven);
+  EXPECT_EQ(seven.replace_dtype(dtypes::kInt64)->tag(), Arg(7));
+  EXPECT_EQ(seven.replace_arg(Arg(1))->tag(), Arg(7));
+}
+
 TEST(UOpTest, WithSourcesIsReplaceSrcTakingTheReferences) {
   UOpPtr a = UOp::Variable("a", 0, 8);
   UOpPtr b = UOp::Variable("b", 0, 8);
