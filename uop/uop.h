@@ -1,16 +1,19 @@
 // UOp: the node of every uopc graph, immutable and hash-consed.
 //
-// Two UOps with equal (op, dtype, src, arg, tag) are the same object, so graph equality is pointer equality and
-// common subexpressions are shared for free. Nodes are reference counted: a UOpPtr owns a reference, a plain
-// `const UOp*` borrows one. The intern table is sharded and thread safe (compare MLIR's StorageUniquer), and it
-// holds no references itself: a node nobody references is freed and leaves the table, so a long-running process
-// does not grow without bound. Freeing is iterative, so dropping a million-node chain does not recurse.
+// Two UOps with equal (op, dtype, src, arg, tag) are the same object, so graph equality is pointer equality
+// and common subexpressions are shared for free. Nodes are reference counted: a UOpPtr owns a reference, a
+// plain `const UOp*` borrows one. The intern table is sharded and thread safe (compare MLIR's
+// StorageUniquer), and it holds no references itself: a node nobody references is freed and leaves the table,
+// and later nodes reuse its memory, so a long-running process holds at most the memory of its peak number of
+// nodes (node memory goes back to a pool, not to the allocator). Freeing is iterative, so dropping a
+// million-node chain does not recurse.
 //
-// Every node carries its value range (tinygrad's vmin/vmax from `_min_max`), computed once when it is interned.
+// Every node carries its value range (tinygrad's vmin/vmax from `_min_max`), computed once when it is
+// interned.
 //
 // UOpPtr also carries the builders of tinygrad's MathTrait: `a + b`, `a * 2`, `a.idiv(4)`, `a.lt(b)`,
-// `c.where(x, y)`, `a.cast(dtypes::kFloat32)`... Comparison builders are named methods (lt, le, gt, ge, ne, eq)
-// because the C++ comparison operators of UOpPtr keep their pointer meaning.
+// `c.where(x, y)`, `a.cast(dtypes::kFloat32)`... Comparison builders are named methods (lt, le, gt, ge, ne,
+// eq) because the C++ comparison operators of UOpPtr keep their pointer meaning.
 #ifndef UOPC_UOP_UOP_H_
 #define UOPC_UOP_UOP_H_
 
@@ -261,7 +264,7 @@ class UOp {
   friend struct UOpInternals;
   UOp(Ops op, DType dtype, SrcVector&& src, Arg&& arg, Arg&& tag, size_t hash);
   UOp(Ops op, DType dtype, SrcVector&& src, const Arg& arg, const Arg& tag, size_t hash);
-  // Nodes come from a per-thread free list: graph rewrites create and drop hundreds of thousands of them.
+  // Nodes come from a per-thread pool (see uop.cc): graph rewrites create and drop hundreds of thousands.
   static void* operator new(size_t size);
   static void operator delete(void* p, size_t size);
   // Interns a node; a new one takes its sources from *owned_src when given, and moves arg and tag from the

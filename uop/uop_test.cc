@@ -294,6 +294,29 @@ TEST(UOpTest, ScratchLeaseIsExclusiveAndStartsEmpty) {
   EXPECT_FALSE(next->Get(a.get(), &v));
 }
 
+// Nodes outlive the thread that made them, are freed by another, and their memory is used again by a third.
+TEST(UOpTest, NodesMoveBetweenThreads) {
+  const size_t before = UOp::LiveCount();
+  auto build = [](int seed) {
+    std::vector<UOpPtr> made;
+    UOpPtr x = UOp::Variable("moved", 0, 1000);
+    for (int i = 0; i < 3000; ++i) made.push_back(x * (seed * 10000 + i));
+    return made;
+  };
+  std::vector<UOpPtr> from_a;
+  std::thread a([&] { from_a = build(1); });
+  a.join();
+  for (int i = 0; i < 3000; ++i) ASSERT_EQ(from_a[i]->src(1)->arg(), Arg(int64_t{10000 + i}));
+  from_a.clear();  // freed here, made there
+  EXPECT_EQ(UOp::LiveCount(), before);
+  std::vector<UOpPtr> from_b;
+  std::thread b([&] { from_b = build(2); });
+  b.join();
+  for (int i = 0; i < 3000; ++i) ASSERT_EQ(from_b[i], UOp::Variable("moved", 0, 1000) * (20000 + i));
+  from_b.clear();
+  EXPECT_EQ(UOp::LiveCount(), before);
+}
+
 TEST(UOpTest, ScratchLeaseHasOneHolderAcrossThreads) {
   std::atomic<int> holders{0}, max_holders{0};
   std::vector<std::thread> threads;
