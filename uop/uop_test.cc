@@ -3,6 +3,7 @@
 #include <atomic>
 #include <limits>
 #include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -292,6 +293,27 @@ TEST(UOpTest, ScratchLeaseIsExclusiveAndStartsEmpty) {
   ASSERT_TRUE(next.has_value());
   const void* v = nullptr;
   EXPECT_FALSE(next->Get(a.get(), &v));
+}
+
+// A node with more sources than the inline capacity of its source vector.
+TEST(UOpTest, ManySources) {
+  const size_t before = UOp::LiveCount();
+  {
+    std::vector<UOpPtr> src;
+    for (int i = 0; i < 1000; ++i) src.push_back(UOp::Variable("s" + std::to_string(i), 0, i));
+    UOpPtr sink = UOp::Sink(src);
+    ASSERT_EQ(sink->num_src(), 1000u);
+    for (int i = 0; i < 1000; ++i) EXPECT_EQ(sink->src(i), src[i].get());
+    EXPECT_EQ(UOp::Sink(src), sink);
+    src.pop_back();
+    EXPECT_NE(UOp::Sink(src), sink);
+    for (size_t n = 1; n <= 5; ++n) {
+      UOpPtr v = UOp::Vectorize(absl::MakeConstSpan(src).subspan(0, n));
+      EXPECT_EQ(v->num_src(), n);
+      EXPECT_EQ(v->src().back(), src[n - 1].get());
+    }
+  }
+  EXPECT_EQ(UOp::LiveCount(), before);
 }
 
 // Nodes outlive the thread that made them, are freed by another, and their memory is used again by a third.
