@@ -169,9 +169,10 @@ namespace {
 // Node memory. Nodes are carved from chunks, without the allocator's per-allocation header, so they lie
 // sizeof(UOp) apart (144 bytes, not 160): on graphs larger than the cache, fewer bytes per node is fewer
 // misses. A freed node goes on the freeing thread's list and is reused from there; like an arena, the memory
-// of a program's peak number of nodes stays reserved for it. A thread that ends hands its free nodes to a
-// shared list, which threads draw from before they carve new chunks. ASan builds allocate each node on its
-// own, so that they still see every use after free.
+// of a program's peak number of nodes stays reserved for it. A thread's list holds at most kMaxLocalFree
+// nodes, and a thread that ends gives up all of its own: those go to a shared list, which threads draw from
+// before they carve new chunks (so a thread that only frees the nodes another one makes does not hoard them).
+// ASan builds allocate each node on its own, so that they still see every use after free.
 #if defined(__SANITIZE_ADDRESS__)
 constexpr bool kPoolNodes = false;
 #else
@@ -207,46 +208,69 @@ SharedFreeNodes& SharedFree() {
   return *shared;
 }
 
+std::atomic<size_t> chunks_carved{0};
+
 class NodePool {
  public:
   static constexpr size_t kChunkNodes = 512;
+  static constexpr size_t kMaxLocalFree = size_t{1} << 16;
+  static_assert(alignof(UOp) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "chunks come from plain operator new");
 
   ~NodePool() {
     while (next_ != end_) Free(Carve());
-    if (head_ != nullptr) {
-      FreeNode* last = head_;
-      while (last->next != nullptr) last = last->next;
-      SharedFree().Give(head_, last);
-      head_ = nullptr;
-    }
+    GiveAway();
     // Static UOpPtrs may still free nodes on this thread after its thread_locals are gone: Free sends those
     // to the shared list.
     dead_ = true;
   }
   void* Allocate() {
-    if (head_ == nullptr) head_ = SharedFree().TakeAll();
-    if (head_ != nullptr) return std::exchange(head_, head_->next);
+    if (head_ == nullptr) {
+      // The shared list's nodes become this thread's; their number is unknown, so they do not count towards
+      // kMaxLocalFree (Free keeps counting only what this thread frees).
+      head_ = SharedFree().TakeAll();
+      tail_ = nullptr;
+    }
+    if (head_ != nullptr) {
+      if (count_ > 0) --count_;
+      return std::exchange(head_, head_->next);
+    }
     if (next_ == end_) {
-      next_ = static_cast<char*>(::operator new(kChunkNodes * sizeof(UOp)));  // aligned for UOp
+      next_ = static_cast<char*>(::operator new(kChunkNodes * sizeof(UOp)));
       end_ = next_ + kChunkNodes * sizeof(UOp);
+      chunks_carved.fetch_add(1, std::memory_order_relaxed);
     }
     return Carve();
   }
   void Free(void* p) {
-    FreeNode* n = new (p) FreeNode{nullptr};
+    FreeNode* n = new (p) FreeNode{head_};
     if (dead_) {
+      n->next = nullptr;
       SharedFree().Give(n, n);
       return;
     }
-    n->next = head_;
+    if (head_ == nullptr) tail_ = n;
     head_ = n;
+    if (++count_ == kMaxLocalFree) GiveAway();
   }
 
  private:
   void* Carve() { return std::exchange(next_, next_ + sizeof(UOp)); }
 
+  void GiveAway() {
+    if (head_ == nullptr) return;
+    if (tail_ == nullptr) {  // the list came from the shared one: find its end
+      tail_ = head_;
+      while (tail_->next != nullptr) tail_ = tail_->next;
+    }
+    SharedFree().Give(head_, tail_);
+    head_ = tail_ = nullptr;
+    count_ = 0;
+  }
+
   FreeNode* head_ = nullptr;
-  char* next_ = nullptr;  // the current chunk's nodes not yet handed out
+  FreeNode* tail_ = nullptr;  // null when unknown (a list taken from the shared one)
+  size_t count_ = 0;          // nodes this thread freed onto its list since it was last given away
+  char* next_ = nullptr;      // the current chunk's nodes not yet handed out
   char* end_ = nullptr;
   bool dead_ = false;
 };
@@ -254,6 +278,10 @@ class NodePool {
 thread_local NodePool node_pool;
 
 }  // namespace
+
+namespace internal {
+size_t NodeChunksForTesting() { return chunks_carved.load(std::memory_order_relaxed); }
+}  // namespace internal
 
 void* UOp::operator new(size_t size) {
   UOPC_CHECK(size == sizeof(UOp));

@@ -376,6 +376,10 @@ namespace internal {
 std::optional<std::pair<absl::int128, absl::int128>> IntDivModBounds(Ops op, absl::int128 xlo,
                                                                      absl::int128 xhi, absl::int128 ylo,
                                                                      absl::int128 yhi);
+
+// For tests: how many chunks of node memory the process has carved (0 in ASan builds, which allocate each
+// node on its own).
+size_t NodeChunksForTesting();
 }  // namespace internal
 
 }  // namespace uopc

@@ -1,7 +1,9 @@
 #include "uop/uop.h"
 
 #include <atomic>
+#include <condition_variable>
 #include <limits>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -314,6 +316,47 @@ TEST(UOpTest, ManySources) {
     }
   }
   EXPECT_EQ(UOp::LiveCount(), before);
+}
+
+// One thread makes nodes and another frees them, round after round: the freed memory must come back to the
+// maker instead of piling up on the freeing thread while the maker carves new chunks.
+TEST(UOpTest, NodeMemoryFreedByAnotherThreadIsReused) {
+  constexpr int kRounds = 12, kNodes = 20000;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<UOpPtr> batch;
+  bool ready = false;
+  size_t chunks_after_warmup = 0;
+  std::thread maker([&] {
+    UOpPtr x = UOp::Variable("handed_over", 0, 1 << 20);
+    for (int round = 0; round < kRounds; ++round) {
+      std::vector<UOpPtr> made;
+      made.reserve(kNodes);
+      for (int i = 0; i < kNodes; ++i) made.push_back(x + (round * kNodes + i + 2000));
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait(lock, [&] { return !ready; });
+      batch = std::move(made);
+      ready = true;
+      cv.notify_all();
+    }
+  });
+  for (int round = 0; round < kRounds; ++round) {
+    std::vector<UOpPtr> got;
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait(lock, [&] { return ready; });
+      got = std::move(batch);
+      ready = false;
+      cv.notify_all();
+    }
+    ASSERT_EQ(got.size(), static_cast<size_t>(kNodes));
+    got.clear();  // freed on this thread
+    if (round == 4) chunks_after_warmup = internal::NodeChunksForTesting();
+  }
+  maker.join();
+  // Each round makes 40,000 nodes (the sums and their constants): without reuse the 7 rounds after the
+  // warm-up would carve about 7 * 40,000 / 512 = 547 chunks.
+  EXPECT_LT(internal::NodeChunksForTesting() - chunks_after_warmup, 200u);
 }
 
 // Nodes outlive the thread that made them, are freed by another, and their memory is used again by a third.
