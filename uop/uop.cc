@@ -515,20 +515,34 @@ ConstValue UOp::FloatBound(absl::int128 raw) {
 
 std::vector<const UOp*> UOp::Toposort(const std::function<bool(const UOp*)>& gate) const {
   std::vector<const UOp*> order;
+  // Emitted nodes are marked in their scratch slots when the lease is free (no hash set to probe), else in a
+  // set.
+  std::optional<ScratchLease> lease = ScratchLease::TryAcquire();
   absl::flat_hash_set<const UOp*> done;
+  auto is_done = [&](const UOp* u) {
+    const void* unused;
+    return lease.has_value() ? lease->Get(u, &unused) : done.contains(u);
+  };
   // (node, sources pushed) pairs: a node is emitted the second time it is popped.
   std::vector<std::pair<const UOp*, bool>> stack;
   stack.emplace_back(this, false);
   while (!stack.empty()) {
     auto [node, expanded] = stack.back();
     stack.pop_back();
-    if (done.contains(node)) continue;
+    if (is_done(node)) continue;
     if (!expanded) {
       if (gate && !gate(node)) continue;
       stack.emplace_back(node, true);
-      for (size_t i = node->src_.size(); i-- > 0;) stack.emplace_back(node->src_[i].get(), false);
+      for (size_t i = node->src_.size(); i-- > 0;) {
+        node->src(i)->Prefetch();  // popped next
+        stack.emplace_back(node->src(i), false);
+      }
     } else {
-      done.insert(node);
+      if (lease.has_value()) {
+        lease->Set(node, nullptr);
+      } else {
+        done.insert(node);
+      }
       order.push_back(node);
     }
   }

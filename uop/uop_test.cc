@@ -81,6 +81,32 @@ TEST(UOpTest, RangeAnalysis) {
             ConstValue::Int(absl::MakeInt128(0, UINT64_MAX)));
 }
 
+// Toposort keeps its visited set in the nodes' scratch slots when it can take the lease, and in a table when
+// it cannot (a graph walk holds the lease, or the gate walks too): the order must be the same.
+TEST(UOpTest, ToposortIsTheSameWithOrWithoutTheLease) {
+  UOpPtr a = UOp::Variable("a", 0, 8);
+  UOpPtr b = UOp::Variable("b", 0, 8);
+  UOpPtr e = a;
+  for (int i = 0; i < 50; ++i) e = (i % 3 == 0 ? e * b : e + a) + i;
+  std::vector<const UOp*> with_lease = e->Toposort();
+  std::vector<const UOp*> without;
+  {
+    std::optional<ScratchLease> held = ScratchLease::TryAcquire();
+    ASSERT_TRUE(held.has_value());
+    without = e->Toposort();
+  }
+  EXPECT_EQ(with_lease, without);
+  EXPECT_EQ(with_lease.size(), e->Toposort().size());
+  // A gate that walks too (its Toposort runs while the outer one holds the lease).
+  size_t inner_nodes = 0;
+  std::vector<const UOp*> gated = e->Toposort([&](const UOp* u) {
+    inner_nodes += u->Toposort().size();
+    return true;
+  });
+  EXPECT_EQ(gated, with_lease);
+  EXPECT_GT(inner_nodes, with_lease.size());
+}
+
 TEST(UOpTest, ToposortOrdersSourcesFirst) {
   UOpPtr a = UOp::Variable("a", 0, 8);
   UOpPtr b = UOp::Variable("b", 0, 8);
