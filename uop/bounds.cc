@@ -76,8 +76,9 @@ std::optional<Bounds> IntBinary(Ops op, ConstValue a_lo, ConstValue a_hi, ConstV
       return std::nullopt;
     case Ops::MOD:
     case Ops::IDIV:
-      if (auto r = internal::IntDivModBounds(op, s0lo, s0hi, s1lo, s1hi))
+      if (auto r = internal::IntDivModBounds(op, s0lo, s0hi, s1lo, s1hi)) {
         return Bounds{Int(r->first), Int(r->second)};
+      }
       return std::nullopt;
     default:
       return std::nullopt;
@@ -224,8 +225,9 @@ std::optional<std::pair<absl::int128, absl::int128>> IntDivModBounds(Ops op, abs
     return Range{-most, most};
   }
   if (op != Ops::IDIV) return std::nullopt;
-  if (ylo == yhi && ylo != 0)
+  if (ylo == yhi && ylo != 0) {
     return ylo > 0 ? Range{CDiv(xlo, ylo), CDiv(xhi, ylo)} : Range{CDiv(xhi, ylo), CDiv(xlo, ylo)};
+  }
   if (xhi <= 0 && yhi < 0) return Range{CDiv(xhi, ylo), CDiv(xlo, yhi)};
   if (xlo >= 0 && ylo > 0) return Range{CDiv(xlo, yhi), CDiv(xhi, ylo)};
   if (xhi <= 0 && ylo > 0) return Range{CDiv(xlo, ylo), CDiv(xhi, yhi)};

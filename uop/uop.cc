@@ -523,6 +523,13 @@ std::vector<const UOp*> UOp::Toposort(const std::function<bool(const UOp*)>& gat
     const void* unused;
     return lease.has_value() ? lease->Get(u, &unused) : done.contains(u);
   };
+  auto mark_done = [&](const UOp* u) {
+    if (lease.has_value()) {
+      lease->Set(u, nullptr);
+    } else {
+      done.insert(u);
+    }
+  };
   // (node, sources pushed) pairs: a node is emitted the second time it is popped.
   std::vector<std::pair<const UOp*, bool>> stack;
   stack.emplace_back(this, false);
@@ -538,11 +545,7 @@ std::vector<const UOp*> UOp::Toposort(const std::function<bool(const UOp*)>& gat
         stack.emplace_back(node->src(i), false);
       }
     } else {
-      if (lease.has_value()) {
-        lease->Set(node, nullptr);
-      } else {
-        done.insert(node);
-      }
+      mark_done(node);
       order.push_back(node);
     }
   }
