@@ -1,0 +1,84 @@
+// Renderer: what a code-generation target is and wants (tinygrad's Renderer), and the interface every backend
+// implements to turn a linearized program into source code.
+//
+// Codegen reads the target description (local memory, launch limits, float4 support, tensor cores, the ops the
+// target renders, its pre/extra rewrite rules) to choose optimizations and to lower the kernel; the renderer then
+// writes the linear program (the uops after the linearizer) as source.
+//
+//   ClangRenderer clang;
+//   absl::StatusOr<std::string> src = clang.Render(uops);   // uops: codegen's linear program
+#ifndef UOPC_RENDERER_RENDERER_H_
+#define UOPC_RENDERER_RENDERER_H_
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "rewrite/pattern_matcher.h"
+#include "uop/dtype.h"
+#include "uop/ops.h"
+#include "uop/uop.h"
+
+namespace uopc {
+
+// D = A * B + C on a tensor core; A is M x K, B is K x N, C and D are M x N (tinygrad's TensorCore).
+struct TensorCore {
+  std::array<int64_t, 3> dims;  // N, M, K
+  int64_t threads = 0;           // threads that build the warp
+  std::array<int64_t, 3> elements_per_thread;  // per thread, from A, B and C
+  DType dtype_in;
+  DType dtype_out;
+  // Kernel opts in order: "u0" upcasts dim 0, "l1" localizes dim 1.
+  std::vector<std::string> opts;
+  // Per operand, an optional (local permutation, upcast+reduce permutation).
+  using Swizzle = std::optional<std::pair<std::vector<int64_t>, std::vector<int64_t>>>;
+  std::pair<Swizzle, Swizzle> swizzle;
+
+  // tinygrad's str(): WMMA_8_16_16_half_float.
+  std::string ToString() const;
+};
+
+class Renderer {
+ public:
+  virtual ~Renderer() = default;
+
+  // tinygrad's device name for this target ("CPU", "GPU", "METAL", "CUDA").
+  const std::string& device() const { return device_; }
+  bool supports_float4() const { return supports_float4_; }
+  bool has_local() const { return has_local_; }
+  bool has_shared() const { return has_shared_; }
+  // Launch limits per dimension, in (x, y, z) order; nullopt: no limit (and, for global_max, no global dims).
+  const std::optional<std::vector<int64_t>>& global_max() const { return global_max_; }
+  const std::optional<std::vector<int64_t>>& local_max() const { return local_max_; }
+  int64_t shared_max() const { return shared_max_; }
+  const std::vector<TensorCore>& tensor_cores() const { return tensor_cores_; }
+  // The ALU ops this target renders itself (tinygrad's code_for_op keys); the rest are rewritten into these.
+  const OpSet& supported_ops() const { return supported_ops_; }
+  // Rules run before codegen's final rewrite (nullptr: none), and added to it (nullptr: none).
+  virtual const PatternMatcher* pre_matcher() const { return nullptr; }
+  virtual const PatternMatcher* extra_matcher() const { return nullptr; }
+
+  // The source of the linear program `uops` (SINK last, its arg a KernelInfo naming the function); an error
+  // for a uop this target cannot express.
+  virtual absl::StatusOr<std::string> Render(absl::Span<const UOp* const> uops) const = 0;
+
+ protected:
+  std::string device_;
+  bool supports_float4_ = true;
+  bool has_local_ = true;
+  bool has_shared_ = true;
+  std::optional<std::vector<int64_t>> global_max_ = std::vector<int64_t>(3, 0x8FFFFFFF);
+  std::optional<std::vector<int64_t>> local_max_ = std::vector<int64_t>(3, 0x8FFFFFFF);
+  int64_t shared_max_ = 32768;
+  std::vector<TensorCore> tensor_cores_;
+  OpSet supported_ops_;
+};
+
+}  // namespace uopc
+
+#endif  // UOPC_RENDERER_RENDERER_H_
