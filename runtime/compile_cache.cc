@@ -36,7 +36,8 @@ std::string Header(absl::string_view payload) {
 // Folder names come from code, but keep them to a safe alphabet anyway: a stray '/' or ".." must not escape.
 std::string SafeName(absl::string_view name) {
   std::string out;
-  for (char c : name) out.push_back(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' ? c : '_');
+  for (char c : name)
+    out.push_back(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' ? c : '_');
   return out.empty() ? "default" : out;
 }
 
@@ -50,7 +51,8 @@ std::string CompileCache::DefaultDirectory() {
   return "";
 }
 
-std::string CompileCache::EntryPath(absl::string_view name, absl::string_view key, absl::string_view source) const {
+std::string CompileCache::EntryPath(absl::string_view name, absl::string_view key,
+                                    absl::string_view source) const {
   if (!enabled()) return "";
   // The key's length goes first, so that no (key, source) pair can be shifted into another.
   Sha256 sha;
@@ -72,7 +74,8 @@ std::optional<std::string> CompileCache::Get(absl::string_view name, absl::strin
   contents << in.rdbuf();
   if (in.bad()) return std::nullopt;
   std::string entry = std::move(contents).str();
-  if (entry.size() < kHeaderSize || absl::string_view(entry).substr(0, kMagic.size()) != kMagic) return std::nullopt;
+  if (entry.size() < kHeaderSize || absl::string_view(entry).substr(0, kMagic.size()) != kMagic)
+    return std::nullopt;
   absl::string_view payload = absl::string_view(entry).substr(kHeaderSize);
   if (absl::string_view(entry).substr(0, kHeaderSize) != Header(payload)) return std::nullopt;
   return std::string(payload);

@@ -35,9 +35,11 @@ class CompileCache {
   // the compiler ("clang_jit"); `key` is its full identity.
   std::string EntryPath(absl::string_view name, absl::string_view key, absl::string_view source) const;
   // The stored output, or nullopt on a miss (including an entry that fails its checksum).
-  std::optional<std::string> Get(absl::string_view name, absl::string_view key, absl::string_view source) const;
+  std::optional<std::string> Get(absl::string_view name, absl::string_view key,
+                                 absl::string_view source) const;
   // Stores `output`; returns whether it was written (callers may ignore failure).
-  bool Put(absl::string_view name, absl::string_view key, absl::string_view source, absl::string_view output) const;
+  bool Put(absl::string_view name, absl::string_view key, absl::string_view source,
+           absl::string_view output) const;
 
  private:
   std::string directory_;

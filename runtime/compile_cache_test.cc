@@ -50,7 +50,10 @@ TEST(CompileCacheTest, DefaultDirectoryFollowsXdgThenHome) {
 TEST(CompileCacheTest, HitAndMiss) {
   CompileCache cache(TestDir("hit_miss"));
   EXPECT_EQ(cache.Get("cc", "key", "src"), std::nullopt);
-  std::string binary("\x7f" "ELF\0\1\2 binary", 14);
+  std::string binary(
+      "\x7f"
+      "ELF\0\1\2 binary",
+      14);
   ASSERT_TRUE(cache.Put("cc", "key", "src", binary));
   EXPECT_EQ(cache.Get("cc", "key", "src"), binary);
   // Every part of the identity matters.
@@ -125,7 +128,8 @@ TEST(CompileCacheTest, UnwritableDirectoryIsHarmless) {
   CompileCache ok(dir);
   ASSERT_TRUE(ok.Put("cc", "key", "src", "lib"));
   int files = 0;
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) files += entry.is_regular_file();
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir))
+    files += entry.is_regular_file();
   EXPECT_EQ(files, 1);
 }
 

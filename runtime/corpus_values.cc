@@ -65,7 +65,9 @@ bool ElementMatches(DType dtype, const CorpusTolerance& tolerance, const nlohman
   std::optional<double> g = JsonFloat(got), w = JsonFloat(want);
   if (!g || !w) return false;
   if (std::isnan(*g) || std::isnan(*w)) return std::isnan(*g) && std::isnan(*w);
-  if (*g == *w) return true;  // also equal infinities, where the difference is NaN
+  if (*g == *w) return true;
+  // An infinity matches only itself (the tolerance of an infinite want is infinite too).
+  if (std::isinf(*g) || std::isinf(*w)) return false;
   return std::fabs(*g - *w) <= tolerance.atol + tolerance.rtol * std::fabs(*w);
 }
 
@@ -73,18 +75,21 @@ bool ElementMatches(DType dtype, const CorpusTolerance& tolerance, const nlohman
 
 absl::StatusOr<DType> CorpusDType(absl::string_view name) {
   std::optional<DType> dtype = DType::FromName(name);
-  if (!dtype || dtype->is_void()) return absl::InvalidArgumentError(absl::StrCat("unknown dtype '", name, "'"));
+  if (!dtype || dtype->is_void())
+    return absl::InvalidArgumentError(absl::StrCat("unknown dtype '", name, "'"));
   return *dtype;
 }
 
 ConstValue CorpusInputValue(DType dtype, int64_t arg, int64_t j) {
   // Modulo 2^64 arithmetic, then modulo 2^32: the same as exact arithmetic modulo 2^32.
-  uint64_t h = (static_cast<uint64_t>(j) * 2654435761u + static_cast<uint64_t>(arg) * 40503u + 12345u) & 0xffffffffu;
+  uint64_t h =
+      (static_cast<uint64_t>(j) * 2654435761u + static_cast<uint64_t>(arg) * 40503u + 12345u) & 0xffffffffu;
   uint64_t k = h >> 8;
   if (dtype.is_float()) {
     double v = (static_cast<double>(k % 2049) - 1024.0) / 512.0;  // exact in float16 and wider
     if (dtype.scalar_type() == ScalarType::kBFloat16) {
-      return ConstValue::Float(BFloat16BitsToFloat(static_cast<uint16_t>(FloatBits(static_cast<float>(v)) >> 16)));
+      return ConstValue::Float(
+          BFloat16BitsToFloat(static_cast<uint16_t>(FloatBits(static_cast<float>(v)) >> 16)));
     }
     return ConstValue::Float(v);
   }
@@ -98,21 +103,48 @@ std::vector<uint8_t> CorpusInputBytes(DType dtype, int64_t arg, int64_t size) {
   for (int64_t j = 0; j < size; ++j) {
     ConstValue v = CorpusInputValue(dtype, arg, j);
     switch (dtype.scalar_type()) {
-      case ScalarType::kBool: Put<uint8_t>(bytes, j, v.b() ? 1 : 0); break;
-      case ScalarType::kInt8: Put<int8_t>(bytes, j, static_cast<int8_t>(v.AsInt64())); break;
-      case ScalarType::kUInt8: Put<uint8_t>(bytes, j, static_cast<uint8_t>(v.AsInt64())); break;
-      case ScalarType::kInt16: Put<int16_t>(bytes, j, static_cast<int16_t>(v.AsInt64())); break;
-      case ScalarType::kUInt16: Put<uint16_t>(bytes, j, static_cast<uint16_t>(v.AsInt64())); break;
-      case ScalarType::kInt32: Put<int32_t>(bytes, j, static_cast<int32_t>(v.AsInt64())); break;
-      case ScalarType::kUInt32: Put<uint32_t>(bytes, j, static_cast<uint32_t>(v.AsInt64())); break;
-      case ScalarType::kInt64: Put<int64_t>(bytes, j, v.AsInt64()); break;
-      case ScalarType::kUInt64: Put<uint64_t>(bytes, j, static_cast<uint64_t>(v.AsInt64())); break;
+      case ScalarType::kBool:
+        Put<uint8_t>(bytes, j, v.b() ? 1 : 0);
+        break;
+      case ScalarType::kInt8:
+        Put<int8_t>(bytes, j, static_cast<int8_t>(v.AsInt64()));
+        break;
+      case ScalarType::kUInt8:
+        Put<uint8_t>(bytes, j, static_cast<uint8_t>(v.AsInt64()));
+        break;
+      case ScalarType::kInt16:
+        Put<int16_t>(bytes, j, static_cast<int16_t>(v.AsInt64()));
+        break;
+      case ScalarType::kUInt16:
+        Put<uint16_t>(bytes, j, static_cast<uint16_t>(v.AsInt64()));
+        break;
+      case ScalarType::kInt32:
+        Put<int32_t>(bytes, j, static_cast<int32_t>(v.AsInt64()));
+        break;
+      case ScalarType::kUInt32:
+        Put<uint32_t>(bytes, j, static_cast<uint32_t>(v.AsInt64()));
+        break;
+      case ScalarType::kInt64:
+        Put<int64_t>(bytes, j, v.AsInt64());
+        break;
+      case ScalarType::kUInt64:
+        Put<uint64_t>(bytes, j, static_cast<uint64_t>(v.AsInt64()));
+        break;
       // Both conversions are exact: the values have at most 11 significant bits (bfloat16's were cut above).
-      case ScalarType::kFloat16: Put<uint16_t>(bytes, j, FloatToHalfBits(static_cast<float>(v.f()))); break;
-      case ScalarType::kBFloat16: Put<uint16_t>(bytes, j, FloatToBFloat16Bits(static_cast<float>(v.f()))); break;
-      case ScalarType::kFloat32: Put<float>(bytes, j, static_cast<float>(v.f())); break;
-      case ScalarType::kFloat64: Put<double>(bytes, j, v.f()); break;
-      case ScalarType::kVoid: break;
+      case ScalarType::kFloat16:
+        Put<uint16_t>(bytes, j, FloatToHalfBits(static_cast<float>(v.f())));
+        break;
+      case ScalarType::kBFloat16:
+        Put<uint16_t>(bytes, j, FloatToBFloat16Bits(static_cast<float>(v.f())));
+        break;
+      case ScalarType::kFloat32:
+        Put<float>(bytes, j, static_cast<float>(v.f()));
+        break;
+      case ScalarType::kFloat64:
+        Put<double>(bytes, j, v.f());
+        break;
+      case ScalarType::kVoid:
+        break;
     }
   }
   return bytes;
@@ -130,20 +162,47 @@ absl::StatusOr<nlohmann::json> CorpusJsonFromBytes(DType dtype, absl::Span<const
   nlohmann::json values = nlohmann::json::array();
   for (int64_t j = 0; j < static_cast<int64_t>(bytes.size() / itemsize); ++j) {
     switch (dtype.scalar_type()) {
-      case ScalarType::kBool: values.push_back(Get<uint8_t>(bytes, j) != 0); break;
-      case ScalarType::kInt8: values.push_back(Get<int8_t>(bytes, j)); break;
-      case ScalarType::kUInt8: values.push_back(Get<uint8_t>(bytes, j)); break;
-      case ScalarType::kInt16: values.push_back(Get<int16_t>(bytes, j)); break;
-      case ScalarType::kUInt16: values.push_back(Get<uint16_t>(bytes, j)); break;
-      case ScalarType::kInt32: values.push_back(Get<int32_t>(bytes, j)); break;
-      case ScalarType::kUInt32: values.push_back(Get<uint32_t>(bytes, j)); break;
-      case ScalarType::kInt64: values.push_back(Get<int64_t>(bytes, j)); break;
-      case ScalarType::kUInt64: values.push_back(Get<uint64_t>(bytes, j)); break;
-      case ScalarType::kFloat16: values.push_back(FloatJson(HalfBitsToFloat(Get<uint16_t>(bytes, j)))); break;
-      case ScalarType::kBFloat16: values.push_back(FloatJson(BFloat16BitsToFloat(Get<uint16_t>(bytes, j)))); break;
-      case ScalarType::kFloat32: values.push_back(FloatJson(Get<float>(bytes, j))); break;
-      case ScalarType::kFloat64: values.push_back(FloatJson(Get<double>(bytes, j))); break;
-      case ScalarType::kVoid: break;
+      case ScalarType::kBool:
+        values.push_back(Get<uint8_t>(bytes, j) != 0);
+        break;
+      case ScalarType::kInt8:
+        values.push_back(Get<int8_t>(bytes, j));
+        break;
+      case ScalarType::kUInt8:
+        values.push_back(Get<uint8_t>(bytes, j));
+        break;
+      case ScalarType::kInt16:
+        values.push_back(Get<int16_t>(bytes, j));
+        break;
+      case ScalarType::kUInt16:
+        values.push_back(Get<uint16_t>(bytes, j));
+        break;
+      case ScalarType::kInt32:
+        values.push_back(Get<int32_t>(bytes, j));
+        break;
+      case ScalarType::kUInt32:
+        values.push_back(Get<uint32_t>(bytes, j));
+        break;
+      case ScalarType::kInt64:
+        values.push_back(Get<int64_t>(bytes, j));
+        break;
+      case ScalarType::kUInt64:
+        values.push_back(Get<uint64_t>(bytes, j));
+        break;
+      case ScalarType::kFloat16:
+        values.push_back(FloatJson(HalfBitsToFloat(Get<uint16_t>(bytes, j))));
+        break;
+      case ScalarType::kBFloat16:
+        values.push_back(FloatJson(BFloat16BitsToFloat(Get<uint16_t>(bytes, j))));
+        break;
+      case ScalarType::kFloat32:
+        values.push_back(FloatJson(Get<float>(bytes, j)));
+        break;
+      case ScalarType::kFloat64:
+        values.push_back(FloatJson(Get<double>(bytes, j)));
+        break;
+      case ScalarType::kVoid:
+        break;
     }
   }
   return values;
@@ -151,10 +210,12 @@ absl::StatusOr<nlohmann::json> CorpusJsonFromBytes(DType dtype, absl::Span<const
 
 std::string CorpusJsonText(const nlohmann::json& value) {
   switch (value.type()) {
-    case nlohmann::json::value_t::number_float: return PythonFloatRepr(value.get<double>());
+    case nlohmann::json::value_t::number_float:
+      return PythonFloatRepr(value.get<double>());
     case nlohmann::json::value_t::array: {
       std::string out = "[";
-      for (size_t i = 0; i < value.size(); ++i) absl::StrAppend(&out, i == 0 ? "" : ", ", CorpusJsonText(value[i]));
+      for (size_t i = 0; i < value.size(); ++i)
+        absl::StrAppend(&out, i == 0 ? "" : ", ", CorpusJsonText(value[i]));
       return out + "]";
     }
     case nlohmann::json::value_t::object: {
@@ -166,17 +227,21 @@ std::string CorpusJsonText(const nlohmann::json& value) {
       }
       return out + "}";
     }
-    default: return value.dump();
+    default:
+      return value.dump();
   }
 }
 
 CorpusTolerance CorpusToleranceFor(DType dtype) {
   switch (dtype.scalar_type()) {
     case ScalarType::kFloat32:
-    case ScalarType::kFloat64: return {1e-4, 1e-4};
+    case ScalarType::kFloat64:
+      return {1e-4, 1e-4};
     case ScalarType::kFloat16:
-    case ScalarType::kBFloat16: return {1e-2, 1e-2};
-    default: return {0, 0};
+    case ScalarType::kBFloat16:
+      return {1e-2, 1e-2};
+    default:
+      return {0, 0};
   }
 }
 
@@ -190,15 +255,16 @@ std::string CorpusValuesMismatch(DType dtype, const nlohmann::json& got, const n
   for (size_t i = 0; i < got.size(); ++i) {
     if (ElementMatches(dtype, tolerance, got[i], want[i])) continue;
     if (++differing <= kShown) {
-      absl::StrAppend(&shown, "\n  [", i, "] got ", CorpusJsonText(got[i]), ", want ", CorpusJsonText(want[i]));
+      absl::StrAppend(&shown, "\n  [", i, "] got ", CorpusJsonText(got[i]), ", want ",
+                      CorpusJsonText(want[i]));
     }
   }
   if (differing == 0) return "";
   std::string rule = dtype.is_float()
                          ? absl::StrCat("|got - want| <= ", tolerance.atol, " + ", tolerance.rtol, " |want|")
                          : "exact";
-  return absl::StrCat(differing, " of ", got.size(), " ", dtype.ToString(), " values differ (", rule, ")", shown,
-                      differing > kShown ? "\n  ..." : "");
+  return absl::StrCat(differing, " of ", got.size(), " ", dtype.ToString(), " values differ (", rule, ")",
+                      shown, differing > kShown ? "\n  ..." : "");
 }
 
 }  // namespace uopc

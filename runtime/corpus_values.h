@@ -1,6 +1,7 @@
 // The value conventions of tinygrad's kernel corpus (shared/reference/tinygrad-v0.10.3/corpus/README.md,
-// section 6): the inputs every buffer starts with, the outputs as JSON, and the tolerances outputs are compared
-// with. `uopc run --jsonl` and the corpus tests use them to fill buffers, print results and check them.
+// section 6): the inputs every buffer starts with, the outputs as JSON, and the tolerances outputs are
+// compared with. `uopc run --jsonl` and the corpus tests use them to fill buffers, print results and check
+// them.
 //
 //   std::vector<uint8_t> bytes = CorpusInputBytes(dtypes::kFloat16, /*arg=*/1, /*size=*/64);
 //   nlohmann::json got = CorpusJsonFromBytes(dtypes::kFloat16, bytes).value();
@@ -26,8 +27,8 @@ namespace uopc {
 // A corpus dtype name ("float32", "float16", "bfloat16", "int8", "uint32", "bool", ...) as a scalar DType.
 absl::StatusOr<DType> CorpusDType(absl::string_view name);
 
-// value(dtype, arg, j): element j of the buffer whose DEFINE_GLOBAL arg is `arg`, before the kernel runs. Floats
-// as their value in `dtype` (for bfloat16: the float32 value's top 16 bits, as the corpus specifies).
+// value(dtype, arg, j): element j of the buffer whose DEFINE_GLOBAL arg is `arg`, before the kernel runs.
+// Floats as their value in `dtype` (for bfloat16: the float32 value's top 16 bits, as the corpus specifies).
 ConstValue CorpusInputValue(DType dtype, int64_t arg, int64_t j);
 // The `size` elements of that buffer in memory (host byte order). Halfs are written as bits computed through
 // float, never by a C double-to-half conversion (see the corpus README). dtype must be a non-void scalar.

@@ -40,8 +40,8 @@ class TempDir {
     const char* tmp = std::getenv("TMPDIR");
     std::string pattern = absl::StrCat(tmp != nullptr && tmp[0] != '\0' ? tmp : "/tmp", "/uopc-XXXXXX");
     if (mkdtemp(pattern.data()) == nullptr) {
-      return absl::InternalError(absl::StrCat("cannot create a temporary directory ", pattern, ": ",
-                                              std::strerror(errno)));
+      return absl::InternalError(
+          absl::StrCat("cannot create a temporary directory ", pattern, ": ", std::strerror(errno)));
     }
     return TempDir(std::move(pattern));
   }
@@ -106,7 +106,8 @@ std::string HostCpuIdentity() {
   std::string line, model, flags;
   while (std::getline(cpuinfo, line) && (model.empty() || flags.empty())) {
     if (model.empty() && absl::StartsWith(line, "model name")) model = line;
-    if (flags.empty() && (absl::StartsWith(line, "flags") || absl::StartsWith(line, "Features"))) flags = line;
+    if (flags.empty() && (absl::StartsWith(line, "flags") || absl::StartsWith(line, "Features")))
+      flags = line;
   }
   return absl::StrCat(model, "\n", flags);
 }
@@ -144,15 +145,16 @@ class CpuProgram : public Program {
     if (handle == nullptr) {
       const char* error = dlerror();
       close(fd);
-      return absl::InvalidArgumentError(
-          absl::StrCat("cannot load the program ", spec.name, ": ", error != nullptr ? error : "dlopen failed"));
+      return absl::InvalidArgumentError(absl::StrCat("cannot load the program ", spec.name, ": ",
+                                                     error != nullptr ? error : "dlopen failed"));
     }
     auto entry = reinterpret_cast<EntryFunction>(dlsym(handle, kEntryName));
     if (entry == nullptr) {
       dlclose(handle);
       close(fd);
-      return absl::InvalidArgumentError(absl::StrCat("the program ", spec.name, " has no ", kEntryName,
-                                                     ": compile CpuDevice::ProgramSource(spec), not spec.src"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("the program ", spec.name, " has no ", kEntryName,
+                       ": compile CpuDevice::ProgramSource(spec), not spec.src"));
     }
     return std::unique_ptr<Program>(new CpuProgram(device, spec, fd, handle, entry));
   }
@@ -167,7 +169,8 @@ class CpuProgram : public Program {
     if (absl::Status s = CheckArguments(device_, buffers, var_values); !s.ok()) return s;
     for (int i = 0; i < 3; ++i) {
       if (params.global_size[i] != 1 || params.local_size[i] != 1) {
-        return absl::InvalidArgumentError("the CPU runs a kernel on one thread: global and local sizes must be 1");
+        return absl::InvalidArgumentError(
+            "the CPU runs a kernel on one thread: global and local sizes must be 1");
       }
     }
     std::vector<void*> pointers(buffers.size());
@@ -254,7 +257,8 @@ absl::StatusOr<std::string> ClangCompiler::CacheKey() const {
           RunProcess({compiler_path_, "--version"}, dir->File("version"), dir->File("stderr"));
       if (!exit_code.ok()) return exit_code.status();
       if (*exit_code != 0) {
-        return absl::FailedPreconditionError(absl::StrCat(compiler_path_, " --version failed (exit ", *exit_code,
+        return absl::FailedPreconditionError(absl::StrCat(compiler_path_, " --version failed (exit ",
+                                                          *exit_code,
                                                           "): ", ReadFileOrEmpty(dir->File("stderr"))));
       }
       return absl::StrCat(ReadFileOrEmpty(dir->File("version")), "\n", absl::StrJoin(Flags(), " "), "\n",
@@ -267,7 +271,8 @@ absl::StatusOr<std::string> ClangCompiler::CacheKey() const {
 absl::StatusOr<std::string> ClangCompiler::Compile(absl::string_view src) const {
   absl::StatusOr<TempDir> dir = TempDir::Create();
   if (!dir.ok()) return dir.status();
-  std::string source = dir->File("kernel.c"), output = dir->File("kernel.so"), diagnostics = dir->File("stderr");
+  std::string source = dir->File("kernel.c"), output = dir->File("kernel.so"),
+              diagnostics = dir->File("stderr");
   if (absl::Status s = WriteFile(source, src); !s.ok()) return s;
   std::vector<std::string> argv = {compiler_path_};
   argv.insert(argv.end(), Flags().begin(), Flags().end());
@@ -275,8 +280,8 @@ absl::StatusOr<std::string> ClangCompiler::Compile(absl::string_view src) const 
   absl::StatusOr<int> exit_code = RunProcess(argv, dir->File("stdout"), diagnostics);
   if (!exit_code.ok()) return exit_code.status();
   if (*exit_code != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(compiler_path_, " failed (exit ", *exit_code, "):\n",
-                                                   ReadFileOrEmpty(diagnostics)));
+    return absl::InvalidArgumentError(
+        absl::StrCat(compiler_path_, " failed (exit ", *exit_code, "):\n", ReadFileOrEmpty(diagnostics)));
   }
   std::string lib = ReadFileOrEmpty(output);
   if (lib.empty()) return absl::InternalError(absl::StrCat(compiler_path_, " wrote no output"));
@@ -302,7 +307,8 @@ absl::StatusOr<std::string> CpuDevice::ProgramSource(const ProgramSpec& spec) co
                       absl::StrJoin(args, ", "), ");\n}\n");
 }
 
-absl::StatusOr<std::unique_ptr<Program>> CpuDevice::LoadProgram(const ProgramSpec& spec, absl::string_view lib) {
+absl::StatusOr<std::unique_ptr<Program>> CpuDevice::LoadProgram(const ProgramSpec& spec,
+                                                                absl::string_view lib) {
   return CpuProgram::Load(*this, spec, lib);
 }
 

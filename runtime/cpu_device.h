@@ -1,16 +1,18 @@
 // The CPU device (tinygrad's runtime/ops_cpu.py): C compiled by the system clang and run in this process.
 //
 // ClangCompiler runs clang with tinygrad's flags (-O2 -march=native -ffreestanding -fno-math-errno -nostdlib)
-// and links a position-independent shared object with no dependencies; CpuProgram loads it with dlopen from an
-// in-memory file and calls the kernel. Kernels are single-threaded loops: global and local sizes must be 1.
+// and links a position-independent shared object with no dependencies; CpuProgram loads it with dlopen from
+// an in-memory file and calls the kernel. Kernels are single-threaded loops: global and local sizes must
+// be 1.
 //
 // Departures from tinygrad, on purpose:
 //  - tinygrad links the object itself (its ELF loader) and calls the kernel through ctypes with its real
 //    parameter list. Here the device appends a small C entry point to the source,
 //        void uopc_entry(void* const* bufs, const int* vars) { E_3(bufs[0], bufs[1], bufs[2]); }
-//    and the host always calls that one signature. The compiler, which sees the kernel's prototype, then checks
-//    the argument count and converts each argument to the parameter's type, so a spec that does not match the
-//    source is a compile error instead of undefined behaviour, and no per-arity function-pointer casts exist.
+//    and the host always calls that one signature. The compiler, which sees the kernel's prototype, then
+//    checks the argument count and converts each argument to the parameter's type, so a spec that does not
+//    match the source is a compile error instead of undefined behaviour, and no per-arity function-pointer
+//    casts exist.
 //  - The compiler is $UOPC_CC, else `clang` (tinygrad reads $CC, which often names gcc; gcc has no `__fp16`
 //    on x86).
 //  - `-Wl,-z,defs`: a kernel that needs a runtime helper (clang 14 calls libgcc's `__truncdfhf2` for a
@@ -81,7 +83,8 @@ class CpuDevice : public Device {
   // spec.src and the entry point `uopc_entry` calling spec.name with spec.globals.size() buffers and
   // spec.vars.size() ints. Errors: a name that is not a C identifier.
   absl::StatusOr<std::string> ProgramSource(const ProgramSpec& spec) const override;
-  absl::StatusOr<std::unique_ptr<Program>> LoadProgram(const ProgramSpec& spec, absl::string_view lib) override;
+  absl::StatusOr<std::unique_ptr<Program>> LoadProgram(const ProgramSpec& spec,
+                                                       absl::string_view lib) override;
 
  private:
   CpuAllocator allocator_;

@@ -42,14 +42,17 @@ void E_3(int* restrict data0, int* restrict data1, int* restrict data2) {
 }
 )";
 
-ProgramSpec AddSpec() { return ProgramSpec{"E_3", kAddSource, {}, {0, 1, 2}, {}, std::nullopt, std::nullopt}; }
+ProgramSpec AddSpec() {
+  return ProgramSpec{"E_3", kAddSource, {}, {0, 1, 2}, {}, std::nullopt, std::nullopt};
+}
 
 template <typename T>
 Buffer MakeBuffer(Device& device, DType dtype, const std::vector<T>& values) {
   absl::StatusOr<Buffer> buffer = Buffer::Allocate(device, dtype, static_cast<int64_t>(values.size()));
   UOPC_CHECK(buffer.ok(), "allocate");
-  UOPC_CHECK(buffer->CopyIn(absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(values.data()),
-                                                values.size() * sizeof(T)))
+  UOPC_CHECK(buffer
+                 ->CopyIn(absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(values.data()),
+                                              values.size() * sizeof(T)))
                  .ok(),
              "copy in");
   return *std::move(buffer);
@@ -85,8 +88,7 @@ TEST(CpuDeviceTest, PassesVariablesAfterBuffers) {
   ProgramSpec spec{"fill", R"(
 void fill(float* restrict data0, const int start, const int n) {
   for (int i = 0; i < n; i++) data0[i] = (float)(start + i);
-})",
-                   {}, {0}, {"start", "n"}, std::nullopt, std::nullopt};
+})", {}, {0}, {"start", "n"}, std::nullopt, std::nullopt};
   absl::StatusOr<std::unique_ptr<Program>> program = cpu.CreateProgram(spec);
   ASSERT_TRUE(program.ok()) << program.status();
   Buffer out = MakeBuffer<float>(cpu, dtypes::kFloat32, {0, 0, 0, 0});
@@ -101,7 +103,8 @@ TEST(CpuDeviceTest, LaunchChecksItsArguments) {
   absl::StatusOr<std::unique_ptr<Program>> program = cpu.CreateProgram(AddSpec());
   ASSERT_TRUE(program.ok()) << program.status();
   Buffer a = MakeBuffer<int>(cpu, dtypes::kInt32, {1, 2, 3});
-  EXPECT_THAT((*program)->Launch({&a, &a}, {}, LaunchParams{}).message(), HasSubstr("takes 3 buffers, got 2"));
+  EXPECT_THAT((*program)->Launch({&a, &a}, {}, LaunchParams{}).message(),
+              HasSubstr("takes 3 buffers, got 2"));
   EXPECT_THAT((*program)->Launch({&a, &a, &a}, {5}, LaunchParams{}).message(), HasSubstr("variable values"));
   LaunchParams threads;
   threads.global_size = {4, 1, 1};
@@ -133,8 +136,10 @@ TEST(CpuDeviceTest, SpecThatDoesNotMatchTheSourceIsACompileError) {
 
 TEST(CpuDeviceTest, CompileErrorCarriesTheCompilersStderr) {
   CpuDevice cpu(CacheIn(""));
-  ProgramSpec spec{"broken", "void broken(int* restrict data0) { data0[0] = undeclared_thing; }", {}, {0}, {},
-                   std::nullopt, std::nullopt};
+  ProgramSpec spec{"broken",    "void broken(int* restrict data0) { data0[0] = undeclared_thing; }",
+                   {},          {0},
+                   {},          std::nullopt,
+                   std::nullopt};
   absl::StatusOr<std::unique_ptr<Program>> program = cpu.CreateProgram(spec);
   ASSERT_FALSE(program.ok());
   EXPECT_EQ(program.status().code(), absl::StatusCode::kInvalidArgument);
@@ -147,8 +152,10 @@ TEST(CpuDeviceTest, CompileErrorCarriesTheCompilersStderr) {
 // kernel must not link rather than load and compute garbage.
 TEST(CpuDeviceTest, KernelNeedingARuntimeHelperFailsToLink) {
   CpuDevice cpu(CacheIn(""));
-  ProgramSpec spec{"k", "void k(__fp16* restrict a, double* restrict b) { a[0] = (__fp16)b[0]; }", {}, {0, 1},
-                   {}, std::nullopt, std::nullopt};
+  ProgramSpec spec{"k",         "void k(__fp16* restrict a, double* restrict b) { a[0] = (__fp16)b[0]; }",
+                   {},          {0, 1},
+                   {},          std::nullopt,
+                   std::nullopt};
   absl::StatusOr<std::unique_ptr<Program>> program = cpu.CreateProgram(spec);
   ASSERT_FALSE(program.ok());
   EXPECT_THAT(program.status().message(), HasSubstr("__truncdfhf2"));

@@ -89,8 +89,10 @@ absl::StatusOr<std::string> Compiler::CompileCached(absl::string_view src) const
 absl::StatusOr<ProgramSpec> ProgramSpec::FromUops(std::vector<UOpPtr> uops, std::string src,
                                                   std::optional<std::vector<int64_t>> global_size,
                                                   std::optional<std::vector<int64_t>> local_size) {
-  const KernelInfo* info = uops.empty() || uops.back()->op() != Ops::SINK ? nullptr : KernelInfoOf(uops.back().get());
-  if (info == nullptr) return absl::InvalidArgumentError("a linear program ends with a SINK holding a KernelInfo");
+  const KernelInfo* info =
+      uops.empty() || uops.back()->op() != Ops::SINK ? nullptr : KernelInfoOf(uops.back().get());
+  if (info == nullptr)
+    return absl::InvalidArgumentError("a linear program ends with a SINK holding a KernelInfo");
   ProgramSpec spec;
   spec.name = info->name;
   spec.src = std::move(src);
@@ -122,7 +124,8 @@ absl::StatusOr<ProgramSpec> ProgramSpec::FromUops(std::vector<UOpPtr> uops, std:
     spec.local_size = std::move(local_size);
   } else {
     spec.global_size = std::move(special_global);
-    // As tinygrad: a program with SPECIALs has local dims (all 1 unless set), except with a flat thread index.
+    // As tinygrad: a program with SPECIALs has local dims (all 1 unless set), except with a flat thread
+    // index.
     if (spec.global_size && !has_thread_index) {
       spec.local_size = special_local ? std::move(special_local) : std::vector<int64_t>{1, 1, 1};
     }
@@ -136,12 +139,12 @@ absl::StatusOr<ProgramSpec> ProgramSpec::FromUops(std::vector<UOpPtr> uops, std:
 absl::Status Program::CheckArguments(const Device& device, absl::Span<Buffer* const> buffers,
                                      absl::Span<const int64_t> var_values) const {
   if (buffers.size() != spec_.globals.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(spec_.name, " takes ", spec_.globals.size(), " buffers, got ",
-                                                   buffers.size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat(spec_.name, " takes ", spec_.globals.size(), " buffers, got ", buffers.size()));
   }
   if (var_values.size() != spec_.vars.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(spec_.name, " takes ", spec_.vars.size(),
-                                                   " variable values, got ", var_values.size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat(spec_.name, " takes ", spec_.vars.size(), " variable values, got ", var_values.size()));
   }
   for (size_t i = 0; i < buffers.size(); ++i) {
     if (buffers[i] == nullptr) return absl::InvalidArgumentError(absl::StrCat("buffer ", i, " is null"));

@@ -127,13 +127,14 @@ struct ProgramSpec {
   std::string name;
   std::string src;
   std::vector<UOpPtr> uops;
-  std::vector<int64_t> globals;    // DEFINE_GLOBAL args, in the kernel's parameter order
-  std::vector<std::string> vars;   // DEFINE_VAR names, in the kernel's parameter order (after the buffers)
+  std::vector<int64_t> globals;   // DEFINE_GLOBAL args, in the kernel's parameter order
+  std::vector<std::string> vars;  // DEFINE_VAR names, in the kernel's parameter order (after the buffers)
   std::optional<std::vector<int64_t>> global_size, local_size;  // launch dims as rendered; nullopt on the CPU
 
-  // name from the SINK's KernelInfo (the last uop); globals and vars from the DEFINE_GLOBAL and DEFINE_VAR uops
-  // in program order (the renderers' parameter order); launch dims, when not given, from the SPECIAL uops
-  // (tinygrad's ProgramSpec.__post_init__). Errors: no SINK with a KernelInfo last, a symbolic SPECIAL size.
+  // name from the SINK's KernelInfo (the last uop); globals and vars from the DEFINE_GLOBAL and DEFINE_VAR
+  // uops in program order (the renderers' parameter order); launch dims, when not given, from the SPECIAL
+  // uops (tinygrad's ProgramSpec.__post_init__). Errors: no SINK with a KernelInfo last, a symbolic SPECIAL
+  // size.
   static absl::StatusOr<ProgramSpec> FromUops(std::vector<UOpPtr> uops, std::string src,
                                               std::optional<std::vector<int64_t>> global_size = std::nullopt,
                                               std::optional<std::vector<int64_t>> local_size = std::nullopt);
@@ -181,7 +182,8 @@ class Device {
   // The codegen target this device runs, or nullptr.
   virtual const Renderer* renderer() const = 0;
   // Makes a program from the compiler's output for ProgramSource(spec) (tinygrad's `runtime(name, lib)`).
-  virtual absl::StatusOr<std::unique_ptr<Program>> LoadProgram(const ProgramSpec& spec, absl::string_view lib) = 0;
+  virtual absl::StatusOr<std::unique_ptr<Program>> LoadProgram(const ProgramSpec& spec,
+                                                               absl::string_view lib) = 0;
   // Waits for everything launched so far.
   virtual absl::Status Synchronize() { return absl::OkStatus(); }
 

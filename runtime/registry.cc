@@ -68,7 +68,8 @@ absl::StatusOr<Device*> GetDevice(absl::string_view name) {
   if (entry.device == nullptr) {
     absl::StatusOr<std::unique_ptr<Device>> device = entry.factory();
     if (!device.ok()) return device.status();
-    if (*device == nullptr) return absl::InternalError(absl::StrCat("the factory of ", canonical, " made nothing"));
+    if (*device == nullptr)
+      return absl::InternalError(absl::StrCat("the factory of ", canonical, " made nothing"));
     entry.device = *std::move(device);
   }
   return entry.device.get();

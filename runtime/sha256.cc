@@ -22,7 +22,8 @@ inline uint32_t RotateRight(uint32_t x, int n) { return (x >> n) | (x << (32 - n
 }  // namespace
 
 Sha256::Sha256()
-    : state_{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19} {}
+    : state_{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19} {
+}
 
 void Sha256::Block(const uint8_t* block) {
   uint32_t w[64];
@@ -102,7 +103,8 @@ std::array<uint8_t, 32> Sha256Digest(absl::string_view bytes) {
 
 std::string Sha256Hex(absl::string_view bytes) {
   std::array<uint8_t, 32> digest = Sha256Digest(bytes);
-  return absl::BytesToHexString(absl::string_view(reinterpret_cast<const char*>(digest.data()), digest.size()));
+  return absl::BytesToHexString(
+      absl::string_view(reinterpret_cast<const char*>(digest.data()), digest.size()));
 }
 
 }  // namespace uopc
