@@ -7,6 +7,7 @@
 #include <fstream>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "codegen/kernel_info.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -267,6 +268,45 @@ TEST(CpuDeviceTest, LoadingSomethingElseIsAnError) {
   absl::StatusOr<std::unique_ptr<Program>> program = cpu.LoadProgram(AddSpec(), *lib);
   ASSERT_FALSE(program.ok());
   EXPECT_THAT(program.status().message(), HasSubstr("uopc_entry"));
+}
+
+// The base class's caching logic, with a compiler that counts its calls.
+class CountingCompiler : public Compiler {
+ public:
+  explicit CountingCompiler(CompileCache cache) : Compiler(std::move(cache)) {}
+  std::string CacheName() const override { return "counting"; }
+  absl::StatusOr<std::string> CacheKey() const override { return key; }
+  absl::StatusOr<std::string> Compile(absl::string_view src) const override {
+    if (src == "bad") return absl::InvalidArgumentError("bad source");
+    return absl::StrCat("compiled:", src);
+  }
+  std::string key = "v1";
+};
+
+TEST(CompilerTest, CompileCachedUsesTheCacheOnlyForGoodResults) {
+  std::string dir = TestDir("counting");
+  CountingCompiler compiler{CompileCache(dir)};
+  EXPECT_EQ(compiler.CompileCached("a").value(), "compiled:a");
+  EXPECT_EQ(compiler.CompileCached("a").value(), "compiled:a");
+  EXPECT_EQ(compiler.stats().compiles, 1);
+  EXPECT_EQ(compiler.stats().cache_hits, 1);
+  // Errors are not cached.
+  EXPECT_FALSE(compiler.CompileCached("bad").ok());
+  EXPECT_FALSE(compiler.CompileCached("bad").ok());
+  EXPECT_EQ(compiler.stats().compiles, 3);
+  // A new key (another compiler version) misses.
+  compiler.key = "v2";
+  EXPECT_TRUE(compiler.CompileCached("a").ok());
+  EXPECT_EQ(compiler.stats().compiles, 4);
+  // An empty key disables caching.
+  compiler.key = "";
+  EXPECT_TRUE(compiler.CompileCached("a").ok());
+  EXPECT_TRUE(compiler.CompileCached("a").ok());
+  EXPECT_EQ(compiler.stats().compiles, 6);
+
+  SourceCompiler source;
+  EXPECT_EQ(source.CompileCached("int x;").value(), "int x;");
+  EXPECT_FALSE(source.cache().enabled());
 }
 
 TEST(BufferTest, AllocateCopyAndMove) {

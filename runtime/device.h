@@ -118,6 +118,16 @@ class Compiler {
   mutable std::atomic<int64_t> compiles_{0};
 };
 
+// tinygrad's default Compiler: the "binary" is the source itself, uncached. For devices that read the source
+// or the uops directly (INTERP).
+class SourceCompiler : public Compiler {
+ public:
+  SourceCompiler() : Compiler(CompileCache("")) {}
+  std::string CacheName() const override { return "source"; }
+  absl::StatusOr<std::string> CacheKey() const override { return std::string(); }
+  absl::StatusOr<std::string> Compile(absl::string_view src) const override { return std::string(src); }
+};
+
 // ---- programs ----
 
 // What a device needs to make a Program (tinygrad's ProgramSpec): the kernel's function name, its rendered
