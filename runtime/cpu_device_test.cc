@@ -43,9 +43,7 @@ void E_3(int* restrict data0, int* restrict data1, int* restrict data2) {
 }
 )";
 
-ProgramSpec AddSpec() {
-  return ProgramSpec{"E_3", kAddSource, {}, {0, 1, 2}, {}, std::nullopt, std::nullopt};
-}
+ProgramSpec AddSpec() { return ProgramSpec{.name = "E_3", .src = kAddSource, .globals = {0, 1, 2}}; }
 
 template <typename T>
 Buffer MakeBuffer(Device& device, DType dtype, const std::vector<T>& values) {
@@ -86,10 +84,13 @@ TEST(CpuDeviceTest, CompilesAndRunsAKernel) {
 
 TEST(CpuDeviceTest, PassesVariablesAfterBuffers) {
   CpuDevice cpu(CacheIn(""));
-  ProgramSpec spec{"fill", R"(
+  ProgramSpec spec{.name = "fill",
+                   .src = R"(
 void fill(float* restrict data0, const int start, const int n) {
   for (int i = 0; i < n; i++) data0[i] = (float)(start + i);
-})", {}, {0}, {"start", "n"}, std::nullopt, std::nullopt};
+})",
+                   .globals = {0},
+                   .vars = {"start", "n"}};
   absl::StatusOr<std::unique_ptr<Program>> program = cpu.CreateProgram(spec);
   ASSERT_TRUE(program.ok()) << program.status();
   Buffer out = MakeBuffer<float>(cpu, dtypes::kFloat32, {0, 0, 0, 0});
@@ -137,10 +138,9 @@ TEST(CpuDeviceTest, SpecThatDoesNotMatchTheSourceIsACompileError) {
 
 TEST(CpuDeviceTest, CompileErrorCarriesTheCompilersStderr) {
   CpuDevice cpu(CacheIn(""));
-  ProgramSpec spec{"broken",    "void broken(int* restrict data0) { data0[0] = undeclared_thing; }",
-                   {},          {0},
-                   {},          std::nullopt,
-                   std::nullopt};
+  ProgramSpec spec{.name = "broken",
+                   .src = "void broken(int* restrict data0) { data0[0] = undeclared_thing; }",
+                   .globals = {0}};
   absl::StatusOr<std::unique_ptr<Program>> program = cpu.CreateProgram(spec);
   ASSERT_FALSE(program.ok());
   EXPECT_EQ(program.status().code(), absl::StatusCode::kInvalidArgument);
@@ -153,10 +153,9 @@ TEST(CpuDeviceTest, CompileErrorCarriesTheCompilersStderr) {
 // kernel must not link rather than load and compute garbage.
 TEST(CpuDeviceTest, KernelNeedingARuntimeHelperFailsToLink) {
   CpuDevice cpu(CacheIn(""));
-  ProgramSpec spec{"k",         "void k(__fp16* restrict a, double* restrict b) { a[0] = (__fp16)b[0]; }",
-                   {},          {0, 1},
-                   {},          std::nullopt,
-                   std::nullopt};
+  ProgramSpec spec{.name = "k",
+                   .src = "void k(__fp16* restrict a, double* restrict b) { a[0] = (__fp16)b[0]; }",
+                   .globals = {0, 1}};
   absl::StatusOr<std::unique_ptr<Program>> program = cpu.CreateProgram(spec);
   ASSERT_FALSE(program.ok());
   EXPECT_THAT(program.status().message(), HasSubstr("__truncdfhf2"));
@@ -241,13 +240,15 @@ TEST(CpuDeviceTest, ManyProgramsLoadSideBySide) {
   std::vector<std::unique_ptr<Program>> programs;
   for (int i = 0; i < 4; ++i) {
     std::string src = "void k(int* restrict a) { a[0] = " + std::to_string(i) + "; }";
-    absl::StatusOr<std::unique_ptr<Program>> p = cpu.CreateProgram(ProgramSpec{"k", src, {}, {0}});
+    absl::StatusOr<std::unique_ptr<Program>> p =
+        cpu.CreateProgram(ProgramSpec{.name = "k", .src = src, .globals = {0}});
     ASSERT_TRUE(p.ok()) << p.status();
     programs.push_back(*std::move(p));
   }
   programs.erase(programs.begin() + 1);  // unloading one leaves the others intact
   std::string src = "void k(int* restrict a) { a[0] = 9; }";
-  absl::StatusOr<std::unique_ptr<Program>> p = cpu.CreateProgram(ProgramSpec{"k", src, {}, {0}});
+  absl::StatusOr<std::unique_ptr<Program>> p =
+      cpu.CreateProgram(ProgramSpec{.name = "k", .src = src, .globals = {0}});
   ASSERT_TRUE(p.ok());
   programs.push_back(*std::move(p));
   Buffer out = MakeBuffer<int>(cpu, dtypes::kInt32, {-1});

@@ -134,12 +134,16 @@ class SourceCompiler : public Compiler {
 // source (for compiling devices), its linear uops (for interpreting ones), the DEFINE_GLOBAL args in
 // parameter order and the DEFINE_VAR names in parameter order.
 struct ProgramSpec {
-  std::string name;
-  std::string src;
-  std::vector<UOpPtr> uops;
-  std::vector<int64_t> globals;   // DEFINE_GLOBAL args, in the kernel's parameter order
-  std::vector<std::string> vars;  // DEFINE_VAR names, in the kernel's parameter order (after the buffers)
-  std::optional<std::vector<int64_t>> global_size, local_size;  // launch dims as rendered; nullopt on the CPU
+  // (Initializers everywhere, so `ProgramSpec{.name = ..., .src = ...}` may leave fields out without
+  // warnings.)
+  std::string name = {};
+  std::string src = {};
+  std::vector<UOpPtr> uops = {};
+  std::vector<int64_t> globals = {};  // DEFINE_GLOBAL args, in the kernel's parameter order
+  std::vector<std::string> vars =
+      {};  // DEFINE_VAR names, in the kernel's parameter order (after the buffers)
+  // Launch dims as rendered; nullopt on the CPU.
+  std::optional<std::vector<int64_t>> global_size = std::nullopt, local_size = std::nullopt;
 
   // name from the SINK's KernelInfo (the last uop); globals and vars from the DEFINE_GLOBAL and DEFINE_VAR
   // uops in program order (the renderers' parameter order); launch dims, when not given, from the SPECIAL
