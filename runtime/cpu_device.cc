@@ -1,0 +1,315 @@
+#include "runtime/cpu_device.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+
+extern char** environ;
+
+namespace uopc {
+namespace {
+
+// The name of the function every CPU program exports (see cpu_device.h for why).
+constexpr char kEntryName[] = "uopc_entry";
+using EntryFunction = void (*)(void* const* bufs, const int* vars);
+
+// ---- files and processes ----
+
+// A private temporary directory, removed with everything in it.
+class TempDir {
+ public:
+  static absl::StatusOr<TempDir> Create() {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern = absl::StrCat(tmp != nullptr && tmp[0] != '\0' ? tmp : "/tmp", "/uopc-XXXXXX");
+    if (mkdtemp(pattern.data()) == nullptr) {
+      return absl::InternalError(
+          absl::StrCat("cannot create a temporary directory ", pattern, ": ", std::strerror(errno)));
+    }
+    return TempDir(std::move(pattern));
+  }
+  TempDir(TempDir&& other) noexcept : path_(std::exchange(other.path_, "")) {}
+  TempDir& operator=(TempDir&&) = delete;
+  ~TempDir() {
+    std::error_code ignored;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
+  }
+  std::string File(absl::string_view name) const { return absl::StrCat(path_, "/", name); }
+
+ private:
+  explicit TempDir(std::string path) : path_(std::move(path)) {}
+  std::string path_;
+};
+
+absl::Status WriteFile(const std::string& path, absl::string_view contents) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
+  out.close();
+  if (!out) return absl::InternalError(absl::StrCat("cannot write ", path));
+  return absl::OkStatus();
+}
+
+std::string ReadFileOrEmpty(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream contents;
+  contents << in.rdbuf();
+  return contents.str();
+}
+
+// Runs argv (looked up in $PATH) with stdin from /dev/null and stdout, stderr into files; returns the exit
+// status (128 + signal for a killed process). Files instead of pipes: nothing to deadlock on, whatever the
+// compiler prints.
+absl::StatusOr<int> RunProcess(const std::vector<std::string>& argv, const std::string& stdout_path,
+                               const std::string& stderr_path) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, stdout_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 2, stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  int error = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (error != 0) {
+    return absl::FailedPreconditionError(absl::StrCat("cannot run ", argv[0], ": ", std::strerror(error)));
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return absl::InternalError(absl::StrCat("waitpid: ", std::strerror(errno)));
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  return 128 + WTERMSIG(status);
+}
+
+// The host CPU's model and feature flags, which decide what -march=native emits.
+std::string HostCpuIdentity() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line, model, flags;
+  while (std::getline(cpuinfo, line) && (model.empty() || flags.empty())) {
+    if (model.empty() && absl::StartsWith(line, "model name")) model = line;
+    if (flags.empty() && (absl::StartsWith(line, "flags") || absl::StartsWith(line, "Features")))
+      flags = line;
+  }
+  return absl::StrCat(model, "\n", flags);
+}
+
+bool IsCIdentifier(absl::string_view name) {
+  if (name.empty() || absl::ascii_isdigit(static_cast<unsigned char>(name[0]))) return false;
+  for (char c : name) {
+    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  }
+  return true;
+}
+
+// ---- the loaded program ----
+
+class CpuProgram : public Program {
+ public:
+  static absl::StatusOr<std::unique_ptr<Program>> Load(Device& device, const ProgramSpec& spec,
+                                                       absl::string_view lib) {
+    // dlopen needs a path: an anonymous in-memory file leaves nothing behind on disk. It stays open while the
+    // library is loaded, so no later program gets the same /proc/self/fd path (glibc would hand back the
+    // loaded library for a path it already knows).
+    int fd = memfd_create(absl::StrCat("uopc:", spec.name).c_str(), MFD_CLOEXEC);
+    if (fd < 0) return absl::InternalError(absl::StrCat("memfd_create: ", std::strerror(errno)));
+    for (size_t written = 0; written < lib.size();) {
+      ssize_t n = write(fd, lib.data() + written, lib.size() - written);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        close(fd);
+        return absl::InternalError(absl::StrCat("writing the program to memory: ", std::strerror(errno)));
+      }
+      written += static_cast<size_t>(n);
+    }
+    std::string path = absl::StrCat("/proc/self/fd/", fd);
+    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) {
+      const char* error = dlerror();
+      close(fd);
+      return absl::InvalidArgumentError(absl::StrCat("cannot load the program ", spec.name, ": ",
+                                                     error != nullptr ? error : "dlopen failed"));
+    }
+    auto entry = reinterpret_cast<EntryFunction>(dlsym(handle, kEntryName));
+    if (entry == nullptr) {
+      dlclose(handle);
+      close(fd);
+      return absl::InvalidArgumentError(
+          absl::StrCat("the program ", spec.name, " has no ", kEntryName,
+                       ": compile CpuDevice::ProgramSource(spec), not spec.src"));
+    }
+    return std::unique_ptr<Program>(new CpuProgram(device, spec, fd, handle, entry));
+  }
+
+  ~CpuProgram() override {
+    dlclose(handle_);
+    close(fd_);
+  }
+
+  absl::Status Launch(absl::Span<Buffer* const> buffers, absl::Span<const int64_t> var_values,
+                      const LaunchParams& params, double* seconds) override {
+    if (absl::Status s = CheckArguments(device_, buffers, var_values); !s.ok()) return s;
+    for (int i = 0; i < 3; ++i) {
+      if (params.global_size[i] != 1 || params.local_size[i] != 1) {
+        return absl::InvalidArgumentError(
+            "the CPU runs a kernel on one thread: global and local sizes must be 1");
+      }
+    }
+    std::vector<void*> pointers(buffers.size());
+    for (size_t i = 0; i < buffers.size(); ++i) pointers[i] = buffers[i]->handle();
+    std::vector<int> ints(var_values.size());
+    for (size_t i = 0; i < var_values.size(); ++i) {
+      if (var_values[i] < INT_MIN || var_values[i] > INT_MAX) {
+        return absl::OutOfRangeError(absl::StrCat("variable ", spec().vars[i], " = ", var_values[i],
+                                                  " does not fit the kernel's int"));
+      }
+      ints[i] = static_cast<int>(var_values[i]);
+    }
+    auto start = std::chrono::steady_clock::now();
+    entry_(pointers.data(), ints.data());
+    if (seconds != nullptr) {
+      *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  CpuProgram(Device& device, ProgramSpec spec, int fd, void* handle, EntryFunction entry)
+      : Program(std::move(spec)), device_(device), fd_(fd), handle_(handle), entry_(entry) {}
+
+  Device& device_;
+  int fd_;
+  void* handle_;
+  EntryFunction entry_;
+};
+
+}  // namespace
+
+// ---- CpuAllocator ----
+
+absl::StatusOr<void*> CpuAllocator::Alloc(int64_t nbytes) {
+  if (nbytes < 0) return absl::InvalidArgumentError(absl::StrCat("allocating ", nbytes, " bytes"));
+  // tinygrad aligns to 0x20 for 256-bit loads, pages from 4 KiB on; 64 also covers AVX-512 and cache lines.
+  size_t alignment = nbytes >= 0x1000 ? 0x1000 : 64;
+  size_t rounded = (static_cast<size_t>(nbytes) + alignment - 1) / alignment * alignment;
+  void* p = std::aligned_alloc(alignment, rounded == 0 ? alignment : rounded);
+  if (p == nullptr) return absl::ResourceExhaustedError(absl::StrCat("cannot allocate ", nbytes, " bytes"));
+  return p;
+}
+
+void CpuAllocator::Free(void* handle, int64_t nbytes) { std::free(handle); }
+
+absl::Status CpuAllocator::CopyIn(void* dest, absl::Span<const uint8_t> src) {
+  if (!src.empty()) std::memcpy(dest, src.data(), src.size());
+  return absl::OkStatus();
+}
+
+absl::Status CpuAllocator::CopyOut(absl::Span<uint8_t> dest, const void* src) {
+  if (!dest.empty()) std::memcpy(dest.data(), src, dest.size());
+  return absl::OkStatus();
+}
+
+// ---- ClangCompiler ----
+
+const std::vector<std::string>& ClangCompiler::Flags() {
+  static const auto* flags = new std::vector<std::string>{
+      // tinygrad's ClangJITCompiler flags; -fno-math-errno lets __builtin_sqrt be an instruction.
+      "-x", "c", "-O2", "-march=native", "-ffreestanding", "-fno-math-errno", "-nostdlib", "-fno-ident",
+      // A shared object for dlopen, with every symbol resolved inside it (see cpu_device.h).
+      "-fPIC", "-shared", "-Wl,-z,defs",
+      // The entry point calls the kernel by name: a misspelt name must not become an implicit declaration.
+      "-Werror=implicit-function-declaration"};
+  return *flags;
+}
+
+std::string ClangCompiler::DefaultCompilerPath() {
+  const char* cc = std::getenv("UOPC_CC");
+  return cc != nullptr && cc[0] != '\0' ? cc : "clang";
+}
+
+ClangCompiler::ClangCompiler(std::string compiler_path, CompileCache cache)
+    : Compiler(std::move(cache)), compiler_path_(std::move(compiler_path)) {}
+
+absl::StatusOr<std::string> ClangCompiler::CacheKey() const {
+  std::call_once(key_once_, [this] {
+    key_ = [this]() -> absl::StatusOr<std::string> {
+      absl::StatusOr<TempDir> dir = TempDir::Create();
+      if (!dir.ok()) return dir.status();
+      absl::StatusOr<int> exit_code =
+          RunProcess({compiler_path_, "--version"}, dir->File("version"), dir->File("stderr"));
+      if (!exit_code.ok()) return exit_code.status();
+      if (*exit_code != 0) {
+        return absl::FailedPreconditionError(absl::StrCat(compiler_path_, " --version failed (exit ",
+                                                          *exit_code,
+                                                          "): ", ReadFileOrEmpty(dir->File("stderr"))));
+      }
+      return absl::StrCat(ReadFileOrEmpty(dir->File("version")), "\n", absl::StrJoin(Flags(), " "), "\n",
+                          HostCpuIdentity());
+    }();
+  });
+  return key_;
+}
+
+absl::StatusOr<std::string> ClangCompiler::Compile(absl::string_view src) const {
+  absl::StatusOr<TempDir> dir = TempDir::Create();
+  if (!dir.ok()) return dir.status();
+  std::string source = dir->File("kernel.c"), output = dir->File("kernel.so"),
+              diagnostics = dir->File("stderr");
+  if (absl::Status s = WriteFile(source, src); !s.ok()) return s;
+  std::vector<std::string> argv = {compiler_path_};
+  argv.insert(argv.end(), Flags().begin(), Flags().end());
+  argv.insert(argv.end(), {"-o", output, source});
+  absl::StatusOr<int> exit_code = RunProcess(argv, dir->File("stdout"), diagnostics);
+  if (!exit_code.ok()) return exit_code.status();
+  if (*exit_code != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(compiler_path_, " failed (exit ", *exit_code, "):\n", ReadFileOrEmpty(diagnostics)));
+  }
+  std::string lib = ReadFileOrEmpty(output);
+  if (lib.empty()) return absl::InternalError(absl::StrCat(compiler_path_, " wrote no output"));
+  return lib;
+}
+
+// ---- CpuDevice ----
+
+CpuDevice::CpuDevice(Options options)
+    : Device("CPU"),
+      compiler_(std::move(options.compiler_path),
+                CompileCache(options.cache_directory.value_or(CompileCache::DefaultDirectory()))) {}
+
+absl::StatusOr<std::string> CpuDevice::ProgramSource(const ProgramSpec& spec) const {
+  if (!IsCIdentifier(spec.name)) {
+    return absl::InvalidArgumentError(absl::StrCat("kernel name '", spec.name, "' is not a C identifier"));
+  }
+  std::vector<std::string> args;
+  for (size_t i = 0; i < spec.globals.size(); ++i) args.push_back(absl::StrCat("bufs[", i, "]"));
+  for (size_t i = 0; i < spec.vars.size(); ++i) args.push_back(absl::StrCat("vars[", i, "]"));
+  return absl::StrCat(spec.src, "\n/* uopc: the host calls every kernel through this one signature */\n",
+                      "void ", kEntryName, "(void* const* bufs, const int* vars) {\n  ", spec.name, "(",
+                      absl::StrJoin(args, ", "), ");\n}\n");
+}
+
+absl::StatusOr<std::unique_ptr<Program>> CpuDevice::LoadProgram(const ProgramSpec& spec,
+                                                                absl::string_view lib) {
+  return CpuProgram::Load(*this, spec, lib);
+}
+
+}  // namespace uopc
