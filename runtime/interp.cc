@@ -1,0 +1,509 @@
+#include "runtime/interp.h"
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "uop/exec_alu.h"
+#include "uop/ops.h"
+
+namespace uopc {
+namespace {
+
+// What a lane of a pointer value points at: element `offset` of memory `mem` (a global buffer, then the
+// workgroup's local buffers), usable only when `gate` holds.
+struct Pointer {
+  int mem = -1;
+  int64_t offset = 0;
+  bool gate = true;
+};
+
+// One element of one lane of a value: a number, or a pointer for pointer-typed uops.
+struct Scalar {
+  ConstValue v;
+  Pointer p;
+};
+
+struct Memory {
+  uint8_t* data = nullptr;
+  int64_t size = 0;  // elements
+  DType dtype;       // scalar
+};
+
+// The ops the interpreter runs; anything else is rejected by Create.
+constexpr OpSet kSupported =
+    groups::kALU |
+    OpSet{Ops::CAST,       Ops::BITCAST,    Ops::CONST,   Ops::VCONST, Ops::DEFINE_GLOBAL, Ops::DEFINE_LOCAL,
+          Ops::DEFINE_VAR, Ops::DEFINE_ACC, Ops::SPECIAL, Ops::RANGE,  Ops::ENDRANGE,      Ops::IF,
+          Ops::ENDIF,      Ops::INDEX,      Ops::LOAD,    Ops::STORE,  Ops::ASSIGN,        Ops::GEP,
+          Ops::VECTORIZE,  Ops::BARRIER,    Ops::NOOP,    Ops::SINK};
+
+absl::Status UopError(int pos, const UOp* u, absl::string_view what) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("uop ", pos, " (", OpName(u->op()), " ", u->dtype().ToString(), "): ", what));
+}
+
+// The elements a uop's value has per lane: its vector width (pointers: the pointer vector's).
+int Width(const UOp* u) { return std::max(1, u->dtype().vcount()); }
+
+// Reads element `offset` of `m` as a value of its dtype.
+ConstValue ReadElement(const Memory& m, int64_t offset) {
+  const uint8_t* at = m.data + offset * m.dtype.itemsize();
+  auto read = [&](auto tag) {
+    decltype(tag) x;
+    std::memcpy(&x, at, sizeof(x));
+    return x;
+  };
+  switch (m.dtype.scalar_type()) {
+    case ScalarType::kBool:
+      return ConstValue::Bool(*at != 0);
+    case ScalarType::kInt8:
+      return ConstValue::Int(read(int8_t{}));
+    case ScalarType::kUInt8:
+      return ConstValue::Int(read(uint8_t{}));
+    case ScalarType::kInt16:
+      return ConstValue::Int(read(int16_t{}));
+    case ScalarType::kUInt16:
+      return ConstValue::Int(read(uint16_t{}));
+    case ScalarType::kInt32:
+      return ConstValue::Int(read(int32_t{}));
+    case ScalarType::kUInt32:
+      return ConstValue::Int(read(uint32_t{}));
+    case ScalarType::kInt64:
+      return ConstValue::Int(read(int64_t{}));
+    case ScalarType::kUInt64:
+      return ConstValue::Int(read(uint64_t{}));
+    case ScalarType::kFloat32:
+      return ConstValue::Float(read(float{}));
+    case ScalarType::kFloat64:
+      return ConstValue::Float(read(double{}));
+    case ScalarType::kFloat16:
+    case ScalarType::kBFloat16: {
+      absl::StatusOr<ConstValue> v =
+          ExecBitcast(ConstValue::Int(read(uint16_t{})), DType(ScalarType::kUInt16), m.dtype);
+      return v.ok() ? *v : ConstValue::Float(0);
+    }
+    case ScalarType::kVoid:
+      break;
+  }
+  return ConstValue();
+}
+
+// Writes `v` (a value of m's dtype) as element `offset` of `m`.
+void WriteElement(const Memory& m, int64_t offset, const ConstValue& v) {
+  uint8_t* at = m.data + offset * m.dtype.itemsize();
+  auto write = [&](auto x) { std::memcpy(at, &x, sizeof(x)); };
+  switch (m.dtype.scalar_type()) {
+    case ScalarType::kBool:
+      *at = v.AsBool() ? 1 : 0;
+      break;
+    case ScalarType::kInt8:
+      write(static_cast<int8_t>(v.AsInt()));
+      break;
+    case ScalarType::kUInt8:
+      write(static_cast<uint8_t>(v.AsInt()));
+      break;
+    case ScalarType::kInt16:
+      write(static_cast<int16_t>(v.AsInt()));
+      break;
+    case ScalarType::kUInt16:
+      write(static_cast<uint16_t>(v.AsInt()));
+      break;
+    case ScalarType::kInt32:
+      write(static_cast<int32_t>(v.AsInt()));
+      break;
+    case ScalarType::kUInt32:
+      write(static_cast<uint32_t>(v.AsInt()));
+      break;
+    case ScalarType::kInt64:
+      write(static_cast<int64_t>(v.AsInt()));
+      break;
+    case ScalarType::kUInt64:
+      write(static_cast<uint64_t>(v.AsInt()));
+      break;
+    case ScalarType::kFloat32:
+      write(static_cast<float>(v.AsFloat()));
+      break;
+    case ScalarType::kFloat64:
+      write(v.AsFloat());
+      break;
+    case ScalarType::kFloat16:
+    case ScalarType::kBFloat16: {
+      absl::StatusOr<ConstValue> bits = ExecBitcast(v, m.dtype, DType(ScalarType::kUInt16));
+      write(static_cast<uint16_t>(bits.ok() ? bits->AsInt() : 0));
+      break;
+    }
+    case ScalarType::kVoid:
+      break;
+  }
+}
+
+// The state of one workgroup's run: every uop's value, lane by lane.
+class Machine {
+ public:
+  Machine(int num_uops, int warp) : values_(num_uops), warp_(warp) {}
+
+  // values_[i][e * warp + t]: element e of lane t of uop i.
+  std::vector<std::vector<Scalar>> values_;
+  std::vector<Memory> memories_;
+  std::vector<std::unique_ptr<uint8_t[]>> locals_;
+  // The lanes still executing: IF blocks push a narrower mask.
+  std::vector<std::vector<bool>> masks_;
+  absl::flat_hash_map<int, int64_t> range_end_;  // active loops: RANGE position -> end
+  int warp_;
+
+  Scalar& At(int uop, int element, int lane) { return values_[uop][element * warp_ + lane]; }
+  // Element e of a source, broadcasting a one-element value.
+  const Scalar& Src(int uop, int element, int lane) {
+    const std::vector<Scalar>& v = values_[uop];
+    return static_cast<int>(v.size()) == warp_ ? v[lane] : v[element * warp_ + lane];
+  }
+  bool Active(int lane) const { return masks_.back()[lane]; }
+};
+
+}  // namespace
+
+absl::StatusOr<InterpretedProgram> InterpretedProgram::Create(absl::Span<const UOpPtr> uops) {
+  InterpretedProgram program(std::vector<UOpPtr>(uops.begin(), uops.end()));
+  absl::flat_hash_map<const UOp*, int> position;
+  for (int i = 0; i < static_cast<int>(uops.size()); ++i) position.try_emplace(uops[i].get(), i);
+  std::vector<int> open_ifs;
+  for (int i = 0; i < static_cast<int>(uops.size()); ++i) {
+    const UOp* u = uops[i].get();
+    if (!kSupported.contains(u->op())) return UopError(i, u, "the interpreter does not run this op");
+    Op op{u, {}, -1};
+    // A DEFINE_ACC comes before the loops it accumulates over: only its initial value is an input.
+    const size_t inputs = u->op() == Ops::DEFINE_ACC ? std::min<size_t>(1, u->num_src()) : u->num_src();
+    for (size_t s = 0; s < inputs; ++s) {
+      auto it = position.find(u->src(s));
+      if (it == position.end() || it->second >= i)
+        return UopError(i, u, "a source is not defined before its use");
+      op.src.push_back(it->second);
+    }
+    switch (u->op()) {
+      case Ops::ENDRANGE:
+        if (op.src.size() != 1 || uops[op.src[0]]->op() != Ops::RANGE) {
+          return UopError(i, u, "ENDRANGE needs its RANGE as source");
+        }
+        if (program.ops_[op.src[0]].jump != -1) return UopError(i, u, "the RANGE is ended twice");
+        op.jump = op.src[0];
+        program.ops_[op.src[0]].jump = i;
+        break;
+      case Ops::IF:
+        open_ifs.push_back(i);
+        break;
+      case Ops::ENDIF:
+        if (open_ifs.empty()) return UopError(i, u, "ENDIF without IF");
+        program.ops_[open_ifs.back()].jump = i;
+        open_ifs.pop_back();
+        break;
+      case Ops::RANGE:
+        if (op.src.size() != 1) return UopError(i, u, "RANGE needs one source, its end");
+        break;
+      case Ops::STORE:
+        if (op.src.size() != 2) return UopError(i, u, "STORE needs (pointer, value)");
+        break;
+      case Ops::ASSIGN:
+        if (op.src.size() != 2 || uops[op.src[0]]->op() != Ops::DEFINE_ACC) {
+          return UopError(i, u, "ASSIGN needs (DEFINE_ACC, value)");
+        }
+        break;
+      case Ops::SPECIAL:
+        if (!u->arg().is_tuple() || u->arg().size() != 2 || !u->arg()[0].is_string() ||
+            u->arg()[0].as_string().size() < 2) {
+          return UopError(i, u, "SPECIAL needs the arg (name, size)");
+        }
+        break;
+      case Ops::DEFINE_GLOBAL:
+        if (!u->arg().is_int() || !u->dtype().is_ptr())
+          return UopError(i, u, "DEFINE_GLOBAL needs a buffer number");
+        break;
+      case Ops::DEFINE_LOCAL:
+        if (!u->dtype().is_ptr() || u->dtype().ptr_size() < 0)
+          return UopError(i, u, "DEFINE_LOCAL needs a size");
+        break;
+      case Ops::GEP:
+        if (!u->arg().is_tuple() || op.src.size() != 1) return UopError(i, u, "GEP needs an index tuple");
+        for (const Arg& a : u->arg().as_tuple()) {
+          if (!a.is_int() || a.as_int() < 0 || a.as_int() >= Width(u->src(0))) {
+            return UopError(i, u, "GEP index out of the source's range");
+          }
+        }
+        break;
+      default:
+        break;
+    }
+    position[u] = i;
+    program.ops_.push_back(std::move(op));
+  }
+  if (!open_ifs.empty()) return UopError(open_ifs.back(), uops[open_ifs.back()].get(), "IF without ENDIF");
+  for (int i = 0; i < static_cast<int>(uops.size()); ++i) {
+    if (uops[i]->op() == Ops::RANGE && program.ops_[i].jump == -1) {
+      return UopError(i, uops[i].get(), "RANGE without ENDRANGE");
+    }
+  }
+  return program;
+}
+
+absl::Status InterpretedProgram::Run(absl::Span<const InterpBuffer> buffers,
+                                     const absl::flat_hash_map<std::string, int64_t>& vars,
+                                     const LaunchDims& dims) const {
+  for (int d = 0; d < 3; ++d) {
+    if (dims.global[d] < 1 || dims.local[d] < 1)
+      return absl::InvalidArgumentError("launch sizes must be >= 1");
+  }
+  const int64_t warp64 = dims.local[0] * dims.local[1] * dims.local[2];
+  if (warp64 > 4096) return absl::InvalidArgumentError("at most 4096 threads per workgroup");
+  const int warp = static_cast<int>(warp64);
+  const int n = static_cast<int>(ops_.size());
+
+  for (int64_t gz = 0; gz < dims.global[2]; ++gz) {
+    for (int64_t gy = 0; gy < dims.global[1]; ++gy) {
+      for (int64_t gx = 0; gx < dims.global[0]; ++gx) {
+        const std::array<int64_t, 3> gid = {gx, gy, gz};
+        Machine m(n, warp);
+        for (const InterpBuffer& b : buffers) {
+          m.memories_.push_back({static_cast<uint8_t*>(b.data), b.size, b.dtype.scalar()});
+        }
+        m.masks_.push_back(std::vector<bool>(warp, true));
+        int pc = 0;
+        while (pc < n) {
+          const Op& op = ops_[pc];
+          const UOp* u = op.uop;
+          const int width = Width(u);
+          std::vector<Scalar>& out = m.values_[pc];
+          if (u->dtype() != DType()) out.assign(static_cast<size_t>(width) * warp, Scalar{});
+          auto error = [&](absl::string_view what) { return UopError(pc, u, what); };
+          switch (u->op()) {
+            case Ops::SINK:
+            case Ops::BARRIER:  // the lanes of a workgroup run in lock step
+              break;
+            case Ops::DEFINE_GLOBAL: {
+              const int64_t arg = u->arg().as_int();
+              if (arg < 0 || arg >= static_cast<int64_t>(buffers.size()))
+                return error("no buffer for this argument");
+              if (buffers[arg].dtype.scalar() != u->dtype().base().scalar()) {
+                return error(absl::StrCat("buffer ", arg, " holds ", buffers[arg].dtype.ToString()));
+              }
+              for (Scalar& s : out) s.p = {static_cast<int>(arg), 0, true};
+              break;
+            }
+            case Ops::DEFINE_LOCAL: {
+              const DType elem = u->dtype().base().scalar();
+              const int64_t size = u->dtype().ptr_size() * std::max(1, u->dtype().base().count());
+              m.locals_.push_back(std::make_unique<uint8_t[]>(size * elem.itemsize()));
+              std::memset(m.locals_.back().get(), 0, size * elem.itemsize());
+              m.memories_.push_back({m.locals_.back().get(), size, elem});
+              for (Scalar& s : out) s.p = {static_cast<int>(m.memories_.size()) - 1, 0, true};
+              break;
+            }
+            case Ops::DEFINE_VAR: {
+              auto it = vars.find(u->var_name());
+              if (it == vars.end()) return error(absl::StrCat("no value for variable ", u->var_name()));
+              if (u->arg().size() >= 3 &&
+                  (it->second < u->arg()[1].as_int() || it->second > u->arg()[2].as_int())) {
+                return error(
+                    absl::StrCat("variable ", u->var_name(), " = ", it->second, " is out of its range"));
+              }
+              for (Scalar& s : out) s.v = ConstValue::Int(it->second);
+              break;
+            }
+            case Ops::SPECIAL: {
+              const std::string& name = u->arg()[0].as_string();
+              const int d = name.back() - '0';
+              if (d < 0 || d > 2) return error("SPECIAL dimension must be 0, 1 or 2");
+              for (int t = 0; t < warp; ++t) {
+                const int64_t lid[3] = {t % dims.local[0], t / dims.local[0] % dims.local[1],
+                                        t / (dims.local[0] * dims.local[1])};
+                int64_t v = 0;
+                switch (name[0]) {
+                  case 'g':
+                    v = gid[d];
+                    break;
+                  case 'l':
+                    v = lid[d];
+                    break;
+                  case 'i':
+                    v = gid[d] * dims.local[d] + lid[d];
+                    break;
+                  default:
+                    return error("SPECIAL name must start with g, l or i");
+                }
+                m.At(pc, 0, t).v = ConstValue::Int(v);
+              }
+              break;
+            }
+            case Ops::CONST:
+              for (Scalar& s : out) s.v = u->const_value();
+              break;
+            case Ops::VCONST:
+              for (int e = 0; e < width; ++e) {
+                const ConstValue v = ConstFromArg(u->arg()[e], u->dtype().scalar());
+                for (int t = 0; t < warp; ++t) m.At(pc, e, t).v = v;
+              }
+              break;
+            case Ops::RANGE: {
+              const int64_t end = m.Src(op.src[0], 0, 0).v.AsInt64();
+              if (end <= 0) {
+                pc = op.jump + 1;
+                continue;
+              }
+              m.range_end_[pc] = end;
+              for (Scalar& s : out) s.v = ConstValue::Int(0);
+              break;
+            }
+            case Ops::ENDRANGE: {
+              std::vector<Scalar>& counter = m.values_[op.jump];
+              const int64_t next = counter[0].v.AsInt64() + 1;
+              if (next < m.range_end_[op.jump]) {
+                for (Scalar& s : counter) s.v = ConstValue::Int(next);
+                pc = op.jump + 1;
+                continue;
+              }
+              m.range_end_.erase(op.jump);
+              break;
+            }
+            case Ops::IF: {
+              std::vector<bool> mask = m.masks_.back();
+              bool any = false;
+              for (int t = 0; t < warp; ++t) {
+                mask[t] = mask[t] && m.Src(op.src[0], 0, t).v.AsBool();
+                any = any || mask[t];
+              }
+              m.masks_.push_back(std::move(mask));
+              if (!any) {
+                pc = op.jump;  // ENDIF pops the mask
+                continue;
+              }
+              break;
+            }
+            case Ops::ENDIF:
+              m.masks_.pop_back();
+              break;
+            case Ops::NOOP:
+              out = m.values_[op.src[0]];
+              break;
+            case Ops::VECTORIZE:
+              for (int e = 0; e < width; ++e) {
+                for (int t = 0; t < warp; ++t) m.At(pc, e, t) = m.Src(op.src[e], 0, t);
+              }
+              break;
+            case Ops::GEP:
+              for (int e = 0; e < width; ++e) {
+                const int from = static_cast<int>(u->arg()[e].as_int());
+                for (int t = 0; t < warp; ++t) m.At(pc, e, t) = m.Src(op.src[0], from, t);
+              }
+              break;
+            case Ops::DEFINE_ACC:
+              for (int e = 0; e < width; ++e) {
+                for (int t = 0; t < warp; ++t) m.At(pc, e, t) = m.Src(op.src[0], e, t);
+              }
+              break;
+            case Ops::ASSIGN:
+              for (int e = 0; e < width; ++e) {
+                for (int t = 0; t < warp; ++t) {
+                  if (m.Active(t)) m.At(op.src[0], e, t) = m.Src(op.src[1], e, t);
+                  m.At(pc, e, t) = m.At(op.src[0], e, t);
+                }
+              }
+              break;
+            case Ops::INDEX:
+              for (int e = 0; e < width; ++e) {
+                for (int t = 0; t < warp; ++t) {
+                  Pointer p = m.Src(op.src[0], e, t).p;
+                  p.offset += m.Src(op.src[1], e, t).v.AsInt64();
+                  if (op.src.size() > 2) p.gate = m.Src(op.src[2], e, t).v.AsBool();
+                  m.At(pc, e, t).p = p;
+                }
+              }
+              break;
+            case Ops::LOAD: {
+              // LOAD(pointer [, alt] [, barrier]): a gated pointer reads alt instead.
+              int alt = -1;
+              for (size_t s = 1; s < op.src.size(); ++s) {
+                if (u->src(s)->dtype() != DType()) alt = op.src[s];
+              }
+              const bool pointer_vector = Width(u->src(0)) > 1;
+              for (int t = 0; t < warp; ++t) {
+                if (!m.Active(t)) continue;
+                for (int e = 0; e < width; ++e) {
+                  const Pointer& p = m.Src(op.src[0], pointer_vector ? e : 0, t).p;
+                  if (!p.gate) {
+                    if (alt < 0) return error("a gated load needs an alternative value");
+                    m.At(pc, e, t).v = m.Src(alt, e, t).v;
+                    continue;
+                  }
+                  const int64_t at = p.offset + (pointer_vector ? 0 : e);
+                  const Memory& mem = m.memories_[p.mem];
+                  if (at < 0 || at >= mem.size) {
+                    return error(
+                        absl::StrCat("load out of bounds: element ", at, " of a buffer of ", mem.size));
+                  }
+                  m.At(pc, e, t).v = ReadElement(mem, at);
+                }
+              }
+              break;
+            }
+            case Ops::STORE: {
+              const int value_width = Width(u->src(1));
+              const bool pointer_vector = Width(u->src(0)) > 1;
+              for (int t = 0; t < warp; ++t) {
+                if (!m.Active(t)) continue;
+                for (int e = 0; e < value_width; ++e) {
+                  const Pointer& p = m.Src(op.src[0], pointer_vector ? e : 0, t).p;
+                  if (!p.gate) continue;
+                  const int64_t at = p.offset + (pointer_vector ? 0 : e);
+                  const Memory& mem = m.memories_[p.mem];
+                  if (at < 0 || at >= mem.size) {
+                    return error(
+                        absl::StrCat("store out of bounds: element ", at, " of a buffer of ", mem.size));
+                  }
+                  WriteElement(mem, at, m.Src(op.src[1], e, t).v);
+                }
+              }
+              break;
+            }
+            case Ops::CAST:
+              if (u->dtype().is_ptr()) {  // a pointer viewed as a vector pointer: the same address
+                out = m.values_[op.src[0]];
+                break;
+              }
+              [[fallthrough]];
+            default: {  // ALU, CAST, BITCAST
+              if (u->op() == Ops::BITCAST && Width(u->src(0)) != width) {
+                return error("a BITCAST between vector widths is not supported");
+              }
+              std::optional<DType> operand_dtype;
+              if (u->op() == Ops::CMPLT || u->op() == Ops::CMPNE || u->op() == Ops::CAST ||
+                  u->op() == Ops::BITCAST) {
+                operand_dtype = u->src(0)->dtype().scalar();
+              }
+              std::vector<ConstValue> operands(op.src.size());
+              for (int t = 0; t < warp; ++t) {
+                for (int e = 0; e < width; ++e) {
+                  for (size_t s = 0; s < op.src.size(); ++s) operands[s] = m.Src(op.src[s], e, t).v;
+                  absl::StatusOr<ConstValue> r =
+                      ExecAlu(u->op(), u->dtype().scalar(), operands, operand_dtype);
+                  if (!r.ok()) {
+                    if (!m.Active(t)) continue;  // a masked-off lane computes nothing
+                    return error(r.status().message());
+                  }
+                  m.At(pc, e, t).v = *r;
+                }
+              }
+              break;
+            }
+          }
+          ++pc;
+        }
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace uopc
