@@ -1,0 +1,596 @@
+#include "codegen/linearize.h"
+
+#include <algorithm>
+#include <deque>
+#include <optional>
+#include <queue>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "rewrite/symbolic_folding.h"
+#include "uop/ops.h"
+
+namespace uopc {
+namespace {
+
+// A RANGE/IF context: the enclosing RANGE and IF nodes, deduplicated and in tuplize order (tinygrad's
+// _sort_ctx). Contexts are a handful of nodes, so vectors with linear search beat any set.
+using Ctx = std::vector<const UOp*>;
+
+bool InCtx(const Ctx& ctx, const UOp* u) { return std::find(ctx.begin(), ctx.end(), u) != ctx.end(); }
+
+bool TuplizeLess(const UOp* a, const UOp* b) { return CompareTuplize(a, b) < 0; }
+
+Ctx SortCtx(const Ctx& in) {
+  Ctx out;
+  out.reserve(in.size());
+  for (const UOp* u : in) {
+    if (!InCtx(out, u)) out.push_back(u);
+  }
+  std::stable_sort(out.begin(), out.end(), TuplizeLess);
+  return out;
+}
+
+// Nodes that never go in a block: they are placed first, in tuplize order.
+constexpr OpSet kDontPlaceInBlock{Ops::DEFINE_GLOBAL, Ops::DEFINE_LOCAL, Ops::DEFINE_VAR, Ops::SPECIAL,
+                                  Ops::CONST};
+
+// tinygrad's BasicBlock2. A BLOCKSTART keeps its (ctx, child_ctx) arg here too, with an empty lst.
+struct BasicBlock {
+  std::vector<const UOp*> lst;
+  Ctx ctx;
+  const UOp* end = nullptr;
+  int cnt = 0;
+  std::optional<Ctx> child_ctx;
+};
+
+// A node of the block graph: a kernel UOp (`uop` set, no sources: only nodes that stay out of blocks remain
+// in the graph unrewritten) or a BLOCK/BLOCKEND/BLOCKSTART with its BasicBlock.
+struct Node {
+  Ops op;
+  const UOp* uop = nullptr;
+  const BasicBlock* bb = nullptr;
+  std::vector<Node*> src;
+};
+
+using Memo = absl::flat_hash_map<Node*, Node*>;
+
+class Linearizer {
+ public:
+  absl::StatusOr<std::vector<UOpPtr>> Run(const UOp* sink) {
+    if (absl::Status s = BuildContext(sink); !s.ok()) return s;
+    // Linearizer: Create Blocks.
+    Memo create_memo;
+    Node* root = CreateBottomUp(KernelNode(sink), create_memo);
+    if (!status_.ok()) return status_;
+    // Linearizer: Merge Blockends (a top-down rewrite whose only rule fires on the root until nothing
+    // merges).
+    while (root->op == Ops::BLOCK && !root->bb->lst.empty() && root->bb->lst.back()->op() == Ops::SINK) {
+      Node* merged = MergeBlockends(root);
+      if (merged == nullptr) break;
+      root = merged;
+    }
+    // Linearizer: Merge Blocks.
+    Memo merge_memo;
+    root = MergeTopDown(root, merge_memo);
+    if (!status_.ok()) return status_;
+    return Finalize(root);
+  }
+
+ private:
+  // ---- BlockContext.from_sink ----
+
+  struct Info {
+    int child_count = 0;
+    Ctx block_ctx;
+    std::optional<Ctx> child_ctx;
+    const Ctx& last_ctx() const { return child_ctx ? *child_ctx : block_ctx; }
+  };
+
+  absl::Status BuildContext(const UOp* sink) {
+    std::vector<const UOp*> order = sink->Toposort();
+    info_.reserve(order.size());
+    for (const UOp* u : order) {
+      Info& info = info_[u];
+      Ctx ctx;
+      for (const UOp* s : u->src()) {
+        Info& si = info_.at(s);
+        // A source listed twice counts twice as a child.
+        ++si.child_count;
+        const Ctx& last = si.last_ctx();
+        ctx.insert(ctx.end(), last.begin(), last.end());
+      }
+      info.block_ctx = SortCtx(ctx);
+      if (u->op() == Ops::RANGE || u->op() == Ops::IF) {
+        Ctx with_self = info.block_ctx;
+        with_self.push_back(u);
+        info.child_ctx = SortCtx(with_self);
+      } else if (u->op() == Ops::STORE) {
+        if (u->num_src() < 2) return absl::InvalidArgumentError("linearize: STORE with fewer than 2 sources");
+        // Stores to locals outside a reduce close only the ranges the index does not use.
+        std::vector<const UOp*> idx_nodes = u->src(0)->Toposort();
+        bool local = std::any_of(idx_nodes.begin(), idx_nodes.end(),
+                                 [](const UOp* x) { return x->op() == Ops::DEFINE_LOCAL; });
+        Ctx child;
+        if (local) {
+          const Ctx& idx_ctx = info_.at(u->src(0)).last_ctx();
+          for (const UOp* y : info_.at(u->src(1)).last_ctx()) {
+            if (!InCtx(idx_ctx, y) && y->op() == Ops::RANGE) child.push_back(y);
+          }
+        }
+        info.child_ctx = std::move(child);
+      } else if (u->op() == Ops::ASSIGN) {
+        if (u->num_src() < 2 || u->src(0)->op() != Ops::DEFINE_ACC) {
+          return absl::InvalidArgumentError("linearize: ASSIGN to something other than a DEFINE_ACC");
+        }
+        const UOp* acc = u->src(0);
+        Ctx child;
+        for (const UOp* y : info_.at(u->src(1)).last_ctx()) {
+          bool acc_range = false;
+          for (size_t i = 1; i < acc->num_src(); ++i) acc_range |= acc->src(i) == y;
+          if (!acc_range) child.push_back(y);
+        }
+        info.child_ctx = std::move(child);
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // ---- the block graph ----
+
+  Node* KernelNode(const UOp* u) {
+    Node*& n = kernel_nodes_[u];
+    if (n == nullptr) n = &nodes_.emplace_back(Node{u->op(), u, nullptr, {}});
+    return n;
+  }
+
+  // Block nodes are hash-consed like tinygrad's UOps: equal when op, BasicBlock (by identity) and sources
+  // are.
+  Node* BlockNode(Ops op, const BasicBlock* bb, std::vector<Node*> src) {
+    auto key = std::make_tuple(op, bb, src);
+    auto [it, inserted] = block_nodes_.try_emplace(std::move(key), nullptr);
+    if (inserted) it->second = &nodes_.emplace_back(Node{op, nullptr, bb, std::move(src)});
+    return it->second;
+  }
+
+  Node* Rebuild(Node* n, std::vector<Node*> src) {
+    if (n->uop != nullptr) {
+      // Kernel nodes in the block graph are leaves (checked when they are reached).
+      Fail("linearize: rebuilding a kernel node");
+      return n;
+    }
+    return BlockNode(n->op, n->bb, std::move(src));
+  }
+
+  BasicBlock* NewBlock() { return &blocks_.emplace_back(); }
+
+  const UOp* Keep(UOpPtr u) {
+    const UOp* raw = u.get();
+    kept_.push_back(std::move(u));
+    return raw;
+  }
+
+  void Fail(std::string message) {
+    if (status_.ok()) status_ = absl::InternalError(std::move(message));
+  }
+
+  // ---- Linearizer: Create Blocks ----
+
+  // tinygrad's bottom-up graph_rewrite with block_create.
+  Node* CreateBottomUp(Node* n, Memo& memo) {
+    if (auto it = memo.find(n); it != memo.end()) return it->second;
+    if (!status_.ok()) return n;
+    Node* last = n;
+    while (Node* next = MakeBlock(last)) last = next;
+    if (last->uop != nullptr && !last->uop->src().empty()) {
+      Fail(absl::StrCat("linearize: ", OpName(last->op), " has sources but is never placed in a block"));
+      return n;
+    }
+    std::vector<Node*> new_src;
+    new_src.reserve(last->src.size());
+    for (Node* s : last->src) new_src.push_back(CreateBottomUp(s, memo));
+    Node* ret = new_src == last->src ? last : CreateBottomUp(Rebuild(last, std::move(new_src)), memo);
+    memo[n] = ret;
+    return ret;
+  }
+
+  // add_blockends: wraps `base` in one BLOCKEND per context entry of `new_ctx` not in `current_ctx`.
+  Node* AddBlockends(Node* base, Ctx new_ctx, const Ctx& current_ctx, int cnt) {
+    Ctx ends_to_add;
+    for (const UOp* z : new_ctx) {
+      if (!InCtx(current_ctx, z)) ends_to_add.push_back(z);
+    }
+    while (!ends_to_add.empty()) {
+      const UOp* r = ends_to_add.back();
+      ends_to_add.pop_back();
+      new_ctx.erase(std::remove(new_ctx.begin(), new_ctx.end(), r), new_ctx.end());
+      BasicBlock* bb = NewBlock();
+      bb->lst = {Keep(UOp::New(r->op() == Ops::IF ? Ops::ENDIF : Ops::ENDRANGE, dtypes::kVoid, {r->ref()}))};
+      bb->ctx = new_ctx;
+      bb->end = r;
+      bb->cnt = cnt;
+      base = BlockNode(Ops::BLOCKEND, bb, std::vector<Node*>(cnt, base));
+    }
+    return base;
+  }
+
+  // make_block_bottom_up: the block of a kernel node or of a BLOCKSTART, grown over the sources whose
+  // children are all in it and whose context is the same.
+  Node* MakeBlock(Node* x) {
+    if (kDontPlaceInBlock.contains(x->op) || x->op == Ops::BLOCK || x->op == Ops::BLOCKEND) return nullptr;
+    Ctx current_ctx;
+    std::optional<Ctx> child_ctx;
+    int child_count;
+    std::vector<const UOp*> lst;
+    if (x->op == Ops::BLOCKSTART) {
+      current_ctx = x->bb->ctx;
+      child_ctx = x->bb->child_ctx;
+      for (Node* s : x->src) lst.push_back(s->uop);
+      child_count = 1;
+    } else {
+      const Info& info = info_.at(x->uop);
+      current_ctx = info.block_ctx;
+      child_count = info.child_count;
+      child_ctx = info.child_ctx;
+      lst.push_back(x->uop);
+    }
+
+    // Nodes seen but not (yet) merged, with how often they were seen, in insertion order (a Python dict:
+    // deleting and re-adding a key moves it to the end).
+    struct Seen {
+      const UOp* u;
+      int count;
+      bool live;
+    };
+    std::vector<Seen> unmergable;
+    absl::flat_hash_map<const UOp*, size_t> unmergable_at;
+    // Sources whose children are all here but whose context differs: seeds of new blocks, by (ctx,
+    // child_ctx).
+    std::vector<std::pair<std::pair<Ctx, std::optional<Ctx>>, std::vector<const UOp*>>> blockseeds;
+
+    std::deque<const UOp*> frontier;
+    for (const UOp* y : lst) {
+      for (size_t i = y->num_src(); i-- > 0;) frontier.push_back(y->src(i));
+    }
+    while (!frontier.empty()) {
+      const UOp* u = frontier.front();
+      frontier.pop_front();
+      auto [it, inserted] = unmergable_at.try_emplace(u, unmergable.size());
+      if (inserted) unmergable.push_back({u, 0, true});
+      Seen& seen = unmergable[it->second];
+      const Info& info = info_.at(u);
+      if (!kDontPlaceInBlock.contains(u->op()) && info.child_count == seen.count + 1) {
+        if (info.block_ctx == current_ctx) {
+          lst.push_back(u);
+          for (size_t i = u->num_src(); i-- > 0;) frontier.push_back(u->src(i));
+        } else {
+          auto key = std::make_pair(info.block_ctx, info.child_ctx);
+          auto seed = std::find_if(blockseeds.begin(), blockseeds.end(),
+                                   [&key](const auto& entry) { return entry.first == key; });
+          if (seed == blockseeds.end()) {
+            blockseeds.emplace_back(std::move(key), std::vector<const UOp*>{});
+            seed = blockseeds.end() - 1;
+          }
+          seed->second.push_back(u);
+        }
+        seen.live = false;
+        unmergable_at.erase(it);
+      } else {
+        ++seen.count;
+      }
+    }
+
+    std::vector<Node*> srcs;
+    for (const Seen& seen : unmergable) {
+      if (!seen.live) continue;
+      Node* end = AddBlockends(KernelNode(seen.u), info_.at(seen.u).block_ctx, current_ctx, seen.count);
+      srcs.insert(srcs.end(), seen.count, end);
+    }
+    for (auto& [key, seeds] : blockseeds) {
+      BasicBlock* start = NewBlock();
+      start->ctx = key.first;
+      start->child_ctx = key.second;
+      std::vector<Node*> seed_nodes;
+      for (const UOp* u : seeds) seed_nodes.push_back(KernelNode(u));
+      Node* base = BlockNode(Ops::BLOCKSTART, start, std::move(seed_nodes));
+      srcs.push_back(AddBlockends(base, key.first, current_ctx, 1));
+    }
+
+    std::reverse(lst.begin(), lst.end());
+    BasicBlock* bb = NewBlock();
+    bb->lst = BlockReorder(lst);
+    bb->ctx = std::move(current_ctx);
+    bb->cnt = child_count;
+    bb->child_ctx = std::move(child_ctx);
+    return BlockNode(Ops::BLOCK, bb, std::move(srcs));
+  }
+
+  // block_reorder: a toposort of one block's (locally toposorted) nodes, as close as the dependencies allow
+  // to the order (priority, tuplize), where loads (and barriers, earlier still) and everything they feed
+  // come first.
+  std::vector<const UOp*> BlockReorder(const std::vector<const UOp*>& lst) {
+    absl::flat_hash_set<const UOp*> in_block(lst.begin(), lst.end());
+    absl::flat_hash_map<const UOp*, std::vector<const UOp*>> local_children;
+    absl::flat_hash_map<const UOp*, int> in_degree, priorities;
+    for (auto it = lst.rbegin(); it != lst.rend(); ++it) {
+      const UOp* u = *it;
+      int& degree = in_degree[u];
+      degree = 0;
+      for (const UOp* s : u->src()) {
+        if (in_block.contains(s)) {
+          local_children[s].push_back(u);
+          ++degree;
+        }
+      }
+      int priority = 0;
+      if (auto children = local_children.find(u); children != local_children.end()) {
+        for (const UOp* c : children->second) {
+          auto p = priorities.find(c);
+          if (p == priorities.end()) {
+            Fail("linearize: block is not locally toposorted");
+            return lst;
+          }
+          priority = std::min(priority, p->second);
+        }
+      }
+      if (u->op() == Ops::LOAD) priority = std::min(priority, -1000);
+      if (u->op() == Ops::BARRIER) priority = std::min(priority, -1500);
+      priorities[u] = priority;
+    }
+
+    std::vector<const UOp*> ideal = lst;
+    std::stable_sort(ideal.begin(), ideal.end(), [&priorities](const UOp* a, const UOp* b) {
+      int pa = priorities.at(a), pb = priorities.at(b);
+      if (pa != pb) return pa < pb;
+      return CompareTuplize(a, b) < 0;
+    });
+    absl::flat_hash_map<const UOp*, int> nkey;
+    for (size_t i = 0; i < ideal.size(); ++i) nkey[ideal[i]] = static_cast<int>(i);
+
+    using Entry = std::pair<int, const UOp*>;
+    std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap;
+    for (const UOp* u : lst) {
+      if (in_degree[u] == 0) heap.push({nkey[u], u});
+    }
+    std::vector<const UOp*> out;
+    out.reserve(lst.size());
+    while (!heap.empty()) {
+      const UOp* u = heap.top().second;
+      heap.pop();
+      out.push_back(u);
+      if (auto children = local_children.find(u); children != local_children.end()) {
+        for (const UOp* v : children->second) {
+          if (--in_degree[v] == 0) heap.push({nkey[v], v});
+        }
+      }
+    }
+    if (out.size() != lst.size()) Fail("linearize: a block's nodes do not form a DAG");
+    return out;
+  }
+
+  // ---- Linearizer: Merge Blockends ----
+
+  // tinygrad's toposort (depth first, sources in order) of the block graph.
+  static std::vector<Node*> Toposort(Node* root) {
+    std::vector<Node*> out;
+    absl::flat_hash_set<Node*> done;
+    std::vector<std::pair<Node*, bool>> stack = {{root, false}};
+    while (!stack.empty()) {
+      auto [node, visited] = stack.back();
+      stack.pop_back();
+      if (done.contains(node)) continue;
+      if (!visited) {
+        stack.push_back({node, true});
+        for (auto it = node->src.rbegin(); it != node->src.rend(); ++it) stack.push_back({*it, false});
+      } else {
+        done.insert(node);
+        out.push_back(node);
+      }
+    }
+    return out;
+  }
+
+  // merge_blockends: the BLOCKENDs of one RANGE/IF become one, with the sources of all; null when none merge.
+  Node* MergeBlockends(Node* root) {
+    std::vector<std::pair<const UOp*, std::vector<Node*>>> by_end;
+    for (Node* be : Toposort(root)) {
+      if (be->op != Ops::BLOCKEND) continue;
+      auto it =
+          std::find_if(by_end.begin(), by_end.end(), [be](const auto& e) { return e.first == be->bb->end; });
+      if (it == by_end.end()) {
+        by_end.push_back({be->bb->end, {}});
+        it = by_end.end() - 1;
+      }
+      it->second.push_back(be);
+    }
+    absl::flat_hash_map<Node*, Node*> forks;
+    for (auto& [end, ends] : by_end) {
+      if (ends.size() < 2) continue;
+      BasicBlock* bb = NewBlock();
+      bb->lst = ends[0]->bb->lst;
+      Ctx ctx;
+      std::vector<Node*> src;
+      for (Node* e : ends) {
+        ctx.insert(ctx.end(), e->bb->ctx.begin(), e->bb->ctx.end());
+        bb->cnt += e->bb->cnt;
+        src.insert(src.end(), e->src.begin(), e->src.end());
+      }
+      bb->ctx = SortCtx(ctx);
+      bb->end = end;
+      Node* out = BlockNode(Ops::BLOCKEND, bb, std::move(src));
+      for (Node* e : ends) forks[e] = out;
+    }
+    if (forks.empty()) return nullptr;
+    Memo memo;
+    return Substitute(root, forks, memo);
+  }
+
+  // UOp.substitute: a bottom-up rewrite replacing the keys of `forks`.
+  Node* Substitute(Node* n, const absl::flat_hash_map<Node*, Node*>& forks, Memo& memo) {
+    if (auto it = memo.find(n); it != memo.end()) return it->second;
+    Node* last = n;
+    for (auto it = forks.find(last); it != forks.end(); it = forks.find(last)) last = it->second;
+    std::vector<Node*> new_src;
+    new_src.reserve(last->src.size());
+    for (Node* s : last->src) new_src.push_back(Substitute(s, forks, memo));
+    Node* ret = new_src == last->src ? last : Substitute(Rebuild(last, std::move(new_src)), forks, memo);
+    memo[n] = ret;
+    return ret;
+  }
+
+  // ---- Linearizer: Merge Blocks ----
+
+  // tinygrad's top-down graph_rewrite with block_merge.
+  Node* MergeTopDown(Node* n, Memo& memo) {
+    if (auto it = memo.find(n); it != memo.end()) return it->second;
+    if (!status_.ok()) return n;
+    std::vector<Node*> new_src;
+    new_src.reserve(n->src.size());
+    for (Node* s : n->src) new_src.push_back(MergeTopDown(s, memo));
+    Node* next = nullptr;
+    if (new_src == n->src) {
+      if (n->op == Ops::BLOCK || n->op == Ops::BLOCKEND) next = MergeBlock(n);
+      if (next == nullptr && n->op == Ops::BLOCKEND) next = RemoveBlockend(n);
+    } else {
+      next = Rebuild(n, std::move(new_src));
+    }
+    Node* ret = next == nullptr ? n : MergeTopDown(next, memo);
+    memo[n] = ret;
+    return ret;
+  }
+
+  // merge_block: folds in the source BLOCKs all of whose uses are here (same context for a BLOCK; inside
+  // the range or if for a BLOCKEND).
+  Node* MergeBlock(Node* x) {
+    std::vector<Node*> unmergable;
+    std::vector<std::pair<Node*, int>> mergable_count;
+    for (Node* y : x->src) {
+      bool mergable = y->op == Ops::BLOCK && ((x->op == Ops::BLOCK && x->bb->ctx == y->bb->ctx) ||
+                                              (x->op == Ops::BLOCKEND && InCtx(y->bb->ctx, x->bb->end)));
+      if (!mergable) {
+        unmergable.push_back(y);
+        continue;
+      }
+      auto it = std::find_if(mergable_count.begin(), mergable_count.end(),
+                             [y](const auto& e) { return e.first == y; });
+      if (it == mergable_count.end()) {
+        mergable_count.push_back({y, 1});
+      } else {
+        ++it->second;
+      }
+    }
+    std::vector<Node*> mergable;
+    for (auto& [k, v] : mergable_count) {
+      if (v == k->bb->cnt) {
+        mergable.push_back(k);
+      } else {
+        unmergable.insert(unmergable.end(), v, k);
+      }
+    }
+    if (mergable.empty()) return nullptr;
+    BasicBlock* bb = NewBlock();
+    *bb = *x->bb;
+    bb->lst.clear();
+    std::vector<Node*> src;
+    for (Node* m : mergable) {
+      bb->lst.insert(bb->lst.end(), m->bb->lst.begin(), m->bb->lst.end());
+      src.insert(src.end(), m->src.begin(), m->src.end());
+    }
+    bb->lst.insert(bb->lst.end(), x->bb->lst.begin(), x->bb->lst.end());
+    src.insert(src.end(), unmergable.begin(), unmergable.end());
+    return BlockNode(x->op, bb, std::move(src));
+  }
+
+  // remove_blockend: once nothing inside the range or if is left to merge, the block that opened it, the
+  // BLOCKEND's body and its ENDRANGE/ENDIF become one block (DEFINE_ACCs of the range go before it).
+  Node* RemoveBlockend(Node* x) {
+    const UOp* end = x->bb->end;
+    for (Node* y : x->src) {
+      if ((y->op == Ops::BLOCK || y->op == Ops::BLOCKEND) && InCtx(y->bb->ctx, end)) return nullptr;
+    }
+    std::vector<Node*> parents;
+    for (Node* y : x->src) {
+      if (y->op == Ops::BLOCK && y->bb->child_ctx && InCtx(*y->bb->child_ctx, end)) parents.push_back(y);
+    }
+    if (parents.empty()) return nullptr;
+    Node* parent = parents[0];
+    if (std::any_of(parents.begin(), parents.end(), [parent](Node* p) { return p != parent; })) {
+      Fail(absl::StrCat("linearize: a BLOCKEND has ", parents.size(), " different parent blocks"));
+      return nullptr;
+    }
+    if (static_cast<int>(parents.size()) != parent->bb->cnt) {
+      Fail("linearize: a BLOCKEND does not hold every use of its parent block");
+      return nullptr;
+    }
+    std::vector<const UOp*> early, late;
+    for (const UOp* y : x->bb->lst) {
+      bool acc_of_range =
+          y->op() == Ops::DEFINE_ACC && std::find(y->src().begin(), y->src().end(), end) != y->src().end();
+      (acc_of_range ? early : late).push_back(y);
+    }
+    // A range with a barrier in it needs one at its start too.
+    if (!late.empty() && late.back()->op() == Ops::ENDRANGE &&
+        std::any_of(late.begin(), late.end(), [](const UOp* y) { return y->op() == Ops::BARRIER; })) {
+      late.insert(late.begin(), Keep(UOp::New(Ops::BARRIER)));
+    }
+    BasicBlock* bb = NewBlock();
+    bb->lst = std::move(early);
+    bb->lst.insert(bb->lst.end(), parent->bb->lst.begin(), parent->bb->lst.end());
+    bb->lst.insert(bb->lst.end(), late.begin(), late.end());
+    for (const UOp* y : x->bb->ctx) {
+      if (y != end) bb->ctx.push_back(y);
+    }
+    bb->cnt = x->bb->cnt;
+    std::vector<Node*> src;
+    for (Node* y : x->src) {
+      if (y != parent) src.push_back(y);
+    }
+    src.insert(src.end(), parent->src.begin(), parent->src.end());
+    return BlockNode(Ops::BLOCK, bb, std::move(src));
+  }
+
+  // ---- Linearizer: Finalize ----
+
+  absl::StatusOr<std::vector<UOpPtr>> Finalize(Node* root) {
+    if (root->op != Ops::BLOCK)
+      return absl::InvalidArgumentError("linearize failure: the root is not a block");
+    std::vector<const UOp*> early;
+    for (Node* s : root->src) {
+      if (s->uop == nullptr || !kDontPlaceInBlock.contains(s->op)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("linearize failure: blocks left unmerged (a ", OpName(s->op), " under the root)"));
+      }
+      if (std::find(early.begin(), early.end(), s->uop) == early.end()) early.push_back(s->uop);
+    }
+    std::stable_sort(early.begin(), early.end(), TuplizeLess);
+    std::vector<UOpPtr> out;
+    out.reserve(early.size() + root->bb->lst.size());
+    for (const UOp* u : early) out.push_back(u->ref());
+    for (const UOp* u : root->bb->lst) out.push_back(u->ref());
+    return out;
+  }
+
+  absl::Status status_;
+  absl::flat_hash_map<const UOp*, Info> info_;
+  std::deque<Node> nodes_;
+  std::deque<BasicBlock> blocks_;
+  absl::flat_hash_map<const UOp*, Node*> kernel_nodes_;
+  absl::flat_hash_map<std::tuple<Ops, const BasicBlock*, std::vector<Node*>>, Node*> block_nodes_;
+  std::vector<UOpPtr> kept_;  // the ENDRANGE/ENDIF/BARRIER nodes the blocks refer to
+};
+
+}  // namespace
+
+absl::StatusOr<std::vector<UOpPtr>> Linearize(const UOpPtr& sink) {
+  if (!sink) return absl::InvalidArgumentError("linearize: null sink");
+  Linearizer linearizer;
+  return linearizer.Run(sink.get());
+}
+
+}  // namespace uopc
