@@ -25,6 +25,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "codegen/program_spec.h"
 #include "renderer/renderer.h"
 #include "runtime/compile_cache.h"
 #include "uop/dtype.h"
@@ -129,30 +130,6 @@ class SourceCompiler : public Compiler {
 };
 
 // ---- programs ----
-
-// What a device needs to make a Program (tinygrad's ProgramSpec): the kernel's function name, its rendered
-// source (for compiling devices), its linear uops (for interpreting ones), the DEFINE_GLOBAL args in
-// parameter order and the DEFINE_VAR names in parameter order.
-struct ProgramSpec {
-  // (Initializers everywhere, so `ProgramSpec{.name = ..., .src = ...}` may leave fields out without
-  // warnings.)
-  std::string name = {};
-  std::string src = {};
-  std::vector<UOpPtr> uops = {};
-  std::vector<int64_t> globals = {};  // DEFINE_GLOBAL args, in the kernel's parameter order
-  std::vector<std::string> vars =
-      {};  // DEFINE_VAR names, in the kernel's parameter order (after the buffers)
-  // Launch dims as rendered; nullopt on the CPU.
-  std::optional<std::vector<int64_t>> global_size = std::nullopt, local_size = std::nullopt;
-
-  // name from the SINK's KernelInfo (the last uop); globals and vars from the DEFINE_GLOBAL and DEFINE_VAR
-  // uops in program order (the renderers' parameter order); launch dims, when not given, from the SPECIAL
-  // uops (tinygrad's ProgramSpec.__post_init__). Errors: no SINK with a KernelInfo last, a symbolic SPECIAL
-  // size.
-  static absl::StatusOr<ProgramSpec> FromUops(std::vector<UOpPtr> uops, std::string src,
-                                              std::optional<std::vector<int64_t>> global_size = std::nullopt,
-                                              std::optional<std::vector<int64_t>> local_size = std::nullopt);
-};
 
 // Launch dims in (x, y, z) order (devices without threads, like the CPU, take only 1s).
 struct LaunchParams {

@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "runtime/cpu_device.h"
+#include "runtime/interp_device.h"
 
 namespace uopc {
 namespace {
@@ -25,6 +26,9 @@ struct Registry {
   Registry() {
     entries["CPU"].factory = []() -> absl::StatusOr<std::unique_ptr<Device>> {
       return std::make_unique<CpuDevice>();
+    };
+    entries["INTERP"].factory = []() -> absl::StatusOr<std::unique_ptr<Device>> {
+      return std::make_unique<InterpDevice>();
     };
   }
 };

@@ -1,0 +1,69 @@
+#include "runtime/corpus_run.h"
+
+#include <memory>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "runtime/corpus_values.h"
+
+namespace uopc {
+
+using nlohmann::json;
+
+absl::StatusOr<json> RunOnCorpusInputs(const UOpPtr& ast, const json& vars, Device& device,
+                                        const CompileOptions& options) {
+  KernelNameCounter names;  // each line runs as if alone
+  absl::StatusOr<ProgramSpec> spec = CompileKernel(ast, *device.renderer(), options, &names);
+  if (!spec.ok()) return spec.status();
+  absl::StatusOr<std::unique_ptr<Program>> program = device.CreateProgram(*spec);
+  if (!program.ok()) return program.status();
+
+  // One buffer per DEFINE_GLOBAL of the AST, filled by the corpus formula.
+  absl::flat_hash_map<int64_t, Buffer> buffers;
+  for (const UOp* u : ast->Toposort()) {
+    if (u->op() != Ops::DEFINE_GLOBAL || buffers.contains(u->arg().as_int())) continue;
+    const int64_t arg = u->arg().as_int(), size = u->dtype().ptr_size();
+    const DType dtype = u->dtype().base().scalar();
+    if (size < 0) return absl::InvalidArgumentError(absl::StrCat("buffer ", arg, " has no size"));
+    absl::StatusOr<Buffer> b = Buffer::Allocate(device, dtype, size);
+    if (!b.ok()) return b.status();
+    if (absl::Status s = b->CopyIn(CorpusInputBytes(dtype, arg, size)); !s.ok()) return s;
+    buffers.emplace(arg, *std::move(b));
+  }
+  std::vector<Buffer*> params;
+  for (int64_t arg : spec->globals) {
+    auto it = buffers.find(arg);
+    if (it == buffers.end()) return absl::InternalError(absl::StrCat("the program uses buffer ", arg, ", the AST does not"));
+    params.push_back(&it->second);
+  }
+  std::vector<int64_t> var_values;
+  for (const std::string& name : spec->vars) {
+    if (!vars.is_object() || !vars.contains(name) || !vars[name].is_number_integer()) {
+      return absl::InvalidArgumentError(absl::StrCat("the kernel needs a value for variable ", name,
+                                                     " (give \"vars\": {\"", name, "\": N})"));
+    }
+    var_values.push_back(vars[name].get<int64_t>());
+  }
+  LaunchParams launch;
+  for (size_t i = 0; spec->global_size && i < spec->global_size->size() && i < 3; ++i) {
+    launch.global_size[i] = (*spec->global_size)[i];
+  }
+  for (size_t i = 0; spec->local_size && i < spec->local_size->size() && i < 3; ++i) {
+    launch.local_size[i] = (*spec->local_size)[i];
+  }
+  if (absl::Status s = (*program)->Launch(params, var_values, launch); !s.ok()) return s;
+  if (absl::Status s = device.Synchronize(); !s.ok()) return s;
+
+  json outputs = json::object();
+  for (int64_t arg : spec->outs) {
+    absl::StatusOr<std::vector<uint8_t>> bytes = buffers.at(arg).ToBytes();
+    if (!bytes.ok()) return bytes.status();
+    absl::StatusOr<json> values = CorpusJsonFromBytes(buffers.at(arg).dtype(), *bytes);
+    if (!values.ok()) return values.status();
+    outputs[absl::StrCat(arg)] = *std::move(values);
+  }
+  return outputs;
+}
+
+}  // namespace uopc
