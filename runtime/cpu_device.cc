@@ -203,30 +203,6 @@ class CpuProgram : public Program {
 
 }  // namespace
 
-// ---- CpuAllocator ----
-
-absl::StatusOr<void*> CpuAllocator::Alloc(int64_t nbytes) {
-  if (nbytes < 0) return absl::InvalidArgumentError(absl::StrCat("allocating ", nbytes, " bytes"));
-  // tinygrad aligns to 0x20 for 256-bit loads, pages from 4 KiB on; 64 also covers AVX-512 and cache lines.
-  size_t alignment = nbytes >= 0x1000 ? 0x1000 : 64;
-  size_t rounded = (static_cast<size_t>(nbytes) + alignment - 1) / alignment * alignment;
-  void* p = std::aligned_alloc(alignment, rounded == 0 ? alignment : rounded);
-  if (p == nullptr) return absl::ResourceExhaustedError(absl::StrCat("cannot allocate ", nbytes, " bytes"));
-  return p;
-}
-
-void CpuAllocator::Free(void* handle, int64_t nbytes) { std::free(handle); }
-
-absl::Status CpuAllocator::CopyIn(void* dest, absl::Span<const uint8_t> src) {
-  if (!src.empty()) std::memcpy(dest, src.data(), src.size());
-  return absl::OkStatus();
-}
-
-absl::Status CpuAllocator::CopyOut(absl::Span<uint8_t> dest, const void* src) {
-  if (!dest.empty()) std::memcpy(dest.data(), src, dest.size());
-  return absl::OkStatus();
-}
-
 // ---- ClangCompiler ----
 
 const std::vector<std::string>& ClangCompiler::Flags() {

@@ -34,15 +34,6 @@
 
 namespace uopc {
 
-// Host memory, aligned for the widest vector loads.
-class CpuAllocator : public Allocator {
- public:
-  absl::StatusOr<void*> Alloc(int64_t nbytes) override;
-  void Free(void* handle, int64_t nbytes) override;
-  absl::Status CopyIn(void* dest, absl::Span<const uint8_t> src) override;
-  absl::Status CopyOut(absl::Span<uint8_t> dest, const void* src) override;
-};
-
 // C source to a shared object (the bytes of the .so file).
 class ClangCompiler : public Compiler {
  public:
@@ -87,7 +78,7 @@ class CpuDevice : public Device {
                                                        absl::string_view lib) override;
 
  private:
-  CpuAllocator allocator_;
+  HostAllocator allocator_;
   ClangCompiler compiler_;
   ClangRenderer renderer_;
 };

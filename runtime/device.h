@@ -49,6 +49,15 @@ class Allocator {
   virtual absl::Status CopyOut(absl::Span<uint8_t> dest, const void* src) = 0;
 };
 
+// Host memory (malloc), aligned for the widest vector loads: the CPU's and the interpreter's memory.
+class HostAllocator : public Allocator {
+ public:
+  absl::StatusOr<void*> Alloc(int64_t nbytes) override;
+  void Free(void* handle, int64_t nbytes) override;
+  absl::Status CopyIn(void* dest, absl::Span<const uint8_t> src) override;
+  absl::Status CopyOut(absl::Span<uint8_t> dest, const void* src) override;
+};
+
 // `size` elements of a scalar DType in one device's memory; frees it when destroyed. Move-only.
 class Buffer {
  public:
