@@ -1,6 +1,7 @@
 #include "codegen/linearize.h"
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
 #include <optional>
 #include <queue>
@@ -13,7 +14,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "rewrite/symbolic_folding.h"
+#include "codegen/python_sort.h"
 #include "uop/ops.h"
 
 namespace uopc {
@@ -25,7 +26,54 @@ using Ctx = std::vector<const UOp*>;
 
 bool InCtx(const Ctx& ctx, const UOp* u) { return std::find(ctx.begin(), ctx.end(), u) != ctx.end(); }
 
-bool TuplizeLess(const UOp* a, const UOp* b) { return CompareTuplize(a, b) < 0; }
+// Python's `<` on two nodes' tuplize tuples, (op, arg, dtype, *sources' tuplizes): the first item that
+// differs decides. Unlike CompareTuplize this keeps Python's NaN rule (a NaN is neither less nor greater),
+// which, through PythonSort, decides where tinygrad puts NaN constants.
+enum class Order { kLess, kEqual, kGreater, kUnordered };
+
+Order ArgOrder(const Arg& a, const Arg& b) {
+  if (a == b) return Order::kEqual;
+  auto numeric = [](const Arg& v) { return v.is_int() || v.is_float() || v.is_bool(); };
+  if (numeric(a) && numeric(b)) {
+    if ((a.is_float() && std::isnan(a.as_float())) || (b.is_float() && std::isnan(b.as_float()))) {
+      return Order::kUnordered;
+    }
+    auto to_const = [](const Arg& v) {
+      return v.is_int()     ? ConstValue::Int(v.as_int())
+             : v.is_float() ? ConstValue::Float(v.as_float())
+                            : ConstValue::Bool(v.as_bool());
+    };
+    ConstValue x = to_const(a), y = to_const(b);
+    return x < y ? Order::kLess : y < x ? Order::kGreater : Order::kEqual;
+  }
+  if (a.is_tuple() && b.is_tuple()) {
+    const Arg::Tuple& x = a.as_tuple();
+    const Arg::Tuple& y = b.as_tuple();
+    for (size_t i = 0; i < x.size() && i < y.size(); ++i) {
+      if (Order o = ArgOrder(x[i], y[i]); o != Order::kEqual) return o;
+    }
+    return x.size() < y.size() ? Order::kLess : x.size() > y.size() ? Order::kGreater : Order::kEqual;
+  }
+  if (a.is_string() && b.is_string()) return a.as_string() < b.as_string() ? Order::kLess : Order::kGreater;
+  if (a.is_dtype() && b.is_dtype()) return a.as_dtype() < b.as_dtype() ? Order::kLess : Order::kGreater;
+  if (a.is_op() && b.is_op()) return a.as_op() < b.as_op() ? Order::kLess : Order::kGreater;
+  // Python would raise; any fixed order will do.
+  return a.kind() < b.kind() ? Order::kLess : a.kind() > b.kind() ? Order::kGreater : Order::kUnordered;
+}
+
+bool TuplizeLess(const UOp* a, const UOp* b) {
+  while (a != b) {
+    if (a->op() != b->op()) return a->op() < b->op();
+    if (Order o = ArgOrder(a->arg(), b->arg()); o != Order::kEqual) return o == Order::kLess;
+    if (a->dtype() != b->dtype()) return a->dtype() < b->dtype();
+    size_t i = 0;
+    while (i < a->num_src() && i < b->num_src() && a->src(i) == b->src(i)) ++i;
+    if (i == a->num_src() || i == b->num_src()) return a->num_src() < b->num_src();
+    a = a->src(i);
+    b = b->src(i);
+  }
+  return false;
+}
 
 Ctx SortCtx(const Ctx& in) {
   Ctx out;
@@ -33,7 +81,7 @@ Ctx SortCtx(const Ctx& in) {
   for (const UOp* u : in) {
     if (!InCtx(out, u)) out.push_back(u);
   }
-  std::stable_sort(out.begin(), out.end(), TuplizeLess);
+  PythonSort(out, TuplizeLess);
   return out;
 }
 
@@ -345,10 +393,10 @@ class Linearizer {
     }
 
     std::vector<const UOp*> ideal = lst;
-    std::stable_sort(ideal.begin(), ideal.end(), [&priorities](const UOp* a, const UOp* b) {
+    PythonSort(ideal, [&priorities](const UOp* a, const UOp* b) {
       int pa = priorities.at(a), pb = priorities.at(b);
       if (pa != pb) return pa < pb;
-      return CompareTuplize(a, b) < 0;
+      return TuplizeLess(a, b);
     });
     absl::flat_hash_map<const UOp*, int> nkey;
     for (size_t i = 0; i < ideal.size(); ++i) nkey[ideal[i]] = static_cast<int>(i);
@@ -568,7 +616,7 @@ class Linearizer {
       }
       if (std::find(early.begin(), early.end(), s->uop) == early.end()) early.push_back(s->uop);
     }
-    std::stable_sort(early.begin(), early.end(), TuplizeLess);
+    PythonSort(early, TuplizeLess);
     std::vector<UOpPtr> out;
     out.reserve(early.size() + root->bb->lst.size());
     for (const UOp* u : early) out.push_back(u->ref());

@@ -19,7 +19,7 @@ std::string Listing(const std::vector<UOpPtr>& program) {
 // Every corpus kernel's "final rewrite" graph, both targets, linearizes to tinygrad's print_uops listing.
 TEST(LinearizeTest, CorpusListingsMatchTinygrad) {
   int total = 0, matched = 0;
-  std::string failures;
+  std::string failures, first_diff;
   for (const CorpusKernel& k : KernelCorpus()) {
     for (const char* target : {"clang", "clang_noopt"}) {
       const CorpusTarget& t = k.target(target);
@@ -31,12 +31,16 @@ TEST(LinearizeTest, CorpusListingsMatchTinygrad) {
         ++matched;
       } else {
         failures += " " + k.id + "@" + target;
-        if (!program.ok()) failures += "(" + std::string(program.status().message()) + ")";
+        if (!program.ok()) {
+          failures += "(" + std::string(program.status().message()) + ")";
+        } else if (first_diff.empty()) {
+          first_diff = k.id + "@" + target + "\n--- got:\n" + Listing(*program) + "--- expected:\n" + t.uops;
+        }
       }
     }
   }
   EXPECT_EQ(total, 186);
-  EXPECT_GE(matched, 163) << "failing:" << failures;
+  EXPECT_GE(matched, 183) << "failing:" << failures << "\nfirst difference: " << first_diff;
 }
 
 }  // namespace
