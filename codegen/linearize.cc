@@ -31,6 +31,13 @@ bool InCtx(const Ctx& ctx, const UOp* u) { return std::find(ctx.begin(), ctx.end
 // which, through PythonSort, decides where tinygrad puts NaN constants.
 enum class Order { kLess, kEqual, kGreater, kUnordered };
 
+// Python's `<` on two different dtypes: DType.__lt__ compares (priority, itemsize, name, fmt, count) only, so
+// pointers differing in size, address space or vector width are neither less nor greater.
+bool DTypeLess(const DType& a, const DType& b) {
+  auto key = [](const DType& d) { return std::make_tuple(d.priority(), d.itemsize(), d.name(), d.count()); };
+  return key(a) < key(b);
+}
+
 Order ArgOrder(const Arg& a, const Arg& b) {
   if (a == b) return Order::kEqual;
   auto numeric = [](const Arg& v) { return v.is_int() || v.is_float() || v.is_bool(); };
@@ -55,7 +62,11 @@ Order ArgOrder(const Arg& a, const Arg& b) {
     return x.size() < y.size() ? Order::kLess : x.size() > y.size() ? Order::kGreater : Order::kEqual;
   }
   if (a.is_string() && b.is_string()) return a.as_string() < b.as_string() ? Order::kLess : Order::kGreater;
-  if (a.is_dtype() && b.is_dtype()) return a.as_dtype() < b.as_dtype() ? Order::kLess : Order::kGreater;
+  if (a.is_dtype() && b.is_dtype()) {
+    return DTypeLess(a.as_dtype(), b.as_dtype())   ? Order::kLess
+           : DTypeLess(b.as_dtype(), a.as_dtype()) ? Order::kGreater
+                                                   : Order::kUnordered;
+  }
   if (a.is_op() && b.is_op()) return a.as_op() < b.as_op() ? Order::kLess : Order::kGreater;
   // Python would raise; any fixed order will do.
   return a.kind() < b.kind() ? Order::kLess : a.kind() > b.kind() ? Order::kGreater : Order::kUnordered;
@@ -65,7 +76,7 @@ bool TuplizeLess(const UOp* a, const UOp* b) {
   while (a != b) {
     if (a->op() != b->op()) return a->op() < b->op();
     if (Order o = ArgOrder(a->arg(), b->arg()); o != Order::kEqual) return o == Order::kLess;
-    if (a->dtype() != b->dtype()) return a->dtype() < b->dtype();
+    if (a->dtype() != b->dtype()) return DTypeLess(a->dtype(), b->dtype());
     size_t i = 0;
     while (i < a->num_src() && i < b->num_src() && a->src(i) == b->src(i)) ++i;
     if (i == a->num_src() || i == b->num_src()) return a->num_src() < b->num_src();
