@@ -132,6 +132,7 @@ class Linearizer {
     // merges).
     while (root->op == Ops::BLOCK && !root->bb->lst.empty() && root->bb->lst.back()->op() == Ops::SINK) {
       Node* merged = MergeBlockends(root);
+      if (!status_.ok()) return status_;
       if (merged == nullptr) break;
       root = merged;
     }
@@ -149,6 +150,7 @@ class Linearizer {
     int child_count = 0;
     Ctx block_ctx;
     std::optional<Ctx> child_ctx;
+    bool reaches_local = false;  // this node or one of its ancestors is a DEFINE_LOCAL
     const Ctx& last_ctx() const { return child_ctx ? *child_ctx : block_ctx; }
   };
 
@@ -162,9 +164,11 @@ class Linearizer {
         Info& si = info_.at(s);
         // A source listed twice counts twice as a child.
         ++si.child_count;
+        info.reaches_local |= si.reaches_local;
         const Ctx& last = si.last_ctx();
         ctx.insert(ctx.end(), last.begin(), last.end());
       }
+      info.reaches_local |= u->op() == Ops::DEFINE_LOCAL;
       info.block_ctx = SortCtx(ctx);
       if (u->op() == Ops::RANGE || u->op() == Ops::IF) {
         Ctx with_self = info.block_ctx;
@@ -173,9 +177,7 @@ class Linearizer {
       } else if (u->op() == Ops::STORE) {
         if (u->num_src() < 2) return absl::InvalidArgumentError("linearize: STORE with fewer than 2 sources");
         // Stores to locals outside a reduce close only the ranges the index does not use.
-        std::vector<const UOp*> idx_nodes = u->src(0)->Toposort();
-        bool local = std::any_of(idx_nodes.begin(), idx_nodes.end(),
-                                 [](const UOp* x) { return x->op() == Ops::DEFINE_LOCAL; });
+        bool local = info_.at(u->src(0)).reaches_local;
         Ctx child;
         if (local) {
           const Ctx& idx_ctx = info_.at(u->src(0)).last_ctx();
@@ -235,6 +237,22 @@ class Linearizer {
     return raw;
   }
 
+  // The rewrites recurse like tinygrad's. Where tinygrad would recurse forever (BLOCKENDs of one range nested
+  // in each other make Merge Blockends substitute a node into itself), the depth limit turns the cycle into
+  // an error; no kernel comes near it.
+  static constexpr int kMaxDepth = 10000;
+  class DepthGuard {
+   public:
+    explicit DepthGuard(Linearizer* l) : l_(l) {
+      if (++l_->depth_ > kMaxDepth)
+        l_->Fail("linearize: the block graph has a cycle (nested BLOCKENDs of one range)");
+    }
+    ~DepthGuard() { --l_->depth_; }
+
+   private:
+    Linearizer* l_;
+  };
+
   void Fail(std::string message) {
     if (status_.ok()) status_ = absl::InternalError(std::move(message));
   }
@@ -244,6 +262,7 @@ class Linearizer {
   // tinygrad's bottom-up graph_rewrite with block_create.
   Node* CreateBottomUp(Node* n, Memo& memo) {
     if (auto it = memo.find(n); it != memo.end()) return it->second;
+    DepthGuard guard(this);
     if (!status_.ok()) return n;
     Node* last = n;
     while (Node* next = MakeBlock(last)) last = next;
@@ -493,6 +512,8 @@ class Linearizer {
   // UOp.substitute: a bottom-up rewrite replacing the keys of `forks`.
   Node* Substitute(Node* n, const absl::flat_hash_map<Node*, Node*>& forks, Memo& memo) {
     if (auto it = memo.find(n); it != memo.end()) return it->second;
+    DepthGuard guard(this);
+    if (!status_.ok()) return n;
     Node* last = n;
     for (auto it = forks.find(last); it != forks.end(); it = forks.find(last)) last = it->second;
     std::vector<Node*> new_src;
@@ -508,6 +529,7 @@ class Linearizer {
   // tinygrad's top-down graph_rewrite with block_merge.
   Node* MergeTopDown(Node* n, Memo& memo) {
     if (auto it = memo.find(n); it != memo.end()) return it->second;
+    DepthGuard guard(this);
     if (!status_.ok()) return n;
     std::vector<Node*> new_src;
     new_src.reserve(n->src.size());
@@ -636,6 +658,7 @@ class Linearizer {
   }
 
   absl::Status status_;
+  int depth_ = 0;
   absl::flat_hash_map<const UOp*, Info> info_;
   std::deque<Node> nodes_;
   std::deque<BasicBlock> blocks_;

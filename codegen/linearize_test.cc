@@ -185,6 +185,36 @@ return %16
             "ADD MUL ADD STORE ENDRANGE SINK");
 }
 
+// A local buffer written and read back across a BARRIER inside a range: the store stays in the range, and
+// because the range body holds a barrier, another BARRIER is put right after the RANGE opens.
+TEST(LinearizeTest, RangeWithABarrierStartsWithABarrier) {
+  EXPECT_EQ(LinearizedOps(R"ir(%0 = DEFINE_GLOBAL : float32.ptr(64) arg=0
+%1 = DEFINE_GLOBAL : float32.ptr(64) arg=1
+%2 = DEFINE_LOCAL : float32.ptr(16, local=True) arg='temp0'
+%3 = SPECIAL : int32 arg=('lidx0', 16)
+%4 = CONST : int32 arg=4
+%5 = RANGE : int32 (%4) arg=0
+%6 = MUL : int32 (%3, %4)
+%7 = ADD : int32 (%6, %5)
+%8 = INDEX : float32.ptr(64) (%1, %7)
+%9 = LOAD : float32 (%8)
+%10 = INDEX : float32.ptr(16, local=True) (%2, %3)
+%11 = STORE : void (%10, %9)
+%12 = BARRIER : void (%11)
+%13 = CONST : int32 arg=1
+%14 = ADD : int32 (%3, %13)
+%15 = INDEX : float32.ptr(16, local=True) (%2, %14)
+%16 = LOAD : float32 (%15, %12)
+%17 = INDEX : float32.ptr(64) (%0, %7)
+%18 = STORE : void (%17, %16)
+%19 = SINK : void (%18)
+return %19
+)ir"),
+            "DEFINE_GLOBAL DEFINE_GLOBAL DEFINE_LOCAL SPECIAL CONST(1) CONST(4) INDEX ADD INDEX MUL RANGE "
+            "BARRIER ADD "
+            "INDEX LOAD STORE BARRIER LOAD INDEX STORE ENDRANGE SINK");
+}
+
 TEST(LinearizeTest, AssignToSomethingOtherThanDefineAccIsAnError) {
   absl::StatusOr<UOpPtr> graph = ParseIrSingle(R"ir(%0 = DEFINE_GLOBAL : float32.ptr(4) arg=0
 %1 = CONST : float32 arg=1.0
@@ -196,6 +226,70 @@ return %3
   absl::StatusOr<std::vector<UOpPtr>> program = Linearize(*graph);
   EXPECT_FALSE(program.ok());
   EXPECT_NE(program.status().message().find("DEFINE_ACC"), std::string::npos) << program.status();
+}
+
+// Graphs tinygrad cannot linearize either (it raises "linearize failure" and RecursionError on these) are
+// errors. Here a store under an IF reads a second range that never encloses the IF.
+TEST(LinearizeTest, BlocksThatDoNotMergeAreAnError) {
+  absl::StatusOr<UOpPtr> graph = ParseIrSingle(R"ir(%0 = DEFINE_GLOBAL : float32.ptr(64) arg=0
+%1 = CONST : int32 arg=3
+%2 = RANGE : int32 (%1) arg=1
+%3 = CONST : int32 arg=4
+%4 = CMPLT : bool (%2, %3)
+%5 = INDEX : float32.ptr(64) (%0, %2, %4)
+%6 = CONST : int32 arg=2
+%7 = RANGE : int32 (%6) arg=0
+%8 = CAST : float32 (%7)
+%9 = SQRT : float32 (%8)
+%10 = IF : void (%4)
+%11 = STORE : void (%5, %9, %10)
+%12 = MUL : int32 (%2, %3)
+%13 = INDEX : float32.ptr(64) (%0, %12)
+%14 = DEFINE_GLOBAL : float32.ptr(64) arg=1
+%15 = INDEX : float32.ptr(64) (%14, %2)
+%16 = LOAD : float32 (%15)
+%17 = STORE : void (%13, %16)
+%18 = SINK : void (%11, %17)
+return %18
+)ir");
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  absl::StatusOr<std::vector<UOpPtr>> program = Linearize(*graph);
+  EXPECT_FALSE(program.ok());
+  EXPECT_NE(program.status().message().find("linearize failure"), std::string::npos) << program.status();
+}
+
+// A local store indexed by range 1 closes range 1 (its child context drops the ranges of its index), yet the
+// load after the barrier is back in range 1: two BLOCKENDs of range 1 nest, and merging them would make a
+// block its own source.
+TEST(LinearizeTest, NestedBlockendsOfOneRangeAreAnError) {
+  absl::StatusOr<UOpPtr> graph = ParseIrSingle(R"ir(%0 = DEFINE_GLOBAL : float32.ptr(64) arg=0
+%1 = CONST : int32 arg=2
+%2 = RANGE : int32 (%1) arg=0
+%3 = CONST : int32 arg=3
+%4 = MUL : int32 (%2, %3)
+%5 = INDEX : float32.ptr(64) (%0, %4)
+%6 = MUL : int32 (%2, %1)
+%7 = CAST : float32 (%6)
+%8 = STORE : void (%5, %7)
+%9 = RANGE : int32 (%1) arg=1
+%10 = MUL : int32 (%9, %3)
+%11 = INDEX : float32.ptr(64) (%0, %10)
+%12 = DEFINE_LOCAL : float32.ptr(16, local=True) arg='temp0'
+%13 = INDEX : float32.ptr(16, local=True) (%12, %1)
+%14 = MUL : int32 (%9, %1)
+%15 = INDEX : float32.ptr(16, local=True) (%12, %14)
+%16 = CAST : float32 (%9)
+%17 = STORE : void (%15, %16)
+%18 = BARRIER : void (%17)
+%19 = LOAD : float32 (%13, %18)
+%20 = STORE : void (%11, %19)
+%21 = SINK : void (%8, %20)
+return %21
+)ir");
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  absl::StatusOr<std::vector<UOpPtr>> program = Linearize(*graph);
+  EXPECT_FALSE(program.ok());
+  EXPECT_NE(program.status().message().find("cycle"), std::string::npos) << program.status();
 }
 
 TEST(LinearizeTest, NullSinkIsAnError) { EXPECT_FALSE(Linearize(nullptr).ok()); }
