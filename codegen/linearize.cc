@@ -26,17 +26,16 @@ using Ctx = std::vector<const UOp*>;
 
 bool InCtx(const Ctx& ctx, const UOp* u) { return std::find(ctx.begin(), ctx.end(), u) != ctx.end(); }
 
-// Python's `<` on two nodes' tuplize tuples, (op, arg, dtype, *sources' tuplizes): the first item that
-// differs decides. Unlike CompareTuplize this keeps Python's NaN rule (a NaN is neither less nor greater),
-// which, through PythonSort, decides where tinygrad puts NaN constants.
-enum class Order { kLess, kEqual, kGreater, kUnordered };
-
 // Python's `<` on two different dtypes: DType.__lt__ compares (priority, itemsize, name, fmt, count) only, so
 // pointers differing in size, address space or vector width are neither less nor greater.
 bool DTypeLess(const DType& a, const DType& b) {
   auto key = [](const DType& d) { return std::make_tuple(d.priority(), d.itemsize(), d.name(), d.count()); };
   return key(a) < key(b);
 }
+
+// Python's comparison of two args: kUnordered where neither `<` nor `>` holds (a NaN, dtypes DTypeLess
+// cannot tell apart).
+enum class Order { kLess, kEqual, kGreater, kUnordered };
 
 Order ArgOrder(const Arg& a, const Arg& b) {
   if (a == b) return Order::kEqual;
@@ -72,6 +71,10 @@ Order ArgOrder(const Arg& a, const Arg& b) {
   return a.kind() < b.kind() ? Order::kLess : a.kind() > b.kind() ? Order::kGreater : Order::kUnordered;
 }
 
+// Python's `<` on two nodes' tuplize tuples, (op, arg, dtype, *sources' tuplizes): the first item that
+// differs decides, and an unordered one makes the answer false both ways. Unlike CompareTuplize (a total
+// order) this keeps Python's rules, which, through PythonSort, decide where tinygrad puts NaN constants and
+// same-typed pointers.
 bool TuplizeLess(const UOp* a, const UOp* b) {
   while (a != b) {
     if (a->op() != b->op()) return a->op() < b->op();
@@ -176,7 +179,8 @@ class Linearizer {
         info.child_ctx = SortCtx(with_self);
       } else if (u->op() == Ops::STORE) {
         if (u->num_src() < 2) return absl::InvalidArgumentError("linearize: STORE with fewer than 2 sources");
-        // Stores to locals outside a reduce close only the ranges the index does not use.
+        // A store ends every context around it, except that a store to local memory stays in the ranges its
+        // value uses and its index does not (tinygrad's own comment calls this "probably wrong").
         bool local = info_.at(u->src(0)).reaches_local;
         Ctx child;
         if (local) {
@@ -240,7 +244,7 @@ class Linearizer {
   // The rewrites recurse like tinygrad's. Where tinygrad would recurse forever (BLOCKENDs of one range nested
   // in each other make Merge Blockends substitute a node into itself), the depth limit turns the cycle into
   // an error; no kernel comes near it.
-  static constexpr int kMaxDepth = 10000;
+  static constexpr int kMaxDepth = 4000;
   class DepthGuard {
    public:
     explicit DepthGuard(Linearizer* l) : l_(l) {
@@ -254,7 +258,7 @@ class Linearizer {
   };
 
   void Fail(std::string message) {
-    if (status_.ok()) status_ = absl::InternalError(std::move(message));
+    if (status_.ok()) status_ = absl::InvalidArgumentError(std::move(message));
   }
 
   // ---- Linearizer: Create Blocks ----
@@ -390,8 +394,8 @@ class Linearizer {
   }
 
   // block_reorder: a toposort of one block's (locally toposorted) nodes, as close as the dependencies allow
-  // to the order (priority, tuplize), where loads (and barriers, earlier still) and everything they feed
-  // come first.
+  // to the order (priority, tuplize): a node's priority is the lowest of its users', -1000 for a LOAD and
+  // -1500 for a BARRIER, so loads, barriers and everything feeding them come first.
   std::vector<const UOp*> BlockReorder(const std::vector<const UOp*>& lst) {
     absl::flat_hash_set<const UOp*> in_block(lst.begin(), lst.end());
     absl::flat_hash_map<const UOp*, std::vector<const UOp*>> local_children;
