@@ -12,6 +12,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "codegen/python_sort.h"
@@ -38,6 +39,11 @@ bool DTypeLess(const DType& a, const DType& b) {
 enum class Order { kLess, kEqual, kGreater, kUnordered };
 
 Order ArgOrder(const Arg& a, const Arg& b) {
+  // The common cases first: no args (ALU nodes), int args.
+  if (a.is_none() && b.is_none()) return Order::kEqual;
+  if (a.is_int() && b.is_int()) {
+    return a.as_int() < b.as_int() ? Order::kLess : a.as_int() > b.as_int() ? Order::kGreater : Order::kEqual;
+  }
   if (a == b) return Order::kEqual;
   auto numeric = [](const Arg& v) { return v.is_int() || v.is_float() || v.is_bool(); };
   if (numeric(a) && numeric(b)) {
@@ -397,59 +403,58 @@ class Linearizer {
   // to the order (priority, tuplize): a node's priority is the lowest of its users', -1000 for a LOAD and
   // -1500 for a BARRIER, so loads, barriers and everything feeding them come first.
   std::vector<const UOp*> BlockReorder(const std::vector<const UOp*>& lst) {
-    absl::flat_hash_set<const UOp*> in_block(lst.begin(), lst.end());
-    absl::flat_hash_map<const UOp*, std::vector<const UOp*>> local_children;
-    absl::flat_hash_map<const UOp*, int> in_degree, priorities;
-    for (auto it = lst.rbegin(); it != lst.rend(); ++it) {
-      const UOp* u = *it;
-      int& degree = in_degree[u];
-      degree = 0;
+    // Nodes by their position in `lst`.
+    const int n = static_cast<int>(lst.size());
+    absl::flat_hash_map<const UOp*, int> position;
+    position.reserve(n);
+    for (int i = 0; i < n; ++i) position.emplace(lst[i], i);
+    std::vector<absl::InlinedVector<int, 2>> local_children(n);
+    std::vector<int> in_degree(n, 0), priority(n, 0);
+    std::vector<bool> prioritized(n, false);
+    for (int i = n - 1; i >= 0; --i) {
+      const UOp* u = lst[i];
       for (const UOp* s : u->src()) {
-        if (in_block.contains(s)) {
-          local_children[s].push_back(u);
-          ++degree;
+        if (auto it = position.find(s); it != position.end()) {
+          local_children[it->second].push_back(i);
+          ++in_degree[i];
         }
       }
-      int priority = 0;
-      if (auto children = local_children.find(u); children != local_children.end()) {
-        for (const UOp* c : children->second) {
-          auto p = priorities.find(c);
-          if (p == priorities.end()) {
-            Fail("linearize: block is not locally toposorted");
-            return lst;
-          }
-          priority = std::min(priority, p->second);
+      int p = 0;
+      for (int c : local_children[i]) {
+        if (!prioritized[c]) {
+          Fail("linearize: a block is not locally toposorted");
+          return lst;
         }
+        p = std::min(p, priority[c]);
       }
-      if (u->op() == Ops::LOAD) priority = std::min(priority, -1000);
-      if (u->op() == Ops::BARRIER) priority = std::min(priority, -1500);
-      priorities[u] = priority;
+      if (u->op() == Ops::LOAD) p = std::min(p, -1000);
+      if (u->op() == Ops::BARRIER) p = std::min(p, -1500);
+      priority[i] = p;
+      prioritized[i] = true;
     }
 
-    std::vector<const UOp*> ideal = lst;
-    PythonSort(ideal, [&priorities](const UOp* a, const UOp* b) {
-      int pa = priorities.at(a), pb = priorities.at(b);
-      if (pa != pb) return pa < pb;
-      return TuplizeLess(a, b);
+    std::vector<int> ideal(n);
+    for (int i = 0; i < n; ++i) ideal[i] = i;
+    PythonSort(ideal, [&](int a, int b) {
+      if (priority[a] != priority[b]) return priority[a] < priority[b];
+      return TuplizeLess(lst[a], lst[b]);
     });
-    absl::flat_hash_map<const UOp*, int> nkey;
-    for (size_t i = 0; i < ideal.size(); ++i) nkey[ideal[i]] = static_cast<int>(i);
+    std::vector<int> nkey(n);
+    for (int k = 0; k < n; ++k) nkey[ideal[k]] = k;
 
-    using Entry = std::pair<int, const UOp*>;
-    std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap;
-    for (const UOp* u : lst) {
-      if (in_degree[u] == 0) heap.push({nkey[u], u});
+    // Then the toposort that always takes the ready node first in that order. Keys are distinct.
+    std::priority_queue<int, std::vector<int>, std::greater<>> heap;  // of nkeys
+    for (int i = 0; i < n; ++i) {
+      if (in_degree[i] == 0) heap.push(nkey[i]);
     }
     std::vector<const UOp*> out;
-    out.reserve(lst.size());
+    out.reserve(n);
     while (!heap.empty()) {
-      const UOp* u = heap.top().second;
+      int u = ideal[heap.top()];
       heap.pop();
-      out.push_back(u);
-      if (auto children = local_children.find(u); children != local_children.end()) {
-        for (const UOp* v : children->second) {
-          if (--in_degree[v] == 0) heap.push({nkey[v], v});
-        }
+      out.push_back(lst[u]);
+      for (int v : local_children[u]) {
+        if (--in_degree[v] == 0) heap.push(nkey[v]);
       }
     }
     if (out.size() != lst.size()) Fail("linearize: a block's nodes do not form a DAG");
