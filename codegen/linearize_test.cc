@@ -60,7 +60,7 @@ TEST(LinearizeTest, CorpusListingsMatchTinygrad) {
     }
   }
   EXPECT_EQ(total, 186);
-  EXPECT_GE(matched, 186) << "failing:" << failures << "\nfirst difference: " << first_diff;
+  EXPECT_EQ(matched, total) << "failing:" << failures << "\nfirst difference: " << first_diff;
 }
 
 // The expected orders below are tinygrad v0.10.3's (its four linearizer rewrites run on the same graphs).
