@@ -1,6 +1,7 @@
 #include "codegen/linearize.h"
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
 #include <optional>
 #include <queue>
@@ -11,9 +12,10 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "rewrite/symbolic_folding.h"
+#include "codegen/python_sort.h"
 #include "uop/ops.h"
 
 namespace uopc {
@@ -25,7 +27,73 @@ using Ctx = std::vector<const UOp*>;
 
 bool InCtx(const Ctx& ctx, const UOp* u) { return std::find(ctx.begin(), ctx.end(), u) != ctx.end(); }
 
-bool TuplizeLess(const UOp* a, const UOp* b) { return CompareTuplize(a, b) < 0; }
+// Python's `<` on two different dtypes: DType.__lt__ compares (priority, itemsize, name, fmt, count) only, so
+// pointers differing in size, address space or vector width are neither less nor greater.
+bool DTypeLess(const DType& a, const DType& b) {
+  auto key = [](const DType& d) { return std::make_tuple(d.priority(), d.itemsize(), d.name(), d.count()); };
+  return key(a) < key(b);
+}
+
+// Python's comparison of two args: kUnordered where neither `<` nor `>` holds (a NaN, dtypes DTypeLess
+// cannot tell apart).
+enum class Order { kLess, kEqual, kGreater, kUnordered };
+
+Order ArgOrder(const Arg& a, const Arg& b) {
+  // The common cases first: no args (ALU nodes), int args.
+  if (a.is_none() && b.is_none()) return Order::kEqual;
+  if (a.is_int() && b.is_int()) {
+    return a.as_int() < b.as_int() ? Order::kLess : a.as_int() > b.as_int() ? Order::kGreater : Order::kEqual;
+  }
+  if (a == b) return Order::kEqual;
+  auto numeric = [](const Arg& v) { return v.is_int() || v.is_float() || v.is_bool(); };
+  if (numeric(a) && numeric(b)) {
+    if ((a.is_float() && std::isnan(a.as_float())) || (b.is_float() && std::isnan(b.as_float()))) {
+      return Order::kUnordered;
+    }
+    auto to_const = [](const Arg& v) {
+      return v.is_int()     ? ConstValue::Int(v.as_int())
+             : v.is_float() ? ConstValue::Float(v.as_float())
+                            : ConstValue::Bool(v.as_bool());
+    };
+    ConstValue x = to_const(a), y = to_const(b);
+    return x < y ? Order::kLess : y < x ? Order::kGreater : Order::kEqual;
+  }
+  if (a.is_tuple() && b.is_tuple()) {
+    const Arg::Tuple& x = a.as_tuple();
+    const Arg::Tuple& y = b.as_tuple();
+    for (size_t i = 0; i < x.size() && i < y.size(); ++i) {
+      if (Order o = ArgOrder(x[i], y[i]); o != Order::kEqual) return o;
+    }
+    return x.size() < y.size() ? Order::kLess : x.size() > y.size() ? Order::kGreater : Order::kEqual;
+  }
+  if (a.is_string() && b.is_string()) return a.as_string() < b.as_string() ? Order::kLess : Order::kGreater;
+  if (a.is_dtype() && b.is_dtype()) {
+    return DTypeLess(a.as_dtype(), b.as_dtype())   ? Order::kLess
+           : DTypeLess(b.as_dtype(), a.as_dtype()) ? Order::kGreater
+                                                   : Order::kUnordered;
+  }
+  if (a.is_op() && b.is_op()) return a.as_op() < b.as_op() ? Order::kLess : Order::kGreater;
+  // Python would raise; any fixed order will do.
+  return a.kind() < b.kind() ? Order::kLess : a.kind() > b.kind() ? Order::kGreater : Order::kUnordered;
+}
+
+// Python's `<` on two nodes' tuplize tuples, (op, arg, dtype, *sources' tuplizes): the first item that
+// differs decides, and an unordered one makes the answer false both ways. Unlike CompareTuplize (a total
+// order) this keeps Python's rules, which, through PythonSort, decide where tinygrad puts NaN constants and
+// same-typed pointers.
+bool TuplizeLess(const UOp* a, const UOp* b) {
+  while (a != b) {
+    if (a->op() != b->op()) return a->op() < b->op();
+    if (Order o = ArgOrder(a->arg(), b->arg()); o != Order::kEqual) return o == Order::kLess;
+    if (a->dtype() != b->dtype()) return DTypeLess(a->dtype(), b->dtype());
+    size_t i = 0;
+    while (i < a->num_src() && i < b->num_src() && a->src(i) == b->src(i)) ++i;
+    if (i == a->num_src() || i == b->num_src()) return a->num_src() < b->num_src();
+    a = a->src(i);
+    b = b->src(i);
+  }
+  return false;
+}
 
 Ctx SortCtx(const Ctx& in) {
   Ctx out;
@@ -33,7 +101,7 @@ Ctx SortCtx(const Ctx& in) {
   for (const UOp* u : in) {
     if (!InCtx(out, u)) out.push_back(u);
   }
-  std::stable_sort(out.begin(), out.end(), TuplizeLess);
+  PythonSort(out, TuplizeLess);
   return out;
 }
 
@@ -73,6 +141,7 @@ class Linearizer {
     // merges).
     while (root->op == Ops::BLOCK && !root->bb->lst.empty() && root->bb->lst.back()->op() == Ops::SINK) {
       Node* merged = MergeBlockends(root);
+      if (!status_.ok()) return status_;
       if (merged == nullptr) break;
       root = merged;
     }
@@ -90,6 +159,7 @@ class Linearizer {
     int child_count = 0;
     Ctx block_ctx;
     std::optional<Ctx> child_ctx;
+    bool reaches_local = false;  // this node or one of its ancestors is a DEFINE_LOCAL
     const Ctx& last_ctx() const { return child_ctx ? *child_ctx : block_ctx; }
   };
 
@@ -103,9 +173,11 @@ class Linearizer {
         Info& si = info_.at(s);
         // A source listed twice counts twice as a child.
         ++si.child_count;
+        info.reaches_local |= si.reaches_local;
         const Ctx& last = si.last_ctx();
         ctx.insert(ctx.end(), last.begin(), last.end());
       }
+      info.reaches_local |= u->op() == Ops::DEFINE_LOCAL;
       info.block_ctx = SortCtx(ctx);
       if (u->op() == Ops::RANGE || u->op() == Ops::IF) {
         Ctx with_self = info.block_ctx;
@@ -113,10 +185,9 @@ class Linearizer {
         info.child_ctx = SortCtx(with_self);
       } else if (u->op() == Ops::STORE) {
         if (u->num_src() < 2) return absl::InvalidArgumentError("linearize: STORE with fewer than 2 sources");
-        // Stores to locals outside a reduce close only the ranges the index does not use.
-        std::vector<const UOp*> idx_nodes = u->src(0)->Toposort();
-        bool local = std::any_of(idx_nodes.begin(), idx_nodes.end(),
-                                 [](const UOp* x) { return x->op() == Ops::DEFINE_LOCAL; });
+        // A store ends every context around it, except that a store to local memory stays in the ranges its
+        // value uses and its index does not (tinygrad's own comment calls this "probably wrong").
+        bool local = info_.at(u->src(0)).reaches_local;
         Ctx child;
         if (local) {
           const Ctx& idx_ctx = info_.at(u->src(0)).last_ctx();
@@ -176,8 +247,24 @@ class Linearizer {
     return raw;
   }
 
+  // The rewrites recurse like tinygrad's. Where tinygrad would recurse forever (BLOCKENDs of one range nested
+  // in each other make Merge Blockends substitute a node into itself), the depth limit turns the cycle into
+  // an error; no kernel comes near it.
+  static constexpr int kMaxDepth = 4000;
+  class DepthGuard {
+   public:
+    explicit DepthGuard(Linearizer* l) : l_(l) {
+      if (++l_->depth_ > kMaxDepth)
+        l_->Fail("linearize: the block graph has a cycle (nested BLOCKENDs of one range)");
+    }
+    ~DepthGuard() { --l_->depth_; }
+
+   private:
+    Linearizer* l_;
+  };
+
   void Fail(std::string message) {
-    if (status_.ok()) status_ = absl::InternalError(std::move(message));
+    if (status_.ok()) status_ = absl::InvalidArgumentError(std::move(message));
   }
 
   // ---- Linearizer: Create Blocks ----
@@ -185,6 +272,7 @@ class Linearizer {
   // tinygrad's bottom-up graph_rewrite with block_create.
   Node* CreateBottomUp(Node* n, Memo& memo) {
     if (auto it = memo.find(n); it != memo.end()) return it->second;
+    DepthGuard guard(this);
     if (!status_.ok()) return n;
     Node* last = n;
     while (Node* next = MakeBlock(last)) last = next;
@@ -312,62 +400,61 @@ class Linearizer {
   }
 
   // block_reorder: a toposort of one block's (locally toposorted) nodes, as close as the dependencies allow
-  // to the order (priority, tuplize), where loads (and barriers, earlier still) and everything they feed
-  // come first.
+  // to the order (priority, tuplize): a node's priority is the lowest of its users', -1000 for a LOAD and
+  // -1500 for a BARRIER, so loads, barriers and everything feeding them come first.
   std::vector<const UOp*> BlockReorder(const std::vector<const UOp*>& lst) {
-    absl::flat_hash_set<const UOp*> in_block(lst.begin(), lst.end());
-    absl::flat_hash_map<const UOp*, std::vector<const UOp*>> local_children;
-    absl::flat_hash_map<const UOp*, int> in_degree, priorities;
-    for (auto it = lst.rbegin(); it != lst.rend(); ++it) {
-      const UOp* u = *it;
-      int& degree = in_degree[u];
-      degree = 0;
+    // Nodes by their position in `lst`.
+    const int n = static_cast<int>(lst.size());
+    absl::flat_hash_map<const UOp*, int> position;
+    position.reserve(n);
+    for (int i = 0; i < n; ++i) position.emplace(lst[i], i);
+    std::vector<absl::InlinedVector<int, 2>> local_children(n);
+    std::vector<int> in_degree(n, 0), priority(n, 0);
+    std::vector<bool> prioritized(n, false);
+    for (int i = n - 1; i >= 0; --i) {
+      const UOp* u = lst[i];
       for (const UOp* s : u->src()) {
-        if (in_block.contains(s)) {
-          local_children[s].push_back(u);
-          ++degree;
+        if (auto it = position.find(s); it != position.end()) {
+          local_children[it->second].push_back(i);
+          ++in_degree[i];
         }
       }
-      int priority = 0;
-      if (auto children = local_children.find(u); children != local_children.end()) {
-        for (const UOp* c : children->second) {
-          auto p = priorities.find(c);
-          if (p == priorities.end()) {
-            Fail("linearize: block is not locally toposorted");
-            return lst;
-          }
-          priority = std::min(priority, p->second);
+      int p = 0;
+      for (int c : local_children[i]) {
+        if (!prioritized[c]) {
+          Fail("linearize: a block is not locally toposorted");
+          return lst;
         }
+        p = std::min(p, priority[c]);
       }
-      if (u->op() == Ops::LOAD) priority = std::min(priority, -1000);
-      if (u->op() == Ops::BARRIER) priority = std::min(priority, -1500);
-      priorities[u] = priority;
+      if (u->op() == Ops::LOAD) p = std::min(p, -1000);
+      if (u->op() == Ops::BARRIER) p = std::min(p, -1500);
+      priority[i] = p;
+      prioritized[i] = true;
     }
 
-    std::vector<const UOp*> ideal = lst;
-    std::stable_sort(ideal.begin(), ideal.end(), [&priorities](const UOp* a, const UOp* b) {
-      int pa = priorities.at(a), pb = priorities.at(b);
-      if (pa != pb) return pa < pb;
-      return CompareTuplize(a, b) < 0;
+    std::vector<int> ideal(n);
+    for (int i = 0; i < n; ++i) ideal[i] = i;
+    PythonSort(ideal, [&](int a, int b) {
+      if (priority[a] != priority[b]) return priority[a] < priority[b];
+      return TuplizeLess(lst[a], lst[b]);
     });
-    absl::flat_hash_map<const UOp*, int> nkey;
-    for (size_t i = 0; i < ideal.size(); ++i) nkey[ideal[i]] = static_cast<int>(i);
+    std::vector<int> nkey(n);
+    for (int k = 0; k < n; ++k) nkey[ideal[k]] = k;
 
-    using Entry = std::pair<int, const UOp*>;
-    std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap;
-    for (const UOp* u : lst) {
-      if (in_degree[u] == 0) heap.push({nkey[u], u});
+    // Then the toposort that always takes the ready node first in that order. Keys are distinct.
+    std::priority_queue<int, std::vector<int>, std::greater<>> heap;  // of nkeys
+    for (int i = 0; i < n; ++i) {
+      if (in_degree[i] == 0) heap.push(nkey[i]);
     }
     std::vector<const UOp*> out;
-    out.reserve(lst.size());
+    out.reserve(n);
     while (!heap.empty()) {
-      const UOp* u = heap.top().second;
+      int u = ideal[heap.top()];
       heap.pop();
-      out.push_back(u);
-      if (auto children = local_children.find(u); children != local_children.end()) {
-        for (const UOp* v : children->second) {
-          if (--in_degree[v] == 0) heap.push({nkey[v], v});
-        }
+      out.push_back(lst[u]);
+      for (int v : local_children[u]) {
+        if (--in_degree[v] == 0) heap.push(nkey[v]);
       }
     }
     if (out.size() != lst.size()) Fail("linearize: a block's nodes do not form a DAG");
@@ -434,6 +521,8 @@ class Linearizer {
   // UOp.substitute: a bottom-up rewrite replacing the keys of `forks`.
   Node* Substitute(Node* n, const absl::flat_hash_map<Node*, Node*>& forks, Memo& memo) {
     if (auto it = memo.find(n); it != memo.end()) return it->second;
+    DepthGuard guard(this);
+    if (!status_.ok()) return n;
     Node* last = n;
     for (auto it = forks.find(last); it != forks.end(); it = forks.find(last)) last = it->second;
     std::vector<Node*> new_src;
@@ -449,6 +538,7 @@ class Linearizer {
   // tinygrad's top-down graph_rewrite with block_merge.
   Node* MergeTopDown(Node* n, Memo& memo) {
     if (auto it = memo.find(n); it != memo.end()) return it->second;
+    DepthGuard guard(this);
     if (!status_.ok()) return n;
     std::vector<Node*> new_src;
     new_src.reserve(n->src.size());
@@ -568,7 +658,7 @@ class Linearizer {
       }
       if (std::find(early.begin(), early.end(), s->uop) == early.end()) early.push_back(s->uop);
     }
-    std::stable_sort(early.begin(), early.end(), TuplizeLess);
+    PythonSort(early, TuplizeLess);
     std::vector<UOpPtr> out;
     out.reserve(early.size() + root->bb->lst.size());
     for (const UOp* u : early) out.push_back(u->ref());
@@ -577,6 +667,7 @@ class Linearizer {
   }
 
   absl::Status status_;
+  int depth_ = 0;
   absl::flat_hash_map<const UOp*, Info> info_;
   std::deque<Node> nodes_;
   std::deque<BasicBlock> blocks_;
