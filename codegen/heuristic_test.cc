@@ -4,10 +4,13 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_join.h"
 #include "codegen/kernel.h"
+#include "codegen/kernel_info.h"
 #include "codegen/opt.h"
 #include "codegen/testing/kernel_corpus.h"
 #include "gtest/gtest.h"
+#include "codegen/testing/test_renderers.h"
 #include "renderer/cstyle.h"
 
 namespace uopc {
@@ -45,6 +48,44 @@ TEST(HeuristicCorpusTest, ClangOptsMatchTinygrad) {
             << "\n";
   for (const std::string& f : failing) ADD_FAILURE() << "opts differ: " << f;
   EXPECT_EQ(matched, static_cast<int>(KernelCorpus().size()));
+}
+
+// Every corpus kernel on every target tinygrad recorded: tensor cores when they apply, else the hand-coded opts
+// (what tinygrad does without BEAM) give the target's opts and name.
+TEST(HeuristicCorpusTest, DefaultOptimizationsMatchEveryTarget) {
+  ClangRenderer clang;
+  DescriptionOnlyRenderer opencl = OpenClTarget(), metal = MetalTarget(false), cuda = CudaSm80Target(),
+                          llvm = LlvmTarget();
+  const std::vector<std::pair<std::string, const Renderer*>> targets = {
+      {"clang", &clang}, {"opencl", &opencl}, {"metal", &metal}, {"cuda", &cuda}, {"ptx", &cuda}, {"llvm", &llvm}};
+  for (const auto& [name, renderer] : targets) {
+    int opts_ok = 0, names_ok = 0;
+    for (const CorpusKernel& ck : KernelCorpus()) {
+      const CorpusTarget& target = ck.target(name);
+      absl::StatusOr<Kernel> k = Kernel::Create(ParseCorpusGraph(ck.ast), *renderer);
+      ASSERT_TRUE(k.ok()) << ck.id << ": " << k.status();
+      absl::Status s = ApplyDefaultOptimizations(*k);
+      ASSERT_TRUE(s.ok()) << ck.id << " " << name << ": " << s;
+      if (Reprs(k->applied_opts()) == target.opts) {
+        ++opts_ok;
+      } else {
+        ADD_FAILURE() << ck.id << " " << name << ": got " << OptListToString(k->applied_opts()) << ", tinygrad ["
+                      << absl::StrJoin(target.opts, ", ") << "]";
+      }
+      KernelNameCounter names;
+      absl::StatusOr<UOpPtr> ast = k->GetOptimizedAst(&names);
+      ASSERT_TRUE(ast.ok()) << ck.id << " " << name << ": " << ast.status();
+      if (KernelInfoOf(ast->get())->name == target.name) {
+        ++names_ok;
+      } else {
+        ADD_FAILURE() << ck.id << " " << name << ": name " << KernelInfoOf(ast->get())->name << " != " << target.name;
+      }
+    }
+    std::cout << name << ": opts " << opts_ok << "/" << KernelCorpus().size() << ", names " << names_ok << "/"
+              << KernelCorpus().size() << "\n";
+    EXPECT_EQ(opts_ok, static_cast<int>(KernelCorpus().size())) << name;
+    EXPECT_EQ(names_ok, static_cast<int>(KernelCorpus().size())) << name;
+  }
 }
 
 }  // namespace
