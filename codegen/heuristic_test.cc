@@ -9,8 +9,8 @@
 #include "codegen/kernel_info.h"
 #include "codegen/opt.h"
 #include "codegen/testing/kernel_corpus.h"
-#include "gtest/gtest.h"
 #include "codegen/testing/test_renderers.h"
+#include "gtest/gtest.h"
 #include "renderer/cstyle.h"
 
 namespace uopc {
@@ -50,14 +50,52 @@ TEST(HeuristicCorpusTest, ClangOptsMatchTinygrad) {
   EXPECT_EQ(matched, static_cast<int>(KernelCorpus().size()));
 }
 
-// Every corpus kernel on every target tinygrad recorded: tensor cores when they apply, else the hand-coded opts
-// (what tinygrad does without BEAM) give the target's opts and name.
+TEST(HeuristicTest, LeavesTheKernelUnchanged) {
+  DescriptionOnlyRenderer gpu = OpenClTarget();
+  for (const char* id : {"matvec/0", "matmul_64/0", "sum_16x16/0"}) {
+    UOpPtr ast;
+    for (const CorpusKernel& ck : KernelCorpus()) {
+      if (ck.id == id) ast = ParseCorpusGraph(ck.ast);
+    }
+    absl::StatusOr<Kernel> k = Kernel::Create(ast, gpu);
+    ASSERT_TRUE(k.ok());
+    std::vector<ShapeTracker> before = k->sts();
+    absl::StatusOr<std::vector<Opt>> opts = HandCodedOptimizations(*k);
+    ASSERT_TRUE(opts.ok());
+    EXPECT_FALSE(opts->empty()) << id;
+    EXPECT_EQ(k->sts(), before) << id;
+    EXPECT_TRUE(k->applied_opts().empty()) << id;
+    // Applying the returned list gives the same kernel the heuristic built.
+    ASSERT_TRUE(k->ApplyOpts(*opts).ok());
+    EXPECT_EQ(k->applied_opts(), *opts);
+  }
+}
+
+TEST(HeuristicTest, MatrixVectorGetsGroupLocalUpcast) {
+  DescriptionOnlyRenderer gpu = OpenClTarget();
+  UOpPtr ast;
+  for (const CorpusKernel& ck : KernelCorpus()) {
+    if (ck.id == "matvec/0") ast = ParseCorpusGraph(ck.ast);
+  }
+  absl::StatusOr<Kernel> k = Kernel::Create(ast, gpu);
+  ASSERT_TRUE(k.ok());
+  absl::StatusOr<std::vector<Opt>> opts = HandCodedOptimizations(*k);
+  ASSERT_TRUE(opts.ok());
+  ASSERT_EQ(opts->size(), 3u);
+  EXPECT_EQ((*opts)[0].op, OptOps::kGroup);
+  EXPECT_EQ((*opts)[1].op, OptOps::kLocal);
+  EXPECT_EQ((*opts)[2].op, OptOps::kUpcast);
+}
+
+// Every corpus kernel on every target tinygrad recorded: tensor cores when they apply, else the hand-coded
+// opts (what tinygrad does without BEAM) give the target's opts and name.
 TEST(HeuristicCorpusTest, DefaultOptimizationsMatchEveryTarget) {
   ClangRenderer clang;
   DescriptionOnlyRenderer opencl = OpenClTarget(), metal = MetalTarget(false), cuda = CudaSm80Target(),
                           llvm = LlvmTarget();
   const std::vector<std::pair<std::string, const Renderer*>> targets = {
-      {"clang", &clang}, {"opencl", &opencl}, {"metal", &metal}, {"cuda", &cuda}, {"ptx", &cuda}, {"llvm", &llvm}};
+      {"clang", &clang}, {"opencl", &opencl}, {"metal", &metal},
+      {"cuda", &cuda},   {"ptx", &cuda},      {"llvm", &llvm}};
   for (const auto& [name, renderer] : targets) {
     int opts_ok = 0, names_ok = 0;
     for (const CorpusKernel& ck : KernelCorpus()) {
@@ -69,8 +107,8 @@ TEST(HeuristicCorpusTest, DefaultOptimizationsMatchEveryTarget) {
       if (Reprs(k->applied_opts()) == target.opts) {
         ++opts_ok;
       } else {
-        ADD_FAILURE() << ck.id << " " << name << ": got " << OptListToString(k->applied_opts()) << ", tinygrad ["
-                      << absl::StrJoin(target.opts, ", ") << "]";
+        ADD_FAILURE() << ck.id << " " << name << ": got " << OptListToString(k->applied_opts())
+                      << ", tinygrad [" << absl::StrJoin(target.opts, ", ") << "]";
       }
       KernelNameCounter names;
       absl::StatusOr<UOpPtr> ast = k->GetOptimizedAst(&names);
@@ -78,7 +116,8 @@ TEST(HeuristicCorpusTest, DefaultOptimizationsMatchEveryTarget) {
       if (KernelInfoOf(ast->get())->name == target.name) {
         ++names_ok;
       } else {
-        ADD_FAILURE() << ck.id << " " << name << ": name " << KernelInfoOf(ast->get())->name << " != " << target.name;
+        ADD_FAILURE() << ck.id << " " << name << ": name " << KernelInfoOf(ast->get())->name
+                      << " != " << target.name;
       }
     }
     std::cout << name << ": opts " << opts_ok << "/" << KernelCorpus().size() << ", names " << names_ok << "/"

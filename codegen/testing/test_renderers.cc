@@ -40,10 +40,10 @@ DescriptionOnlyRenderer MetalTarget(bool with_tensor_cores) {
     const std::vector<std::string> opts = {"u0", "l0", "l1", "l1", "l0", "l1"};
     const Perm a = {{6, 1, 2, 7, 4}, {8, 0, 3, 5}}, b = {{0, 5, 6, 3, 7}, {1, 2, 4, 8}};
     for (auto [in, out] : std::vector<std::pair<DType, DType>>{{dtypes::kFloat32, dtypes::kFloat32},
-                                                                {dtypes::kFloat16, dtypes::kFloat32},
-                                                                {dtypes::kFloat16, dtypes::kFloat16},
-                                                                {dtypes::kBFloat16, dtypes::kFloat32},
-                                                                {dtypes::kBFloat16, dtypes::kBFloat16}}) {
+                                                               {dtypes::kFloat16, dtypes::kFloat32},
+                                                               {dtypes::kFloat16, dtypes::kFloat16},
+                                                               {dtypes::kBFloat16, dtypes::kFloat32},
+                                                               {dtypes::kBFloat16, dtypes::kBFloat16}}) {
       r.tensor_cores_.push_back(Tc({8, 8, 8}, 32, {2, 2, 2}, in, out, opts, a, b));
     }
   }
@@ -58,13 +58,14 @@ DescriptionOnlyRenderer CudaSm80Target() {
   r.shared_max_ = 49152;
   const std::vector<std::string> opts = {"u0", "l0", "l0", "l1", "l1", "l1", "u1"};
   for (auto [in, out] : std::vector<std::pair<DType, DType>>{{dtypes::kFloat16, dtypes::kFloat32},
-                                                              {dtypes::kBFloat16, dtypes::kFloat32},
-                                                              {dtypes::kFloat16, dtypes::kFloat16}}) {
-    r.tensor_cores_.push_back(Tc({8, 16, 16}, 32, {8, 4, 4}, in, out, opts, {{6, 7, 2, 3, 4}, {0, 1, 9, 5, 10, 8}},
+                                                             {dtypes::kBFloat16, dtypes::kFloat32},
+                                                             {dtypes::kFloat16, dtypes::kFloat16}}) {
+    r.tensor_cores_.push_back(Tc({8, 16, 16}, 32, {8, 4, 4}, in, out, opts,
+                                 {{6, 7, 2, 3, 4}, {0, 1, 9, 5, 10, 8}},
                                  {{6, 7, 9, 0, 1}, {2, 3, 4, 10, 5, 8}}));
   }
   for (auto [in, out] : std::vector<std::pair<DType, DType>>{{dtypes::kFloat16, dtypes::kFloat32},
-                                                              {dtypes::kFloat16, dtypes::kFloat16}}) {
+                                                             {dtypes::kFloat16, dtypes::kFloat16}}) {
     r.tensor_cores_.push_back(Tc({8, 16, 8}, 32, {4, 2, 4}, in, out, opts, {{6, 7, 2, 3, 4}, {0, 1, 8, 5, 9}},
                                  {{6, 7, 8, 0, 1}, {2, 3, 4, 9, 5}}));
   }

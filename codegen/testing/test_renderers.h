@@ -1,6 +1,6 @@
 // Target descriptions of tinygrad's GPU renderers (OpenCL, Metal, CUDA sm_80, LLVM) for codegen tests: what
-// Kernel and the heuristic read (locals, shared memory, limits, tensor cores). They render nothing; the corpus
-// records tinygrad's opts and names for these targets, which the heuristic tests compare against.
+// Kernel and the heuristic read (locals, shared memory, limits, tensor cores). They render nothing; the
+// corpus records tinygrad's opts and names for these targets, which the heuristic tests compare against.
 #ifndef UOPC_CODEGEN_TESTING_TEST_RENDERERS_H_
 #define UOPC_CODEGEN_TESTING_TEST_RENDERERS_H_
 
