@@ -29,8 +29,9 @@ TEST(KernelInfoTest, EqualInfosAreOneNode) {
 }
 
 TEST(KernelInfoTest, MalformedTextIsAnError) {
-  for (const char* bad : {"KernelInfo(name=E_3)", "KernelInfo(name='E_3', local_dims=x)", "KernelInfo(name='E",
-                          "KernelInfo(local_dims=1", "KernelInfo(dont_use_locals=Maybe)"}) {
+  for (const char* bad :
+       {"KernelInfo(name=E_3)", "KernelInfo(name='E_3', local_dims=x)", "KernelInfo(name='E",
+        "KernelInfo(local_dims=1", "KernelInfo(dont_use_locals=Maybe)"}) {
     absl::StatusOr<UOpPtr> g = ParseIrSingle(std::string("%0 = SINK : void arg=") + bad + "\nreturn %0\n");
     EXPECT_FALSE(g.ok()) << bad;
   }

@@ -1,0 +1,28 @@
+// The hand-coded optimizations (tinygrad v0.10.3's codegen/heuristic.py): the opts tinygrad picks for a
+// kernel when it does not search (BEAM=0), with its environment knobs at their defaults (MV_BLOCKSIZE=4,
+// MV_THREADS_PER_ROW=8, MV_ROWS_PER_THREAD=4, NOLOCALS=0).
+//
+// The choice depends on the target: with locals, a matrix-vector product gets GROUP/LOCAL/UPCAST and small
+// outputs get a GROUPTOP; then masked small axes and expanded axes are upcast, a small last reduce is
+// unrolled, and, with locals, up to three axes become local.
+#ifndef UOPC_CODEGEN_HEURISTIC_H_
+#define UOPC_CODEGEN_HEURISTIC_H_
+
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "codegen/kernel.h"
+#include "codegen/opt.h"
+
+namespace uopc {
+
+// The opts tinygrad's hand_coded_optimizations gives for `k` (k itself is not changed).
+absl::StatusOr<std::vector<Opt>> HandCodedOptimizations(const Kernel& k);
+
+// What tinygrad does for a kernel without BEAM: tensor cores when they apply (TC=1), else the hand-coded
+// opts; applied to `k`.
+absl::Status ApplyDefaultOptimizations(Kernel& k);
+
+}  // namespace uopc
+
+#endif  // UOPC_CODEGEN_HEURISTIC_H_
