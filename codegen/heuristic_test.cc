@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_join.h"
 #include "codegen/kernel.h"
-#include "codegen/kernel_info.h"
+#include "uop/kernel_info.h"
 #include "codegen/opt.h"
 #include "codegen/testing/kernel_corpus.h"
 #include "codegen/testing/test_renderers.h"

@@ -12,7 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "codegen/kernel_info.h"
+#include "uop/kernel_info.h"
 #include "rewrite/infix.h"
 #include "uop/ops.h"
 

@@ -1,4 +1,4 @@
-#include "codegen/kernel_info.h"
+#include "uop/kernel_info.h"
 
 #include "codegen/testing/kernel_corpus.h"
 #include "gtest/gtest.h"

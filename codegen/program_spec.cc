@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "codegen/kernel_info.h"
+#include "uop/kernel_info.h"
 
 namespace uopc {
 

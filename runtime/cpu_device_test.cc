@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "codegen/kernel_info.h"
+#include "uop/kernel_info.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/device.h"

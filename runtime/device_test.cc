@@ -4,7 +4,7 @@
 #include <cstring>
 #include <memory>
 
-#include "codegen/kernel_info.h"
+#include "uop/kernel_info.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/registry.h"

@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "codegen/kernel_info.h"
+#include "uop/kernel_info.h"
 #include "uop/text_ir.h"
 
 namespace uopc {

@@ -1,11 +1,12 @@
-// KernelInfo: the arg of a kernel's SINK once codegen has chosen its optimizations (tinygrad's KernelInfo).
+// KernelInfo: the arg of a kernel's SINK once codegen has chosen its optimizations (tinygrad's KernelInfo, which
+// lives in its ops.py too: codegen writes it, and the renderers read the kernel's name from it).
 //
 // It names the kernel (`E_3`, `r_16_16_4`) and says how many of the leading shape axes are local dimensions
 // and how many of the trailing ones are upcasted; the lowerer reads it to map axes to SPECIAL, RANGE or
 // UNROLL. It is an Arg payload, so the textual IR prints and parses it as tinygrad's repr:
 //   KernelInfo(name='E_3', local_dims=0, upcasted=0, dont_use_locals=False)
-#ifndef UOPC_CODEGEN_KERNEL_INFO_H_
-#define UOPC_CODEGEN_KERNEL_INFO_H_
+#ifndef UOPC_UOP_KERNEL_INFO_H_
+#define UOPC_UOP_KERNEL_INFO_H_
 
 #include <cstdint>
 #include <memory>
@@ -53,4 +54,4 @@ const KernelInfo* KernelInfoOf(const UOp* sink);
 
 }  // namespace uopc
 
-#endif  // UOPC_CODEGEN_KERNEL_INFO_H_
+#endif  // UOPC_UOP_KERNEL_INFO_H_
