@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <string>
+#include <tuple>
 
 #include "uop/check.h"
 #include "uop/exec_alu.h"
@@ -498,6 +500,12 @@ int CompareArg(const Arg& a, const Arg& b) {
   return a.kind() < b.kind() ? -1 : a.kind() > b.kind() ? 1 : (a.Hash() < b.Hash() ? -1 : 1);
 }
 
+// tinygrad's DType.__lt__.
+bool TinygradDTypeLess(DType a, DType b) {
+  return std::make_tuple(a.priority(), a.itemsize(), a.name(), a.count()) <
+         std::make_tuple(b.priority(), b.itemsize(), b.name(), b.count());
+}
+
 }  // namespace
 
 int CompareTuplize(const UOp* a, const UOp* b) {
@@ -505,7 +513,9 @@ int CompareTuplize(const UOp* a, const UOp* b) {
   auto compare_heads = [](const UOp* x, const UOp* y) {
     if (x->op() != y->op()) return x->op() < y->op() ? -1 : 1;
     if (int r = CompareArg(x->arg(), y->arg()); r != 0) return r;
-    if (x->dtype() != y->dtype()) return x->dtype() < y->dtype() ? -1 : 1;
+    // Python stops at the first unequal item and asks `<` of it; tinygrad's DType.__lt__ reads only
+    // (priority, itemsize, name, count), so of two pointers differing only in size neither is less.
+    if (x->dtype() != y->dtype()) return TinygradDTypeLess(x->dtype(), y->dtype()) ? -1 : 1;
     return 0;
   };
   if (a == b) return 0;

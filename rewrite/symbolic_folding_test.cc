@@ -120,6 +120,22 @@ TEST(FoldedAluTest, RewritesToWhatThePlainNodeRewritesTo) {
 namespace uopc {
 namespace {
 
+// tinygrad's tuplize comparison stops at the first unequal item; for two dtypes that is DType.__lt__, which
+// ignores a pointer's size: loads through int.ptr(384) and int.ptr(192) are in no order, so the commutative
+// rule leaves MUL(a, b) as it is either way round (the matmul_int kernel of the codegen corpus).
+TEST(CompareTuplizeTest, PointersOfOneTypeDifferingInSizeAreUnordered) {
+  UOpPtr i = UOp::Const(kInt32, 0);
+  UOpPtr a = UOp::New(Ops::DEFINE_GLOBAL, kInt32.Ptr(384), {}, Arg(1)).index(i).load();
+  UOpPtr b = UOp::New(Ops::DEFINE_GLOBAL, kInt32.Ptr(192), {}, Arg(2)).index(i).load();
+  EXPECT_GE(CompareTuplize(a, b), 0);
+  EXPECT_GE(CompareTuplize(b, a), 0);
+  EXPECT_EQ(GraphRewrite(a * b, Sym()), a * b);
+  EXPECT_EQ(GraphRewrite(b * a, Sym()), b * a);
+  // Other dtypes still order by tinygrad's key.
+  EXPECT_LT(CompareTuplize(UOp::Const(kInt32, 1).cast(dtypes::kInt8), UOp::Const(kInt32, 1).cast(kFloat32)),
+            0);
+}
+
 TEST(FloorDivTest, RoundsTowardNegativeInfinityOnEveryRange) {
   const absl::int128 kMax64 = std::numeric_limits<int64_t>::max(),
                      kMin64 = std::numeric_limits<int64_t>::min();

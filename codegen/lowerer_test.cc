@@ -1,0 +1,304 @@
+#include "codegen/lowerer.h"
+
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_join.h"
+#include "uop/kernel_info.h"
+#include "codegen/testing/kernel_corpus.h"
+#include "gtest/gtest.h"
+#include "renderer/cstyle.h"
+#include "shapetracker/shapetracker.h"
+#include "uop/text_ir.h"
+
+namespace uopc {
+namespace {
+
+// A GPU-like target (tinygrad's OpenCL/Metal limits): launch dims are SPECIALs.
+class GpuTestRenderer : public Renderer {
+ public:
+  explicit GpuTestRenderer(std::vector<int64_t> global_max = {0x8FFFFFFF, 0x8FFFFFFF, 0x8FFFFFFF},
+                           std::vector<int64_t> local_max = {256, 256, 256}) {
+    device_ = "GPU";
+    has_local_ = true;
+    global_max_ = std::move(global_max);
+    local_max_ = std::move(local_max);
+  }
+  absl::StatusOr<std::string> Render(absl::Span<const UOp* const>) const override { return ""; }
+};
+
+UOpPtr Special(const std::string& name, int64_t size) {
+  return UOp::New(Ops::SPECIAL, dtypes::kInt32, {}, Arg{Arg(name), Arg(size)});
+}
+
+// Every corpus kernel, both CPU targets: the optimized AST lowers to tinygrad's "lowerer" stage.
+TEST(LowererTest, CorpusStagesMatch) {
+  ClangRenderer clang;
+  int matched = 0, total = 0;
+  std::vector<std::string> failing;
+  for (const CorpusKernel& k : KernelCorpus()) {
+    for (const char* target : {"clang", "clang_noopt"}) {
+      const CorpusTarget& t = k.target(target);
+      const std::string* in = t.Stage("optimized_ast");
+      const std::string* want = t.Stage("lowerer");
+      ASSERT_NE(in, nullptr);
+      ASSERT_NE(want, nullptr);
+      ++total;
+      absl::StatusOr<UOpPtr> got = RewriteLowerer(ParseCorpusGraph(*in), clang);
+      if (!got.ok()) {
+        failing.push_back(k.id + ":" + target + " (" + std::string(got.status().message()) + ")");
+        continue;
+      }
+      std::string diff = GraphDifference(*got, *want);
+      if (diff.empty()) {
+        ++matched;
+      } else {
+        if (failing.empty()) std::cerr << k.id << " " << target << ":\n" << diff << "\n";
+        failing.push_back(k.id + ":" + target);
+      }
+    }
+  }
+  EXPECT_EQ(total, 186);
+  EXPECT_EQ(matched, 186) << "failing: " << absl::StrJoin(failing, ", ");
+}
+
+// A 1-D elementwise kernel with an upcasted axis on the CPU: the loop is a RANGE, the upcast an UNROLL.
+TEST(LowererTest, CpuAxesAreRangesAndUnrolls) {
+  ClangRenderer clang;
+  UOpPtr ast = ParseCorpusGraph(
+      "%0 = DEFINE_GLOBAL : float32.ptr(64) arg=0\n"
+      "%1 = VIEW : void arg=ShapeTracker(views=(View(shape=(16, 4), strides=(4, 1), offset=0, mask=None, "
+      "contiguous=True),))\n"
+      "%2 = DEFINE_GLOBAL : float32.ptr(64) arg=1\n"
+      "%3 = LOAD : float32 (%2, %1)\n"
+      "%4 = STORE : void (%0, %1, %3)\n"
+      "%5 = SINK : void (%4) arg=KernelInfo(name='E_16_4', local_dims=0, upcasted=1, dont_use_locals=False)\n"
+      "return %5\n");
+  absl::StatusOr<IndexContext> ctx = GetIndex(ast, clang);
+  ASSERT_TRUE(ctx.ok()) << ctx.status();
+  ASSERT_EQ(ctx->idxs.size(), 2u);
+  EXPECT_EQ(ctx->idxs[0], UOp::Range(dtypes::kInt32, 16, 0));
+  EXPECT_EQ(ctx->idxs[1]->op(), Ops::UNROLL);
+  EXPECT_EQ(ctx->idxs[1]->arg().ToString(), "((1, 4),)");
+  EXPECT_EQ(ctx->idxs, ctx->ridxs);
+}
+
+// A padded view's mask becomes the INDEX's valid gate; an unmasked one has none.
+TEST(LowererTest, MasksBecomeValidGates) {
+  ClangRenderer clang;
+  UOpPtr ast = ParseCorpusGraph(
+      "%0 = DEFINE_GLOBAL : float32.ptr(6) arg=0\n"
+      "%1 = VIEW : void arg=ShapeTracker(views=(View(shape=(6,), strides=(1,), offset=0, mask=None, "
+      "contiguous=True),))\n"
+      "%2 = DEFINE_GLOBAL : float32.ptr(4) arg=1\n"
+      "%3 = VIEW : void arg=ShapeTracker(views=(View(shape=(6,), strides=(1,), offset=-1, mask=((1, 5),), "
+      "contiguous=False),))\n"
+      "%4 = LOAD : float32 (%2, %3)\n"
+      "%5 = STORE : void (%0, %1, %4)\n"
+      "%6 = SINK : void (%5) arg=KernelInfo(name='E_6', local_dims=0, upcasted=0, dont_use_locals=False)\n"
+      "return %6\n");
+  absl::StatusOr<UOpPtr> got = RewriteLowerer(ast, clang);
+  ASSERT_TRUE(got.ok()) << got.status();
+  const UOp* store = (*got)->src(0);
+  ASSERT_EQ(store->op(), Ops::STORE);
+  EXPECT_EQ(store->src(0)->num_src(), 2u) << "the output index is ungated";
+  const UOp* load = store->src(1);
+  ASSERT_EQ(load->op(), Ops::LOAD);
+  const UOp* index = load->src(0);
+  ASSERT_EQ(index->op(), Ops::INDEX);
+  ASSERT_EQ(index->num_src(), 3u);
+  UOpPtr r = UOp::Range(dtypes::kInt32, 6, 0);
+  auto [idx, valid] = ShapeTrackerOf(ast->src(0)->src(2)->src(1))->ToIndexedUops(absl::MakeConstSpan(&r, 1));
+  EXPECT_EQ(index->src(1), idx.get());
+  EXPECT_EQ(index->src(2), valid.get());
+  EXPECT_EQ(index->src(2)->dtype(), dtypes::kBool);
+}
+
+// A reduce over a loop axis and an upcasted axis: the loop stays a REDUCE range, the upcast is CONTRACTed.
+TEST(LowererTest, ReduceAxesSplitIntoRangesAndContract) {
+  ClangRenderer clang;
+  UOpPtr ast = ParseCorpusGraph(
+      "%0 = DEFINE_GLOBAL : float32.ptr(1) arg=0\n"
+      "%1 = VIEW : void arg=ShapeTracker(views=(View(shape=(1, 1), strides=(0, 0), offset=0, mask=None, "
+      "contiguous=True),))\n"
+      "%2 = DEFINE_GLOBAL : float32.ptr(64) arg=1\n"
+      "%3 = VIEW : void arg=ShapeTracker(views=(View(shape=(16, 4), strides=(4, 1), offset=0, mask=None, "
+      "contiguous=True),))\n"
+      "%4 = LOAD : float32 (%2, %3)\n"
+      "%5 = REDUCE_AXIS : float32 (%4) arg=(Ops.ADD, (0, 1))\n"
+      "%6 = STORE : void (%0, %1, %5)\n"
+      "%7 = SINK : void (%6) arg=KernelInfo(name='r_16_4', local_dims=0, upcasted=1, dont_use_locals=False)\n"
+      "return %7\n");
+  absl::StatusOr<UOpPtr> got = RewriteLowerer(ast, clang);
+  ASSERT_TRUE(got.ok()) << got.status();
+  const UOp* reduce = (*got)->src(0)->src(1);
+  ASSERT_EQ(reduce->op(), Ops::REDUCE);
+  EXPECT_EQ(reduce->arg(), Arg(Ops::ADD));
+  ASSERT_EQ(reduce->num_src(), 2u);
+  EXPECT_EQ(reduce->src(1), UOp::Range(dtypes::kInt32, 16, 0).get());
+  ASSERT_EQ(reduce->src(0)->op(), Ops::CONTRACT);
+  EXPECT_EQ(reduce->src(0)->dtype(), dtypes::kFloat32.Vec(4));
+  EXPECT_EQ(reduce->src(0)->arg().ToString(), "((1, 4),)");
+}
+
+// A masked CONST view is bad input, not a crash.
+TEST(LowererTest, MaskedConstViewIsAnError) {
+  ClangRenderer clang;
+  UOpPtr ast = ParseCorpusGraph(
+      "%0 = DEFINE_GLOBAL : float32.ptr(4) arg=0\n"
+      "%1 = VIEW : void arg=ShapeTracker(views=(View(shape=(4,), strides=(1,), offset=0, mask=None, "
+      "contiguous=True),))\n"
+      "%2 = VIEW : void arg=ShapeTracker(views=(View(shape=(4,), strides=(0,), offset=0, mask=((0, 2),), "
+      "contiguous=False),))\n"
+      "%3 = CONST : float32 (%2) arg=1.0\n"
+      "%4 = STORE : void (%0, %1, %3)\n"
+      "%5 = SINK : void (%4)\n"
+      "return %5\n");
+  EXPECT_FALSE(RewriteLowerer(ast, clang).ok());
+}
+
+// ---- launch dims on a target with locals ----
+
+TEST(GroupedDimsTest, FittingDimsAreOneSpecialEach) {
+  absl::StatusOr<std::vector<UOpPtr>> g =
+      GetGroupedDims("gidx", {Sint(4), Sint(8)}, std::vector<int64_t>{16, 16, 16});
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(*g, (std::vector<UOpPtr>{Special("gidx0", 4), Special("gidx1", 8)}));
+  // reverse: the last dim gets gidx0.
+  g = GetGroupedDims("gidx", {Sint(4), Sint(8)}, std::vector<int64_t>{16, 16, 16}, /*reverse=*/true);
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(*g, (std::vector<UOpPtr>{Special("gidx1", 4), Special("gidx0", 8)}));
+}
+
+TEST(GroupedDimsTest, TooManyDimsAreMerged) {
+  // (2, 3, 4, 5) with three launch dims: the first two merge into 6, recovered by mod and div.
+  absl::StatusOr<std::vector<UOpPtr>> g =
+      GetGroupedDims("lidx", {Sint(2), Sint(3), Sint(4), Sint(5)}, std::vector<int64_t>{256, 256, 256});
+  ASSERT_TRUE(g.ok()) << g.status();
+  UOpPtr l0 = Special("lidx0", 6);
+  EXPECT_EQ(*g, (std::vector<UOpPtr>{l0 % 2, l0.idiv(2), Special("lidx1", 4), Special("lidx2", 5)}));
+}
+
+TEST(GroupedDimsTest, OversizedDimIsSplit) {
+  // 1024 > 256: a factor of 2 at a time moves into the next launch dim, and the index recombines them.
+  absl::StatusOr<std::vector<UOpPtr>> g =
+      GetGroupedDims("gidx", {Sint(1024)}, std::vector<int64_t>{256, 256, 256});
+  ASSERT_TRUE(g.ok()) << g.status();
+  UOpPtr g0 = Special("gidx0", 256), g1 = Special("gidx1", 4);
+  EXPECT_EQ(*g, (std::vector<UOpPtr>{g0 * 4 + g1}));
+  // Into three dims.
+  g = GetGroupedDims("gidx", {Sint(64)}, std::vector<int64_t>{4, 4, 4});
+  ASSERT_TRUE(g.ok()) << g.status();
+  UOpPtr a = Special("gidx0", 4), b = Special("gidx1", 4), c = Special("gidx2", 4);
+  EXPECT_EQ(*g, (std::vector<UOpPtr>{a * int64_t{16} + b * int64_t{4} + c}));
+}
+
+TEST(GroupedDimsTest, UnfittableDimsAreErrors) {
+  // A prime too large for any launch dim.
+  EXPECT_FALSE(GetGroupedDims("gidx", {Sint(257)}, std::vector<int64_t>{256, 256, 256}).ok());
+  // Four dims that cannot merge under the limits.
+  EXPECT_FALSE(
+      GetGroupedDims("lidx", {Sint(8), Sint(8), Sint(8), Sint(8)}, std::vector<int64_t>{8, 8, 8}).ok());
+}
+
+TEST(GroupedDimsTest, NoLimitKeepsDims) {
+  absl::StatusOr<std::vector<UOpPtr>> g =
+      GetGroupedDims("gidx", {Sint(5), Sint(7), Sint(9), Sint(11)}, std::nullopt);
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(g->size(), 4u);
+  EXPECT_EQ((*g)[3], Special("gidx3", 11));
+}
+
+// On a GPU target, global dims are SPECIAL gidx (numbered from the last), local dims lidx, reduces RANGEs.
+TEST(LowererTest, GpuTargetUsesSpecials) {
+  GpuTestRenderer gpu;
+  UOpPtr ast = ParseCorpusGraph(
+      "%0 = DEFINE_GLOBAL : float32.ptr(32) arg=0\n"
+      "%1 = VIEW : void arg=ShapeTracker(views=(View(shape=(4, 8, 1), strides=(8, 1, 0), offset=0, "
+      "mask=None, "
+      "contiguous=True),))\n"
+      "%2 = DEFINE_GLOBAL : float32.ptr(512) arg=1\n"
+      "%3 = VIEW : void arg=ShapeTracker(views=(View(shape=(4, 8, 16), strides=(128, 16, 1), offset=0, "
+      "mask=None, contiguous=True),))\n"
+      "%4 = LOAD : float32 (%2, %3)\n"
+      "%5 = REDUCE_AXIS : float32 (%4) arg=(Ops.MAX, (2,))\n"
+      "%6 = STORE : void (%0, %1, %5)\n"
+      "%7 = SINK : void (%6) arg=KernelInfo(name='r_4_8_16', local_dims=1, upcasted=0, "
+      "dont_use_locals=False)\n"
+      "return %7\n");
+  absl::StatusOr<IndexContext> ctx = GetIndex(ast, gpu);
+  ASSERT_TRUE(ctx.ok()) << ctx.status();
+  EXPECT_EQ(ctx->idxs, (std::vector<UOpPtr>{Special("gidx0", 4), Special("lidx0", 8),
+                                            UOp::Range(dtypes::kInt32, 16, 2)}));
+  absl::StatusOr<UOpPtr> got = RewriteLowerer(ast, gpu);
+  ASSERT_TRUE(got.ok()) << got.status();
+  const UOp* store = (*got)->src(0);
+  ASSERT_EQ(store->op(), Ops::STORE);
+  EXPECT_EQ(store->src(1)->op(), Ops::REDUCE);
+  EXPECT_EQ(store->src(0)->src(1),
+            ShapeTrackerOf(ast->src(0)->src(1))->ToIndexedUops(absl::MakeConstSpan(ctx->idxs)).first.get());
+
+  // dont_use_locals: the global dims are named idx, and there are no lidx.
+  UOpPtr no_locals = ast.replace_src({ast->src()[0]})
+                         .replace_arg(KernelInfoAsArg({.name = "r_4_8_16", .dont_use_locals = true}));
+  ctx = GetIndex(no_locals, gpu);
+  ASSERT_TRUE(ctx.ok()) << ctx.status();
+  EXPECT_EQ(ctx->idxs[0], Special("idx1", 4));
+  EXPECT_EQ(ctx->idxs[1], Special("idx0", 8));
+}
+
+// Grouped reduces: a local LOAD whose view differs on a reduce axis makes that axis a local dim for the
+// reduce-into-local and a RANGE 1000+axis for reading it back; the global STORE is gated to thread 0.
+TEST(LowererTest, GroupedReduceUsesLateIndices) {
+  GpuTestRenderer gpu;
+  UOpPtr ast = ParseCorpusGraph(
+      "%0 = DEFINE_GLOBAL : float32.ptr(4) arg=0\n"
+      "%1 = VIEW : void arg=ShapeTracker(views=(View(shape=(4, 1, 1), strides=(1, 0, 0), offset=0, "
+      "mask=None, "
+      "contiguous=True),))\n"
+      "%2 = DEFINE_LOCAL : float32.ptr(16, local=True) arg='temp0'\n"
+      "%3 = VIEW : void arg=ShapeTracker(views=(View(shape=(1, 16, 1), strides=(0, 1, 0), offset=0, "
+      "mask=None, "
+      "contiguous=False),))\n"
+      "%4 = DEFINE_GLOBAL : float32.ptr(256) arg=1\n"
+      "%5 = VIEW : void arg=ShapeTracker(views=(View(shape=(4, 16, 4), strides=(64, 4, 1), offset=0, "
+      "mask=None, "
+      "contiguous=True),))\n"
+      "%6 = LOAD : float32 (%4, %5)\n"
+      "%7 = REDUCE_AXIS : float32 (%6) arg=(Ops.ADD, (2,))\n"
+      "%8 = STORE : void (%2, %3, %7)\n"
+      "%9 = VIEW : void arg=ShapeTracker(views=(View(shape=(1, 1, 1), strides=(0, 0, 0), offset=0, "
+      "mask=None, "
+      "contiguous=True),))\n"
+      "%10 = LOAD : float32 (%2, %3, %8)\n"
+      "%11 = REDUCE_AXIS : float32 (%10) arg=(Ops.ADD, (1,))\n"
+      "%12 = STORE : void (%0, %1, %11)\n"
+      "%13 = SINK : void (%12) arg=KernelInfo(name='r_4_16_4', local_dims=0, upcasted=0, "
+      "dont_use_locals=False)\n"
+      "return %13\n");
+  absl::StatusOr<IndexContext> ctx = GetIndex(ast, gpu);
+  ASSERT_TRUE(ctx.ok()) << ctx.status();
+  EXPECT_EQ(ctx->idxs, (std::vector<UOpPtr>{Special("gidx0", 4), Special("lidx0", 16),
+                                            UOp::Range(dtypes::kInt32, 4, 2)}));
+  EXPECT_EQ(ctx->ridxs[1], UOp::Range(dtypes::kInt32, 16, 1001));
+  absl::StatusOr<UOpPtr> got = RewriteLowerer(ast, gpu);
+  ASSERT_TRUE(got.ok()) << got.status();
+  const UOp* store = (*got)->src(0);
+  ASSERT_EQ(store->op(), Ops::STORE);
+  // The output is written by lidx0 == 0 only.
+  const UOp* index = store->src(0);
+  ASSERT_EQ(index->num_src(), 3u);
+  EXPECT_EQ(index->src(2), (UOp::Const(dtypes::kBool, true) * Special("lidx0", 16).eq(0)).get());
+  // The read-back reduces over the late RANGE and waits on a BARRIER.
+  const UOp* reduce = store->src(1);
+  ASSERT_EQ(reduce->op(), Ops::REDUCE);
+  EXPECT_EQ(reduce->src(1), ctx->ridxs[1].get());
+  const UOp* load = reduce->src(0);
+  ASSERT_EQ(load->op(), Ops::LOAD);
+  ASSERT_EQ(load->num_src(), 2u);
+  EXPECT_EQ(load->src(1)->op(), Ops::BARRIER);
+}
+
+}  // namespace
+}  // namespace uopc
