@@ -52,7 +52,8 @@ int64_t LaneIndex(const AxisSizes& axes, const LaneChoice& choice) {
   return idx;
 }
 
-std::vector<int64_t> SwizzleLanes(const AxisSizes& to, const AxisSizes& from, const std::vector<int64_t>& zeroed) {
+std::vector<int64_t> SwizzleLanes(const AxisSizes& to, const AxisSizes& from,
+                                  const std::vector<int64_t>& zeroed) {
   std::vector<int64_t> lanes;
   for (LaneChoice choice : LaneChoices(to)) {
     for (int64_t axis : zeroed) choice.emplace_back(axis, 0);
@@ -137,8 +138,8 @@ std::optional<std::vector<int64_t>> WmmaExcludedAxes(const UOp& wmma) {
   return axes;
 }
 
-// An op with UNROLL sources becomes one vector op over the lanes of every axis they unroll, under an UNROLL of
-// those axes (tinygrad's do_expand).
+// An op with UNROLL sources becomes one vector op over the lanes of every axis they unroll, under an UNROLL
+// of those axes (tinygrad's do_expand).
 UOpPtr DoExpand(const UOpPtr& root) {
   std::vector<const UOp*> unrolls;
   for (const UOpPtr& s : root->src()) {
@@ -293,9 +294,9 @@ UOpPtr CreateGate(const UOpPtr& root) {
 
 const PatternMatcher& Expander() {
   static const PatternMatcher* const pm = [] {
-    const OpSet expandable = groups::kALU | OpSet{Ops::CAST,   Ops::BITCAST, Ops::GEP,       Ops::WMMA,
-                                                  Ops::LOAD,   Ops::STORE,   Ops::INDEX,     Ops::ASSIGN,
-                                                  Ops::VECTORIZE, Ops::IF,   Ops::REDUCE};
+    const OpSet expandable =
+        groups::kALU | OpSet{Ops::CAST,  Ops::BITCAST, Ops::GEP,       Ops::WMMA, Ops::LOAD,  Ops::STORE,
+                             Ops::INDEX, Ops::ASSIGN,  Ops::VECTORIZE, Ops::IF,   Ops::REDUCE};
     // UNROLL(ADD(GEP(x, i), GEP(y, i)) for i in 0..7): what WMMA's output leaves behind.
     std::vector<UPat> lane_adds;
     for (int64_t i = 0; i < 8; ++i) lane_adds.push_back(UPat::Var("x").gep(i) + UPat::Var("y").gep(i));
@@ -328,7 +329,8 @@ const PatternMatcher& Expander() {
          [](const Match& m) {
            const UOpPtr& ex = m["ex"];
            UOpPtr barrier = UOp::New(Ops::BARRIER, dtypes::kVoid, ex->src());
-           return UOp::New(Ops::UNROLL, dtypes::kVoid, std::vector<UOpPtr>(ex->num_src(), barrier), ex->arg());
+           return UOp::New(Ops::UNROLL, dtypes::kVoid, std::vector<UOpPtr>(ex->num_src(), barrier),
+                           ex->arg());
          }},
         // An UNROLL of no axes is its source.
         {UPat(Ops::UNROLL).src(UPat::Var("x")).arg(Arg(Arg::Tuple{})), [](const Match& m) { return m["x"]; }},

@@ -1,11 +1,11 @@
-// The expander: turns the lowerer's UNROLL/CONTRACT form of upcast and unrolled axes into vector ops (tinygrad
-// v0.10.3's codegen/expander.py).
+// The expander: turns the lowerer's UNROLL/CONTRACT form of upcast and unrolled axes into vector ops
+// (tinygrad v0.10.3's codegen/expander.py).
 //
 // The lowerer writes an upcast axis of size n as UNROLL(VCONST(0..n-1), ((axis, n),)): one scalar-typed value
 // that stands for n lanes. Expansion pushes UNROLLs upward: an op with an UNROLL source becomes one vector op
-// over all lanes of all the axes its sources unroll (sources reordered with GEPs, scalars broadcast), wrapped in
-// an UNROLL naming those axes. CONTRACT folds axes back into a vector dtype (what a REDUCE over an unrolled
-// axis or a vector store reads), and an UNROLL with no axes left is its source.
+// over all lanes of all the axes its sources unroll (sources reordered with GEPs, scalars broadcast), wrapped
+// in an UNROLL naming those axes. CONTRACT folds axes back into a vector dtype (what a REDUCE over an
+// unrolled axis or a vector store reads), and an UNROLL with no axes left is its source.
 //
 // Two codegen steps come from this file:
 //   "initial symbolic"  Sym() + MigrateIndexing()   (gates loads behind barriers with the store's mask)
@@ -42,12 +42,13 @@ using LaneChoice = std::vector<std::pair<int64_t, int64_t>>;
 
 // Every lane choice of `axes`, the last axis varying fastest (tinygrad's _choices_from_args).
 std::vector<LaneChoice> LaneChoices(const AxisSizes& axes);
-// The flat lane index of `choice` in a vector unrolled over `axes` (the last axis varies fastest); -1 when the
-// choice misses an axis (tinygrad's _expand_arg_to_idx).
+// The flat lane index of `choice` in a vector unrolled over `axes` (the last axis varies fastest); -1 when
+// the choice misses an axis (tinygrad's _expand_arg_to_idx).
 int64_t LaneIndex(const AxisSizes& axes, const LaneChoice& choice);
 // For each lane of a vector unrolled over `to`, the lane of a vector unrolled over `from` that holds its
 // value; the axes in `zeroed` take lane 0 (tinygrad's _swizzle_args).
-std::vector<int64_t> SwizzleLanes(const AxisSizes& to, const AxisSizes& from, const std::vector<int64_t>& zeroed);
+std::vector<int64_t> SwizzleLanes(const AxisSizes& to, const AxisSizes& from,
+                                  const std::vector<int64_t>& zeroed);
 }  // namespace expander_internal
 
 }  // namespace uopc

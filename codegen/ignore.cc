@@ -21,12 +21,14 @@ const PatternMatcher& PmStoreIgnore() {
 const PatternMatcher& PmMoveIgnore() {
   static const PatternMatcher* const pm = new PatternMatcher({
       // Where the value is the mask itself, every lane that is stored sees `true`.
-      {UPat(Ops::IGNORE).src(UPat::Var("x"), UPat::Var("x")), [](const Match& m) { return m["x"].const_like(true); }},
+      {UPat(Ops::IGNORE).src(UPat::Var("x"), UPat::Var("x")),
+       [](const Match& m) { return m["x"].const_like(true); }},
       // A constant is the same in every lane.
       {UPat(Ops::IGNORE).src(UPat(OpSet{Ops::CONST, Ops::VCONST}).named("c"), UPat()),
        [](const Match& m) { return m["c"]; }},
       // Push the IGNORE below element-wise ops, onto each operand.
-      {UPat(Ops::IGNORE).src(UPat(groups::kALU | OpSet{Ops::CAST, Ops::VECTORIZE}).named("alu"), UPat::Var("mask")),
+      {UPat(Ops::IGNORE)
+           .src(UPat(groups::kALU | OpSet{Ops::CAST, Ops::VECTORIZE}).named("alu"), UPat::Var("mask")),
        [](const Match& m) {
          const UOpPtr& alu = m["alu"];
          UOp::SrcVector src;

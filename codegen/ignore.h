@@ -2,9 +2,9 @@
 // (tinygrad v0.10.3's IGNORE support in codegen/expander.py).
 //
 // A STORE through a gated INDEX(buf, idx, mask) only writes where `mask` holds, so its value is wrapped in
-// IGNORE(value, mask) ("store_ignore"), and the IGNOREs are pushed down through ALUs, casts and vectorizes to the
-// leaves ("move_ignore"), where an IGNORE of the mask itself is `true` and an IGNORE of a constant is the constant.
-// The expander step then deletes what is left (PmDeleteIgnore).
+// IGNORE(value, mask) ("store_ignore"), and the IGNOREs are pushed down through ALUs, casts and vectorizes to
+// the leaves ("move_ignore"), where an IGNORE of the mask itself is `true` and an IGNORE of a constant is the
+// constant. The expander step then deletes what is left (PmDeleteIgnore).
 #ifndef UOPC_CODEGEN_IGNORE_H_
 #define UOPC_CODEGEN_IGNORE_H_
 
