@@ -335,6 +335,76 @@ return %15
 )");
 }
 
+// A WMMA with a further upcast axis (0): the tensor core's own axes (its upcast axes 5, 6, 3 and reduce axis
+// 7) are not expanded; lanes of those axes read lane 0, and a vector operand that is not unrolled is repeated
+// (CAT).
+TEST(ExpanderTest, WmmaUnrollsOnlyOverAxesOutsideTheTensorCore) {
+  ExpectStep(ExpanderOnly, R"(%x = DEFINE_VAR : float32 arg=('x', 0, 10)
+%y = DEFINE_VAR : float32 arg=('y', 0, 10)
+%va = VECTORIZE : float32.vec(4) (%x, %y, %y, %x)
+%a = UNROLL : float32.vec(2) (%va) arg=((0, 2),)
+%b = VECTORIZE : float32.vec(2) (%y, %x)
+%vc = VECTORIZE : float32.vec(8) (%x, %x, %y, %y, %x, %y, %x, %y)
+%c = UNROLL : float32.vec(2) (%vc) arg=((0, 2), (3, 2))
+%w = WMMA : float32.vec(2) (%a, %b, %c) arg=('WMMA_test', (1, 1, 1), dtypes.float32, dtypes.float32, 'CPU', 1, (((5, 2),), ((6, 2),), ((3, 2),)), (7,))
+%sink = SINK : void (%w)
+return %sink
+)",
+             R"(%0 = DEFINE_VAR : float32 arg=('x', 0, 10)
+%1 = DEFINE_VAR : float32 arg=('y', 0, 10)
+%2 = VECTORIZE : float32.vec(4) (%0, %1, %1, %0)
+%3 = VECTORIZE : float32.vec(2) (%1, %0)
+%4 = CAT : float32.vec(4) (%3, %3)
+%5 = VECTORIZE : float32.vec(8) (%0, %0, %1, %1, %0, %1, %0, %1)
+%6 = GEP : float32.vec(4) (%5) arg=(0, 1, 4, 5)
+%7 = WMMA : float32.vec(4) (%2, %4, %6) arg=('WMMA_test', (1, 1, 1), dtypes.float32, dtypes.float32, 'CPU', 1, (((5, 2),), ((6, 2),), ((3, 2),)), (7,))
+%8 = UNROLL : float32.vec(2) (%7) arg=((0, 2),)
+%9 = SINK : void (%8)
+return %9
+)");
+}
+
+// A BARRIER after a store of unrolled values is not expanded itself: it waits on the one vector store, and so
+// the load behind it, and the store of that load, are repeated per lane.
+TEST(ExpanderTest, BarrierWaitsOnTheExpandedStore) {
+  ExpectStep(RewriteExpander, R"(%l = DEFINE_LOCAL : float32.ptr(4, local=True) arg='temp0'
+%v = VCONST : int32.vec(2) arg=(0, 1)
+%u = UNROLL : int32 (%v) arg=((0, 2),)
+%pl = INDEX : float32.ptr(4, local=True) (%l, %u)
+%f = CAST : float32 (%u)
+%st = STORE : void (%pl, %f)
+%bar = BARRIER : void (%st)
+%one = CONST : int32 arg=1
+%p1 = INDEX : float32.ptr(4, local=True) (%l, %one)
+%ld = LOAD : float32 (%p1, %bar)
+%g = DEFINE_GLOBAL : float32.ptr(1) arg=0
+%zero = CONST : int32 arg=0
+%pg = INDEX : float32.ptr(1) (%g, %zero)
+%sg = STORE : void (%pg, %ld)
+%sink = SINK : void (%sg)
+return %sink
+)",
+             R"(%0 = DEFINE_GLOBAL : float32.ptr(1) arg=0
+%1 = CONST : int32 arg=0
+%2 = INDEX : float32.ptr(1) (%0, %1)
+%3 = VECTORIZE : float32.ptr(1).vec(2) (%2, %2)
+%4 = DEFINE_LOCAL : float32.ptr(4, local=True) arg='temp0'
+%5 = CONST : int32 arg=1
+%6 = INDEX : float32.ptr(4, local=True) (%4, %5)
+%7 = VECTORIZE : float32.ptr(4, local=True).vec(2) (%6, %6)
+%8 = VECTORIZE : float32.ptr(4, local=True).vec(2) (%4, %4)
+%9 = VCONST : int32.vec(2) arg=(0, 1)
+%10 = INDEX : float32.ptr(4, local=True).vec(2) (%8, %9)
+%11 = VCONST : float32.vec(2) arg=(0.0, 1.0)
+%12 = STORE : void (%10, %11)
+%13 = BARRIER : void (%12)
+%14 = LOAD : float32.vec(2) (%7, %13)
+%15 = STORE : void (%3, %14)
+%16 = SINK : void (%15)
+return %16
+)");
+}
+
 TEST(ExpanderTest, ContractWithoutUnrollRepeatsTheValue) {
   UOpPtr x = UOp::Variable("x", 0, 10);
   UOpPtr con = UOp::New(Ops::CONTRACT, dtypes::kInt32.Vec(4), {x}, Arg{Arg{Arg(0), Arg(4)}});
