@@ -72,12 +72,17 @@ using expander_internal::LaneChoices;
 using expander_internal::LaneIndex;
 using expander_internal::SwizzleLanes;
 
-// The axes of an UNROLL/CONTRACT arg, or nullopt when it is not a tuple of (int, int) pairs.
+// Lanes an expansion may have: a vector dtype's widest count.
+constexpr int64_t kMaxLanes = 65535;
+
+// The axes of an UNROLL/CONTRACT arg, or nullopt when it is not a tuple of (axis, size) int pairs with sizes
+// in [1, kMaxLanes].
 std::optional<AxisSizes> ParseAxes(const Arg& arg) {
   if (!arg.is_tuple()) return std::nullopt;
   AxisSizes axes;
   for (const Arg& pair : arg.as_tuple()) {
     if (!pair.is_tuple() || pair.size() != 2 || !pair[0].is_int() || !pair[1].is_int()) return std::nullopt;
+    if (pair[1].as_int() < 1 || pair[1].as_int() > kMaxLanes) return std::nullopt;
     axes.emplace_back(pair[0].as_int(), pair[1].as_int());
   }
   return axes;
@@ -89,9 +94,13 @@ Arg AxesArg(const AxisSizes& axes) {
   return Arg(std::move(t));
 }
 
+// The number of lanes of `axes`, or -1 when it exceeds kMaxLanes.
 int64_t Lanes(const AxisSizes& axes) {
   int64_t n = 1;
-  for (const auto& axis_size : axes) n *= axis_size.second;
+  for (const auto& axis_size : axes) {
+    n *= axis_size.second;  // sizes are at most kMaxLanes, so this cannot overflow before the check
+    if (n > kMaxLanes) return -1;
+  }
   return n;
 }
 
@@ -175,7 +184,7 @@ UOpPtr DoExpand(const UOpPtr& root) {
     }
   }
   const int64_t lanes = Lanes(*axes);
-  if (lanes < 1 || lanes > 65535) return nullptr;
+  if (lanes < 1) return nullptr;
   const int n = static_cast<int>(lanes);
 
   UOp::SrcVector src;
@@ -210,10 +219,13 @@ UOpPtr DoExpand(const UOpPtr& root) {
       // An IF's barrier and a REDUCE's ranges are not per lane.
       src.push_back(s);
     } else if (const int count = s->dtype().count(); count > 1) {
+      if (lanes * count > kMaxLanes) return nullptr;
       std::optional<DType> dt = TinygradScalar(s->dtype()).vec(n * count);
       if (!dt) return nullptr;
       src.push_back(UOp::New(Ops::CAT, *dt, std::vector<UOpPtr>(n, s)));
     } else {
+      if (s->dtype().vcount() != 1)
+        return nullptr;  // a vector of pointers: tinygrad cannot broadcast it either
       src.push_back(s.broadcast(n));
     }
   }
@@ -228,6 +240,7 @@ UOpPtr DoExpand(const UOpPtr& root) {
     for (int64_t j = arg[0].as_int(); j < total; j += step) picked.push_back(j);
     arg = Arg::IntTuple(picked);
   }
+  if (root->dtype().count() * lanes > kMaxLanes) return nullptr;
   std::optional<DType> dt = TinygradScalar(root->dtype()).vec(root->dtype().count() * n);
   if (!dt) return nullptr;
   UOpPtr expanded = UOp::New(root->op(), *dt, std::move(src), std::move(arg));
@@ -242,7 +255,7 @@ UOpPtr DoContract(const UOpPtr& con) {
   // Nothing unrolled: every lane is the same value.
   if (ex->op() != Ops::UNROLL) return UOp::New(Ops::VECTORIZE, con->dtype(), std::vector<UOpPtr>(count, ex));
   std::optional<AxisSizes> contracted = ParseAxes(con->arg()), unrolled = ParseAxes(ex->arg());
-  if (!contracted || !unrolled || Lanes(*contracted) != count) return nullptr;
+  if (!contracted || !unrolled || Lanes(*contracted) != count || Lanes(*unrolled) < 1) return nullptr;
   AxisSizes kept;
   for (const auto& p : *unrolled) {
     if (std::find(contracted->begin(), contracted->end(), p) == contracted->end()) kept.push_back(p);
@@ -319,7 +332,7 @@ const PatternMatcher& Expander() {
          [](const Match& m) -> UOpPtr {
            const UOpPtr& acc = m["acc"];
            const DType dt = m["v"]->dtype();
-           if (acc->num_src() < 1 || acc->src(0)->dtype().count() != 1) return nullptr;
+           if (acc->num_src() < 1 || acc->src(0)->dtype().vcount() != 1) return nullptr;
            UOp::SrcVector src(acc->src().begin(), acc->src().end());
            src[0] = src[0].broadcast(dt.count());
            return UOp::New(Ops::DEFINE_ACC, dt, std::move(src), acc->arg());

@@ -437,6 +437,16 @@ TEST(ExpanderTest, MalformedAxesAreLeftAlone) {
   absl::StatusOr<UOpPtr> got = TryGraphRewrite(sum, Expander());
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ(*got, sum);
+  // Sizes of 0, and more lanes than a vector holds, are not expanded either.
+  for (const Arg& axes : {Arg{Arg{Arg(0), Arg(0)}}, Arg{Arg{Arg(0), Arg(300)}, Arg{Arg(1), Arg(300)}}}) {
+    UOpPtr big = UOp::New(Ops::UNROLL, dtypes::kInt32, {x.broadcast(2)}, axes) + x;
+    got = TryGraphRewrite(big, Expander());
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ(*got, big);
+    UOpPtr con = UOp::New(Ops::CONTRACT, dtypes::kInt32.Vec(2), {big}, Arg{Arg{Arg(0), Arg(2)}});
+    got = TryGraphRewrite(con, Expander());
+    ASSERT_TRUE(got.ok()) << got.status();
+  }
 }
 
 }  // namespace
