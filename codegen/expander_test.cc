@@ -82,6 +82,23 @@ TEST(ExpanderCorpusTest, Expander) {
   EXPECT_THAT(CorpusDifferences("move_ignore", "expander", RewriteExpander), ::testing::IsEmpty());
 }
 
+// The four steps chained from the corpus's lowerer stage give its expander stage.
+TEST(ExpanderCorpusTest, StepsChainedFromTheLowerer) {
+  auto chained = [](const UOpPtr& sink, const Renderer& renderer) -> absl::StatusOr<UOpPtr> {
+    UOpPtr g = sink;
+    for (const Step& step : {Step(RewriteInitialSymbolic), Step(RewriteStoreIgnore), Step(RewriteMoveIgnore),
+                             Step(RewriteExpander)}) {
+      absl::StatusOr<UOpPtr> next = step(g, renderer);
+      if (!next.ok()) return next.status();
+      g = *std::move(next);
+    }
+    return g;
+  };
+  // gelu: the float fold of the first step (see InitialSymbolic) carries through.
+  EXPECT_THAT(CorpusDifferences("lowerer", "expander", chained),
+              ::testing::IsSubsetOf({"gelu/0@clang", "gelu/0@clang_noopt"}));
+}
+
 // ---- lane arithmetic ----
 
 TEST(LaneTest, ChoicesVaryTheLastAxisFastest) {
