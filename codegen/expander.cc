@@ -274,7 +274,8 @@ UOpPtr DoContract(const UOpPtr& con) {
   return UOp::New(Ops::UNROLL, con->dtype(), {Gep(ex->src()[0], picked)}, AxesArg(kept));
 }
 
-// The stores of a gated STORE's value that read behind a BARRIER, with the barrier under IF(gate).
+// `root` with every LOAD that waits on a BARRIER waiting on IF(gate, barrier) instead, so that the
+// lane loads only where the store is made (nodes below a barrier are left as they are).
 UOpPtr GateLoadsBehindBarriers(const UOpPtr& root, const UOpPtr& gate) {
   absl::flat_hash_map<const UOp*, UOpPtr> gated;
   for (const UOp* u : root->Toposort()) {
