@@ -33,6 +33,16 @@ TEST_F(SymTest, SinksFlattenNestedSinksAndUnrolls) {
   EXPECT_EQ(GraphRewrite(UOp::Sink({a, unroll}), Sym()), UOp::Sink({a, b, c}));
 }
 
+// tinygrad's cast folding takes a VCONST too (UPat.cvar matches both), and casts it lane by lane.
+TEST_F(SymTest, CastOfAVectorConstantFoldsLaneByLane) {
+  const DType int2 = dtypes::kInt32.Vec(2), float2 = dtypes::kFloat32.Vec(2);
+  UOpPtr lanes = UOp::VConst(int2, {ConstValue::Int(5), ConstValue::Int(-2)});
+  EXPECT_EQ(GraphRewrite(lanes.cast(float2), Sym()),
+            UOp::VConst(float2, {ConstValue::Float(5.0), ConstValue::Float(-2.0)}));
+  EXPECT_EQ(GraphRewrite(lanes.cast(dtypes::kUInt8.Vec(2)), Sym()),
+            UOp::VConst(dtypes::kUInt8.Vec(2), {ConstValue::Int(5), ConstValue::Int(254)}));
+}
+
 TEST_F(SymTest, LargeSinksAreLeftAloneWhenNothingApplies) {
   std::vector<UOpPtr> many;
   for (int i = 0; i < 20000; ++i) many.push_back(UOp::Variable("v" + std::to_string(i), 0, i + 1));

@@ -473,7 +473,21 @@ UOpPtr CanonicalizeSimplex(const UOp* x) {
 
 namespace {
 
-// Python's comparison of two args (only called where tinygrad's tuple comparison would compare them).
+// What Python's tuple comparison makes of two items: a tuple's `<` is decided by its first unequal item, and
+// where that item is less neither way (two DTypes of one Python sort key), it is false both ways.
+constexpr int kUnordered = 2;
+
+// Python's DType.__lt__ compares (priority, itemsize, name, fmt, count): a pointer compares as its base (so
+// the pointers of one base, and the base itself, are unordered among themselves).
+int CompareDType(DType a, DType b) {
+  if (a == b) return 0;
+  auto key = [](DType d) { return std::make_tuple(d.priority(), d.itemsize(), d.name(), d.count()); };
+  auto ka = key(a), kb = key(b);
+  return ka < kb ? -1 : kb < ka ? 1 : kUnordered;
+}
+
+// Python's comparison of two args (only called where tinygrad's tuple comparison would compare them): -1, 0,
+// 1 or kUnordered.
 int CompareArg(const Arg& a, const Arg& b) {
   if (a == b) return 0;
   auto numeric = [](const Arg& v) { return v.is_int() || v.is_float() || v.is_bool(); };
@@ -494,16 +508,10 @@ int CompareArg(const Arg& a, const Arg& b) {
     }
     return x.size() < y.size() ? -1 : x.size() > y.size() ? 1 : 0;
   }
-  if (a.is_dtype() && b.is_dtype()) return a.as_dtype() < b.as_dtype() ? -1 : 1;
+  if (a.is_dtype() && b.is_dtype()) return CompareDType(a.as_dtype(), b.as_dtype());
   if (a.is_op() && b.is_op()) return a.as_op() < b.as_op() ? -1 : 1;
   // Python would raise here; any fixed order keeps the rewrite deterministic.
   return a.kind() < b.kind() ? -1 : a.kind() > b.kind() ? 1 : (a.Hash() < b.Hash() ? -1 : 1);
-}
-
-// tinygrad's DType.__lt__.
-bool TinygradDTypeLess(DType a, DType b) {
-  return std::make_tuple(a.priority(), a.itemsize(), a.name(), a.count()) <
-         std::make_tuple(b.priority(), b.itemsize(), b.name(), b.count());
 }
 
 }  // namespace
@@ -513,13 +521,12 @@ int CompareTuplize(const UOp* a, const UOp* b) {
   auto compare_heads = [](const UOp* x, const UOp* y) {
     if (x->op() != y->op()) return x->op() < y->op() ? -1 : 1;
     if (int r = CompareArg(x->arg(), y->arg()); r != 0) return r;
-    // Python stops at the first unequal item and asks `<` of it; tinygrad's DType.__lt__ reads only
-    // (priority, itemsize, name, count), so of two pointers differing only in size neither is less.
-    if (x->dtype() != y->dtype()) return TinygradDTypeLess(x->dtype(), y->dtype()) ? -1 : 1;
-    return 0;
+    return CompareDType(x->dtype(), y->dtype());
   };
+  // Unordered is false both ways: 0 to the caller.
+  auto result = [](int r) { return r == kUnordered ? 0 : r; };
   if (a == b) return 0;
-  if (int r = compare_heads(a, b); r != 0) return r;  // where nearly every comparison ends
+  if (int r = compare_heads(a, b); r != 0) return result(r);  // where nearly every comparison ends
   // Pairs with equal heads can go on as deep as the expression: the pairs still to compare wait on a stack.
   // An entry with `counts` set stands for the comparison of the counts, after its pair's sources.
   struct Pending {
@@ -541,7 +548,7 @@ int CompareTuplize(const UOp* a, const UOp* b) {
     if (counts) {
       if (x->num_src() != y->num_src()) return x->num_src() < y->num_src() ? -1 : 1;
     } else if (x != y) {
-      if (int r = compare_heads(x, y); r != 0) return r;
+      if (int r = compare_heads(x, y); r != 0) return result(r);
       push_sources(x, y);
     }
   }

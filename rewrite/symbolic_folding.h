@@ -53,9 +53,9 @@ UOpPtr LtFolding(const UOp* x, absl::int128 c);
 UOpPtr CanonicalizeSimplex(const UOp* x);
 
 // tinygrad's `tuplize` order: (op, arg, dtype, sources...) compared lexicographically, with Python's comparison of
-// the args. Used to put commutative operands in a canonical order. Returns <0, 0 or >0; <0 exactly when Python's
-// `a.tuplize < b.tuplize` holds (two items that differ but neither is less, such as pointers differing only in
-// size, give >0 both ways, as Python's tuple `<` gives False both ways).
+// the args and dtypes. Used to put commutative operands in a canonical order. Returns <0, 0 or >0; 0 also where
+// Python's `<` is false both ways (the first unequal item is two dtypes Python does not order, such as two
+// pointers to one type).
 int CompareTuplize(const UOp* a, const UOp* b);
 
 // b ** e on floats as exp2/log2 with tinygrad's sign and zero fixes (transcendental.xpow).

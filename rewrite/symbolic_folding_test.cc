@@ -159,5 +159,27 @@ TEST(FloorDivTest, RoundsTowardNegativeInfinityOnEveryRange) {
   }
 }
 
+// tinygrad compares dtypes by (priority, itemsize, name, fmt, count), so two pointers to int32 of different
+// sizes are less neither way, and a tuplize comparison that reaches them is false both ways: commutative
+// operands that differ first there keep their order.
+TEST(CompareTuplizeTest, PointersToOneTypeAreUnordered) {
+  auto load = [](int64_t arg, int64_t size) {
+    UOpPtr buf = UOp::New(Ops::DEFINE_GLOBAL, kInt32.Ptr(size), {}, Arg(arg));
+    return buf.index(UOp::Const(kInt32, 0)).load();
+  };
+  UOpPtr big = load(1, 384), small = load(2, 192);
+  EXPECT_EQ(CompareTuplize(big.get(), small.get()), 0);
+  EXPECT_EQ(CompareTuplize(small.get(), big.get()), 0);
+  EXPECT_EQ(GraphRewrite(big * small, Commutative()), big * small);
+  EXPECT_EQ(GraphRewrite(small * big, Commutative()), small * big);
+  // Pointers to different types still order by the type, and other differences by themselves.
+  auto index = [](DType base) {
+    return UOp::New(Ops::DEFINE_GLOBAL, base.Ptr(384), {}, Arg(int64_t{1})).index(UOp::Const(kInt32, 0));
+  };
+  EXPECT_LT(CompareTuplize(index(kInt32).get(), index(kFloat32).get()), 0);
+  EXPECT_GT(CompareTuplize(index(kFloat32).get(), index(kInt32).get()), 0);
+  EXPECT_LT(CompareTuplize(load(1, 8).get(), load(2, 8).get()), 0);
+}
+
 }  // namespace
 }  // namespace uopc

@@ -117,12 +117,25 @@ const PatternMatcher& SymbolicSimple() {
       {bx + by, [](const Match& m) { return m["x"] | m["y"]; }},
       {bx.maximum(by), [](const Match& m) { return m["x"] | m["y"]; }},
       // ** cast / bitcast **
+      // A CONST casts to a CONST, a VCONST lane by lane to a VCONST (as tinygrad's const_like of its tuple).
       {UPat(Ops::CAST).src(c).named("root"),
        [](const Match& m) -> UOpPtr {
-         if (m["c"]->op() != Ops::CONST) return nullptr;
-         absl::StatusOr<ConstValue> v = ExecCast(m["c"]->const_value(), m["c"]->dtype(), m.root()->dtype().scalar());
-         if (!v.ok()) return nullptr;
-         return UOp::Const(m.root()->dtype(), *v);
+         const UOpPtr& cst = m["c"];
+         const DType to = m.root()->dtype().scalar();
+         if (cst->op() == Ops::CONST) {
+           absl::StatusOr<ConstValue> v = ExecCast(cst->const_value(), cst->dtype(), to);
+           if (!v.ok()) return nullptr;
+           return UOp::Const(m.root()->dtype(), *v);
+         }
+         const int n = NumElements(cst.get());
+         if (n != m.root()->dtype().count()) return nullptr;
+         absl::InlinedVector<ConstValue, 4> lanes;
+         for (int i = 0; i < n; ++i) {
+           absl::StatusOr<ConstValue> v = ExecCast(Element(cst.get(), i), cst->dtype().scalar(), to);
+           if (!v.ok()) return nullptr;
+           lanes.push_back(*v);
+         }
+         return UOp::VConst(m.root()->dtype(), lanes);
        }},
       {UPat(OpSet{Ops::CAST, Ops::BITCAST}).named("root"),
        [](const Match& m) -> UOpPtr {
