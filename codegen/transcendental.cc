@@ -315,7 +315,9 @@ UOpPtr XLog2(const UOpPtr& d) {
   }
   UOpPtr r = t * (x * x2) + (s_hi + s_lo);
   r = Ne(d, kInf).where(r, r.const_like(kInf));
-  r = Lt(d, -0.0).where(r.const_like(kNan), r);
+  // tinygrad writes `d < -0.0`; Python interns a CONST -0.0 as the equal CONST 0.0, and so does this (the
+  // comparison is the same).
+  r = Lt(d, 0.0).where(r.const_like(kNan), r);
   r = Ne(r, is64 ? -1087 : -191).where(r, r.const_like(-kInf));
   r = d.ne(d).where(r.const_like(kNan), r);
   return Ne(d.reciprocal(), -kInf).where(r, r.const_like(-kInf));
