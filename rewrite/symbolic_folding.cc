@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <tuple>
 
 #include "uop/check.h"
 #include "uop/exec_alu.h"
@@ -500,12 +501,21 @@ int CompareArg(const Arg& a, const Arg& b) {
 
 }  // namespace
 
+namespace {
+bool TinygradDTypeLess(DType a, DType b) {
+  auto key = [](DType d) { return std::make_tuple(d.priority(), d.itemsize(), d.name(), d.count()); };
+  return key(a) < key(b);
+}
+}  // namespace
+
 int CompareTuplize(const UOp* a, const UOp* b) {
   // Tuples compare item by item: (op, arg, dtype), then the sources pair by pair, then their counts.
   auto compare_heads = [](const UOp* x, const UOp* y) {
     if (x->op() != y->op()) return x->op() < y->op() ? -1 : 1;
     if (int r = CompareArg(x->arg(), y->arg()); r != 0) return r;
-    if (x->dtype() != y->dtype()) return x->dtype() < y->dtype() ? -1 : 1;
+    // tinygrad's DType.__lt__ reads (priority, itemsize, name, count) only, so two pointers that differ in
+    // size alone are unequal with neither less: the tuple comparison stops there, and `<` says false.
+    if (x->dtype() != y->dtype()) return TinygradDTypeLess(x->dtype(), y->dtype()) ? -1 : 1;
     return 0;
   };
   if (a == b) return 0;
