@@ -143,5 +143,16 @@ TEST(FloorDivTest, RoundsTowardNegativeInfinityOnEveryRange) {
   }
 }
 
+// tinygrad's DType.__lt__ ignores a pointer's size: loads from int.ptr(192) and int.ptr(384) order by their
+// buffers, as Python's tuple comparison stops at the unequal dtypes with neither less.
+TEST(CompareTuplizeTest, PointerSizesDoNotOrder) {
+  UOpPtr small = UOp::New(Ops::DEFINE_GLOBAL, dtypes::kInt32.Ptr(192), {}, Arg(int64_t{2}));
+  UOpPtr large = UOp::New(Ops::DEFINE_GLOBAL, dtypes::kInt32.Ptr(384), {}, Arg(int64_t{1}));
+  UOpPtr i = UOp::Variable("i", 0, 10);
+  UOpPtr a = large.index(i).load(), b = small.index(i).load();
+  EXPECT_GT(CompareTuplize(b, a), 0);
+  EXPECT_GT(CompareTuplize(a, b), 0);
+}
+
 }  // namespace
 }  // namespace uopc
