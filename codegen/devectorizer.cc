@@ -20,7 +20,8 @@ DType PtrLike(DType ptr, DType base, int count = 1) {
   return count > 1 ? p.Vec(count) : p;
 }
 
-// GEP that keeps pointer dtypes (tinygrad's PtrDType.scalar() stays a pointer; uopc's DType::scalar() does not).
+// GEP that keeps pointer dtypes (tinygrad's PtrDType.scalar() stays a pointer; uopc's DType::scalar() does
+// not).
 UOpPtr GepKeepingPtr(const UOpPtr& x, const std::vector<int64_t>& idx) {
   if (!x->dtype().is_ptr()) return x.gep(idx);
   if (idx.size() == 1 && x->op() == Ops::VECTORIZE) return x->src()[idx[0]];
@@ -66,8 +67,8 @@ UOpPtr DeleteRedundantGates(const Match& m) {
 
 // ---- load/store grouping ----
 
-// One INDEX per element of `vec` (and `mask`), folded; then runs of consecutive offsets from the same root (and
-// gate) become one vector pointer each, and a GEP of their PTRCAT gives every element back in order.
+// One INDEX per element of `vec` (and `mask`), folded; then runs of consecutive offsets from the same root
+// (and gate) become one vector pointer each, and a GEP of their PTRCAT gives every element back in order.
 UOpPtr ExpandIndex(const UOpPtr& buf, const UOpPtr& vec, const UOpPtr& mask) {
   const int count = vec->dtype().count();
   std::vector<UOpPtr> indexes;
@@ -281,7 +282,10 @@ const PatternMatcher& LoadStoreFolding() {
 
 const PatternMatcher& CorrectLoadStore() {
   static const PatternMatcher* const kRules = new PatternMatcher({
-      {UPat(OpSet{Ops::LOAD, Ops::STORE}).src(UPat(Ops::INDEX).named("idx").cast()).allow_any_len().named("ls"),
+      {UPat(OpSet{Ops::LOAD, Ops::STORE})
+           .src(UPat(Ops::INDEX).named("idx").cast())
+           .allow_any_len()
+           .named("ls"),
        [](const Match& m) {
          return SplitLoadStore(static_cast<const Renderer*>(m.raw_ctx()), m["ls"], m["idx"]);
        }},
@@ -300,10 +304,11 @@ const PatternMatcher& Devectorize() {
 
 absl::StatusOr<UOpPtr> RewriteDevectorize(const UOpPtr& sink, const Renderer& renderer) {
   for (const UOp* u : sink->Toposort()) {
-    if (u->op() == Ops::WMMA) return absl::UnimplementedError("devectorize: WMMA (tensor cores) is not supported");
+    if (u->op() == Ops::WMMA)
+      return absl::UnimplementedError("devectorize: WMMA (tensor cores) is not supported");
   }
-  static const PatternMatcher* const kRules =
-      new PatternMatcher(Sym() + Devectorize() + LoadStoreFolding() + CorrectLoadStore() + LoadStoreIndexing());
+  static const PatternMatcher* const kRules = new PatternMatcher(Sym() + Devectorize() + LoadStoreFolding() +
+                                                                 CorrectLoadStore() + LoadStoreIndexing());
   return TryGraphRewrite(sink, *kRules, {.ctx = const_cast<Renderer*>(&renderer), .name = "devectorize"});
 }
 

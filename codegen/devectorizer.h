@@ -1,9 +1,9 @@
 // The "devectorize" codegen step (tinygrad v0.10.3's codegen/devectorizer.py, run with DEVECTORIZE=1):
 // vectorized index arithmetic becomes per-element INDEXes grouped back into vector loads and stores where the
-// addresses are consecutive (expand_index, load/store folding), loads and stores are split into the widths the
-// target supports (correct_load_store), vector ALU ops and accumulators become scalar ones (devectorize), and
-// gates are simplified (load_store_indexing). Image dtypes are not supported by uopc's DType, so tinygrad's
-// image_fixup and image valid simplification have no counterpart here.
+// addresses are consecutive (expand_index, load/store folding), loads and stores are split into the widths
+// the target supports (correct_load_store), vector ALU ops and accumulators become scalar ones (devectorize),
+// and gates are simplified (load_store_indexing). Image dtypes are not supported by uopc's DType, so
+// tinygrad's image_fixup and image valid simplification have no counterpart here.
 #ifndef UOPC_CODEGEN_DEVECTORIZER_H_
 #define UOPC_CODEGEN_DEVECTORIZER_H_
 
@@ -14,7 +14,7 @@
 
 namespace uopc {
 
-// sym + devectorize + load_store_folding + correct_load_store + load_store_indexing, with the renderer as ctx.
+// sym + devectorize + load_store_folding + correct_load_store + load_store_indexing (renderer as ctx).
 absl::StatusOr<UOpPtr> RewriteDevectorize(const UOpPtr& sink, const Renderer& renderer);
 
 // The rule sets, for tests and for other steps. Rules that read the target take a `const Renderer` ctx.

@@ -37,13 +37,20 @@ std::pair<absl::int128, int> MagicGu(absl::int128 vmax, absl::int128 d) {
 // The next wider integer type (tinygrad's promo_lattice[dt][-1] where that is an integer).
 std::optional<DType> WiderInt(DType dt) {
   switch (dt.scalar_type()) {
-    case ScalarType::kInt8: return dtypes::kInt16;
-    case ScalarType::kInt16: return dtypes::kInt32;
-    case ScalarType::kInt32: return dtypes::kInt64;
-    case ScalarType::kUInt8: return dtypes::kUInt16;
-    case ScalarType::kUInt16: return dtypes::kUInt32;
-    case ScalarType::kUInt32: return dtypes::kUInt64;
-    default: return std::nullopt;
+    case ScalarType::kInt8:
+      return dtypes::kInt16;
+    case ScalarType::kInt16:
+      return dtypes::kInt32;
+    case ScalarType::kInt32:
+      return dtypes::kInt64;
+    case ScalarType::kUInt8:
+      return dtypes::kUInt16;
+    case ScalarType::kUInt16:
+      return dtypes::kUInt32;
+    case ScalarType::kUInt32:
+      return dtypes::kUInt64;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -83,7 +90,8 @@ PatternMatcher LateRewritePatterns(const OpSet& ops, bool force_transcendental) 
     rules.push_back({UPat(Ops::SIN).dtype(floats).src(d), [](const Match& m) { return XSin(m["d"]); }});
   }
   if (!ops.contains(Ops::SQRT)) {
-    rules.push_back({UPat(Ops::SQRT).src(d), [](const Match& m) { return XPow(m["d"], m["d"].const_like(0.5)); }});
+    rules.push_back(
+        {UPat(Ops::SQRT).src(d), [](const Match& m) { return XPow(m["d"], m["d"].const_like(0.5)); }});
   }
   const UPat x_int = UPat::Var("x", dtypes::kInts), c = UPat::Cvar("c");
   if (ops.contains(Ops::AND)) {
@@ -123,8 +131,9 @@ PatternMatcher LateRewritePatterns(const OpSet& ops, bool force_transcendental) 
     }
   }
   if (ops.contains(Ops::MULACC)) {
-    rules.push_back({UPat::Var("a") * UPat::Var("b") + UPat::Var("c"),
-                     [](const Match& m) { return m["a"].alu(Ops::MULACC, {m["b"], m["c"]}); }});
+    rules.push_back({UPat::Var("a") * UPat::Var("b") + UPat::Var("c"), [](const Match& m) {
+                       return m["a"].alu(Ops::MULACC, {m["b"], m["c"]});
+                     }});
   }
   return PatternMatcher(std::move(rules));
 }
@@ -158,13 +167,16 @@ const PatternMatcher& RenderPatterns() {
       {UPat(Ops::GEP).named("gep"),
        [](const Match& m) -> UOpPtr {
          const UOpPtr& gep = m["gep"];
-         const bool first_of_scalar = gep->src(0)->dtype().vcount() == 1 && gep->arg().size() == 1 &&
-                                      gep->arg()[0].as_int() == 0;
+         const bool first_of_scalar =
+             gep->src(0)->dtype().vcount() == 1 && gep->arg().size() == 1 && gep->arg()[0].as_int() == 0;
          return first_of_scalar ? gep->src()[0] : nullptr;
        }},
       {UPat(Ops::VECTORIZE).src(UPat::Var("x")), [](const Match& m) { return m["x"]; }},
       // Masked loads get an alternative value.
-      {UPat(Ops::LOAD).src(UPat(Ops::INDEX).src(UPat(), UPat(), UPat()).or_casted()).allow_any_len().named("x"),
+      {UPat(Ops::LOAD)
+           .src(UPat(Ops::INDEX).src(UPat(), UPat(), UPat()).or_casted())
+           .allow_any_len()
+           .named("x"),
        [](const Match& m) -> UOpPtr {
          const UOpPtr& x = m["x"];
          if (x->num_src() != 1 && x->src(1)->op() != Ops::CUSTOM) return nullptr;

@@ -68,14 +68,17 @@ class ClangWithStandInExtraMatcher : public ClangRenderer {
          [](const Match& m) -> UOpPtr {
            const UOpPtr& x = m["x"];
            if (OpSet{Ops::NOOP, Ops::LOAD, Ops::CUSTOM}.contains(x->src(0)->op())) return nullptr;
-           return UOp::New(Ops::BITCAST, x->dtype(), {UOp::New(Ops::NOOP, x->src(0)->dtype(), {x->src()[0]})});
+           return UOp::New(Ops::BITCAST, x->dtype(),
+                           {UOp::New(Ops::NOOP, x->src(0)->dtype(), {x->src()[0]})});
          }},
         {UPat(Ops::MAX).named("m"),
          [](const Match& m) {
            const UOpPtr& mx = m["m"];
            return mx->src()[0].lt(mx->src()[1]).where(mx->src()[1], mx->src()[0]);
          }},
-        {UPat(groups::kALU | OpSet{Ops::CAST, Ops::BITCAST, Ops::ASSIGN, Ops::INDEX}).dtype(dtypes::kBool).named("alu"),
+        {UPat(groups::kALU | OpSet{Ops::CAST, Ops::BITCAST, Ops::ASSIGN, Ops::INDEX})
+             .dtype(dtypes::kBool)
+             .named("alu"),
          [](const Match& m) { return Devectorized(m["alu"]); }},
         {UPat(Ops::CAST).src(UPat().dtype(dtypes::kBool)).named("alu"),
          [](const Match& m) { return Devectorized(m["alu"]); }},
@@ -88,7 +91,8 @@ class ClangWithStandInExtraMatcher : public ClangRenderer {
 // Ops that ClangRenderer's extra_matcher rewrites (MAX, SQRT, BITCAST, vector bool ops, double->half casts;
 // the transcendental fallbacks make BITCASTs): kernels holding them need it.
 bool NeedsExtraMatcher(const std::string& graph_text) {
-  for (const char* op : {"MAX :", "SQRT :", "BITCAST :", "EXP2 :", "LOG2 :", "SIN :", "float16", "bool.vec"}) {
+  for (const char* op :
+       {"MAX :", "SQRT :", "BITCAST :", "EXP2 :", "LOG2 :", "SIN :", "float16", "bool.vec"}) {
     if (graph_text.find(op) != std::string::npos) return true;
   }
   return false;
@@ -149,7 +153,8 @@ TEST(FinalRewriteCorpusTest, EveryKernelMatchesTinygradWithAnExtraMatcher) {
     }
   }
   for (const std::string& f : failing) std::cout << "final rewrite (extra matcher) mismatch: " << f << "\n";
-  std::cout << "final rewrite with an extra matcher: " << matched << "/" << total << " corpus stage graphs equal\n";
+  std::cout << "final rewrite with an extra matcher: " << matched << "/" << total
+            << " corpus stage graphs equal\n";
   EXPECT_EQ(total, 186);
   EXPECT_GE(matched, 186);
 }

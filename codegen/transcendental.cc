@@ -21,32 +21,47 @@ ScalarType ScalarOf(const UOpPtr& x) { return x->dtype().scalar_type(); }
 DType IntLike(const UOpPtr& x, bool is_unsigned = false) {
   DType s;
   switch (ScalarOf(x)) {
-    case ScalarType::kFloat64: s = is_unsigned ? dtypes::kUInt64 : dtypes::kInt64; break;
-    case ScalarType::kFloat32: s = is_unsigned ? dtypes::kUInt32 : dtypes::kInt32; break;
-    default: s = is_unsigned ? dtypes::kUInt16 : dtypes::kInt16; break;
+    case ScalarType::kFloat64:
+      s = is_unsigned ? dtypes::kUInt64 : dtypes::kInt64;
+      break;
+    case ScalarType::kFloat32:
+      s = is_unsigned ? dtypes::kUInt32 : dtypes::kInt32;
+      break;
+    default:
+      s = is_unsigned ? dtypes::kUInt16 : dtypes::kInt16;
+      break;
   }
   return s.Vec(x->dtype().count());
 }
 
 int MantissaBits(DType dt) {
   switch (dt.scalar_type()) {
-    case ScalarType::kFloat64: return 52;
-    case ScalarType::kFloat32: return 23;
-    default: return 10;
+    case ScalarType::kFloat64:
+      return 52;
+    case ScalarType::kFloat32:
+      return 23;
+    default:
+      return 10;
   }
 }
 int ExponentBias(DType dt) {
   switch (dt.scalar_type()) {
-    case ScalarType::kFloat64: return 1023;
-    case ScalarType::kFloat32: return 127;
-    default: return 15;
+    case ScalarType::kFloat64:
+      return 1023;
+    case ScalarType::kFloat32:
+      return 127;
+    default:
+      return 15;
   }
 }
 int ExponentMask(DType dt) {
   switch (dt.scalar_type()) {
-    case ScalarType::kFloat64: return 2047;
-    case ScalarType::kFloat32: return 255;
-    default: return 31;
+    case ScalarType::kFloat64:
+      return 2047;
+    case ScalarType::kFloat32:
+      return 255;
+    default:
+      return 31;
   }
 }
 
@@ -83,17 +98,21 @@ UOpPtr LazyMapNumbers(const UOpPtr& x, const UOpPtr& inf, const UOpPtr& neg_inf,
 }
 
 // Rounds to an integer, halves away from zero.
-UOpPtr Rintk(const UOpPtr& d) {
-  return (d + Select(Lt(d, 0.0), d, -0.5, 0.5)).cast(IntLike(d));
-}
+UOpPtr Rintk(const UOpPtr& d) { return (d + Select(Lt(d, 0.0), d, -0.5, 0.5)).cast(IntLike(d)); }
 
 // 2**q as float_dtype, for an integer q in the exponent's range.
 UOpPtr Pow2If(const UOpPtr& q, DType float_dtype) {
   DType out;
   switch (ScalarOf(q)) {
-    case ScalarType::kInt64: out = dtypes::kFloat64; break;
-    case ScalarType::kInt32: out = dtypes::kFloat32; break;
-    default: out = float_dtype.scalar(); break;
+    case ScalarType::kInt64:
+      out = dtypes::kFloat64;
+      break;
+    case ScalarType::kInt32:
+      out = dtypes::kFloat32;
+      break;
+    default:
+      out = float_dtype.scalar();
+      break;
   }
   out = out.Vec(q->dtype().vcount());
   return Shl(q + ExponentBias(out), MantissaBits(out)).bitcast(out);
@@ -122,9 +141,15 @@ UOpPtr Ldexp2k(const UOpPtr& d, const UOpPtr& e) {
 std::pair<UOpPtr, UOpPtr> Frexp(const UOpPtr& v) {
   int64_t m1, m2;
   switch (ScalarOf(v)) {
-    case ScalarType::kFloat64: m1 = 0x000FFFFFFFFFFFFF, m2 = 0x3FE0000000000000; break;
-    case ScalarType::kFloat32: m1 = 0x807FFFFF, m2 = 0x3F000000; break;
-    default: m1 = 0x83FF, m2 = 0x3800; break;
+    case ScalarType::kFloat64:
+      m1 = 0x000FFFFFFFFFFFFF, m2 = 0x3FE0000000000000;
+      break;
+    case ScalarType::kFloat32:
+      m1 = 0x807FFFFF, m2 = 0x3F000000;
+      break;
+    default:
+      m1 = 0x83FF, m2 = 0x3800;
+      break;
   }
   UOpPtr bits = v.bitcast(IntLike(v, /*is_unsigned=*/true));
   UOpPtr exponent = Shr(bits, MantissaBits(v->dtype())) & ExponentMask(v->dtype());
@@ -163,7 +188,8 @@ std::pair<UOpPtr, UOpPtr> PayneHanekReduction(const UOpPtr& d) {
                    dtypes::kUInt32);
   };
   std::vector<UOpPtr> a;
-  for (int k = 0; k < 4; ++k) a.push_back(take(take, UOp::Const(dtypes::kUInt32.Vec(count), int64_t{0}), k, 0));
+  for (int k = 0; k < 4; ++k)
+    a.push_back(take(take, UOp::Const(dtypes::kUInt32.Vec(count), int64_t{0}), k, 0));
   UOpPtr hi = shl_lazy(a[0], e) | shr_lazy(a[1], offset);
   UOpPtr mi = shl_lazy(a[1], e) | shr_lazy(a[2], offset);
   UOpPtr lo = shl_lazy(a[2], e) | shr_lazy(a[3], offset);
@@ -197,7 +223,8 @@ std::pair<UOpPtr, UOpPtr> CodyWaiteReduction(const UOpPtr& d) {
       return (qdh + q) * -kPiD + r;
     }
     if (ScalarOf(x) == ScalarType::kFloat16) {
-      return CastVec(self(self, CastVec(x, dtypes::kFloat32), CastVec(q, dtypes::kFloat32)), dtypes::kFloat16);
+      return CastVec(self(self, CastVec(x, dtypes::kFloat32), CastVec(q, dtypes::kFloat32)),
+                     dtypes::kFloat16);
     }
     UOpPtr r = q * -3.1414794921875 + x;
     r = q * -0.00011315941810607910156 + r;
@@ -212,11 +239,11 @@ std::pair<UOpPtr, UOpPtr> CodyWaiteReduction(const UOpPtr& d) {
 UOpPtr SinPoly(const UOpPtr& d) {
   static const std::vector<double> k32 = {2.6083159809786593541503e-06, -0.0001981069071916863322258,
                                           0.00833307858556509017944336, -0.166666597127914428710938, 1.0};
-  static const std::vector<double> k64 = {
-      -7.97255955009037868891952e-18, 2.81009972710863200091251e-15, -7.64712219118158833288484e-13,
-      1.60590430605664501629054e-10,  -2.50521083763502045810755e-08, 2.75573192239198747630416e-06,
-      -0.000198412698412696162806809, 0.00833333333333332974823815,   -0.166666666666666657414808,
-      1.0};
+  static const std::vector<double> k64 = {-7.97255955009037868891952e-18, 2.81009972710863200091251e-15,
+                                          -7.64712219118158833288484e-13, 1.60590430605664501629054e-10,
+                                          -2.50521083763502045810755e-08, 2.75573192239198747630416e-06,
+                                          -0.000198412698412696162806809, 0.00833333333333332974823815,
+                                          -0.166666666666666657414808,    1.0};
   return d * PolyN(d * d, ScalarOf(d) == ScalarType::kFloat64 ? k64 : k32);
 }
 
@@ -279,9 +306,15 @@ UOpPtr XExp2(const UOpPtr& d) {
   u = Ldexp2k(u, q);
   double upper, lower;
   switch (ScalarOf(d)) {
-    case ScalarType::kFloat64: upper = 1024, lower = -2000; break;
-    case ScalarType::kFloat32: upper = 128, lower = -150; break;
-    default: upper = 23, lower = -22; break;
+    case ScalarType::kFloat64:
+      upper = 1024, lower = -2000;
+      break;
+    case ScalarType::kFloat32:
+      upper = 128, lower = -150;
+      break;
+    default:
+      upper = 23, lower = -22;
+      break;
   }
   u = d.ge(d.const_like(upper)).where(d.const_like(kInf), u);
   u = Lt(d, lower).where(d.const_like(0.0), u);
@@ -327,8 +360,8 @@ UOpPtr XPow(const UOpPtr& base, const UOpPtr& exponent) {
   UOpPtr negative = Lt(base, 0);
   UOpPtr ret = negative.where(-base, base).log2().mul(exponent).exp2();
   UOpPtr non_int = exponent.ne(CastVec(exponent, dtypes::kInt32).cast(exponent->dtype()));
-  UOpPtr odd = CastVec(CastVec(Lt(exponent, 0).where(-exponent, exponent), dtypes::kInt32).mod(
-                           UOp::Const(dtypes::kInt32.Vec(exponent->dtype().count()), int64_t{2})),
+  UOpPtr odd = CastVec(CastVec(Lt(exponent, 0).where(-exponent, exponent), dtypes::kInt32)
+                           .mod(UOp::Const(dtypes::kInt32.Vec(exponent->dtype().count()), int64_t{2})),
                        dtypes::kBool);
   UOpPtr adj = non_int.where(ret.const_like(kNan), Select(odd, ret, -1.0, 1.0));
   return (base.eq(base.const_like(0)) & exponent.eq(exponent.const_like(0)))

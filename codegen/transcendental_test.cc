@@ -65,8 +65,8 @@ double Log2(double x) { return std::log2(x); }
 double SinRef(double x) { return std::sin(x); }
 
 TEST(TranscendentalTest, Exp2) {
-  const std::vector<double> xs = {0.0, 0.5, -0.5, 1.0, 3.7, -3.7, 10.25, -20.5, 100.0, -120.0, 127.5, 200.0, -200.0,
-                                  kInf, -kInf, kNan};
+  const std::vector<double> xs = {0.0,   0.5,    -0.5,  1.0,   3.7,    -3.7, 10.25, -20.5,
+                                  100.0, -120.0, 127.5, 200.0, -200.0, kInf, -kInf, kNan};
   ExpectClose(Exp2Graph, Exp2, dtypes::kFloat32, xs, 3e-7, 0);
   ExpectClose(Exp2Graph, Exp2, dtypes::kFloat64, xs, 1e-15, 0);
   ExpectClose(Exp2Graph, Exp2, dtypes::kFloat16, {0.0, 0.5, -0.5, 1.0, 3.7, -3.7, 10.25, 14.0, 30.0, -30.0},
@@ -74,21 +74,22 @@ TEST(TranscendentalTest, Exp2) {
 }
 
 TEST(TranscendentalTest, Log2) {
-  const std::vector<double> xs = {1.0, 2.0, 0.5, 3.0, 10.0, 1e-3, 1e-30, 1e30, 12345.678, 0.0, -1.0, kInf, kNan};
+  const std::vector<double> xs = {1.0,  2.0,       0.5, 3.0,  10.0, 1e-3, 1e-30,
+                                  1e30, 12345.678, 0.0, -1.0, kInf, kNan};
   ExpectClose(Log2Graph, Log2, dtypes::kFloat32, xs, 3e-7, 1e-7);
   ExpectClose(Log2Graph, Log2, dtypes::kFloat64, xs, 1e-15, 1e-15);
-  ExpectClose(Log2Graph, Log2, dtypes::kFloat16, {1.0, 2.0, 0.5, 3.0, 10.0, 1e-3, 1000.0, 0.0, -1.0}, 2e-3, 1e-3);
+  ExpectClose(Log2Graph, Log2, dtypes::kFloat16, {1.0, 2.0, 0.5, 3.0, 10.0, 1e-3, 1000.0, 0.0, -1.0}, 2e-3,
+              1e-3);
 }
 
 TEST(TranscendentalTest, Sin) {
-  const std::vector<double> xs = {0.0, 0.1, -0.1, 1.0, -1.0, 3.0, 3.14159, 10.0, -25.0, 29.9, 31.0, 100.0, 1000.0,
-                                  54321.0, 1e6, kInf, -kInf, kNan};
+  const std::vector<double> xs = {0.0,  0.1,  -0.1,  1.0,    -1.0,    3.0, 3.14159, 10.0,  -25.0,
+                                  29.9, 31.0, 100.0, 1000.0, 54321.0, 1e6, kInf,    -kInf, kNan};
   ExpectClose(Sin, SinRef, dtypes::kFloat32, xs, 1e-6, 1e-6);
   ExpectClose(Sin, SinRef, dtypes::kFloat64, xs, 1e-14, 1e-14);
-  ExpectClose(Sin, SinRef, dtypes::kFloat16, {0.0, 0.1, -0.1, 1.0, -1.0, 3.0, 10.0, -25.0, 100.0}, 2e-3, 2e-3);
+  ExpectClose(Sin, SinRef, dtypes::kFloat16, {0.0, 0.1, -0.1, 1.0, -1.0, 3.0, 10.0, -25.0, 100.0}, 2e-3,
+              2e-3);
 }
-
-
 
 }  // namespace
 }  // namespace uopc
