@@ -120,6 +120,9 @@ const PatternMatcher& SymbolicSimple() {
       {UPat(Ops::CAST).src(c).named("root"),
        [](const Match& m) -> UOpPtr {
          if (m["c"]->op() != Ops::CONST) return nullptr;
+         // A null pointer cast to another pointer type (a gated-off INDEX in codegen) stays a null pointer, as
+         // tinygrad's const_like does it; there is no value to convert.
+         if (m.root()->dtype().is_ptr()) return UOp::New(Ops::CONST, m.root()->dtype(), {}, m["c"]->arg());
          absl::StatusOr<ConstValue> v = ExecCast(m["c"]->const_value(), m["c"]->dtype(), m.root()->dtype().scalar());
          if (!v.ok()) return nullptr;
          return UOp::Const(m.root()->dtype(), *v);
