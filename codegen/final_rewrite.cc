@@ -1,10 +1,12 @@
 #include "codegen/final_rewrite.h"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <utility>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include "codegen/transcendental.h"
 #include "rewrite/graph_rewrite.h"
 #include "rewrite/symbolic.h"
@@ -200,9 +202,32 @@ const PatternMatcher& RenderPatterns() {
 }
 
 absl::StatusOr<UOpPtr> RewriteFinal(const UOpPtr& sink, const Renderer& renderer) {
-  PatternMatcher rules = SymbolicSimple() + LateRewritePatterns(renderer.supported_ops()) + RenderPatterns();
-  if (const PatternMatcher* extra = renderer.extra_matcher(); extra != nullptr) rules = rules + *extra;
-  return TryGraphRewrite(sink, rules, {.ctx = const_cast<Renderer*>(&renderer), .name = "final rewrite"});
+  // The matcher depends only on the target's ops and extra rules; compiling it once per target (tinygrad
+  // caches get_late_rewrite_patterns too) keeps the step cheap per kernel. Renderers' extra matchers are
+  // static, so their address names them.
+  struct CachedMatcher {
+    OpSet ops;
+    const PatternMatcher* extra;
+    std::shared_ptr<const PatternMatcher> matcher;
+  };
+  static absl::Mutex mutex(absl::kConstInit);
+  static std::vector<CachedMatcher>* const cache = new std::vector<CachedMatcher>();
+  const OpSet& ops = renderer.supported_ops();
+  const PatternMatcher* extra = renderer.extra_matcher();
+  std::shared_ptr<const PatternMatcher> matcher;
+  {
+    absl::MutexLock lock(&mutex);
+    for (const CachedMatcher& c : *cache) {
+      if (c.ops == ops && c.extra == extra) matcher = c.matcher;
+    }
+    if (matcher == nullptr) {
+      PatternMatcher rules = SymbolicSimple() + LateRewritePatterns(ops) + RenderPatterns();
+      if (extra != nullptr) rules = rules + *extra;
+      matcher = std::make_shared<const PatternMatcher>(std::move(rules));
+      cache->push_back({ops, extra, matcher});
+    }
+  }
+  return TryGraphRewrite(sink, *matcher, {.ctx = const_cast<Renderer*>(&renderer), .name = "final rewrite"});
 }
 
 }  // namespace uopc

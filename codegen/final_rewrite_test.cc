@@ -35,6 +35,16 @@ TEST(LateRewriteTest, DivisionByAConstantIsAMultiplyAndShift) {
   EXPECT_TRUE(has_shr);
 }
 
+TEST(LateRewriteTest, MulaccAndSubWhereTheTargetHasThem) {
+  UOpPtr a = UOp::Variable("a", 0, 9), b = UOp::Variable("b", 0, 9), c = UOp::Variable("c", 0, 9);
+  PatternMatcher with_mulacc = LateRewritePatterns(OpSet{Ops::MULACC});
+  EXPECT_EQ(GraphRewrite(a * b + c, with_mulacc), a.alu(Ops::MULACC, {b, c}));
+  PatternMatcher with_sub = LateRewritePatterns(OpSet{Ops::NEG, Ops::SUB});
+  EXPECT_EQ(GraphRewrite(a - b, with_sub), a.alu(Ops::SUB, {b}));
+  // Without SHR nothing becomes a shift.
+  EXPECT_EQ(GraphRewrite(a.idiv(4), with_sub), a.idiv(4));
+}
+
 TEST(RenderPatternsTest, VectorConstantBecomesVectorize) {
   UOpPtr c = UOp::Const(dtypes::kFloat32.Vec(4), 1.5);
   UOpPtr got = GraphRewrite(c, RenderPatterns());
