@@ -10,6 +10,7 @@
 #include "codegen/transcendental.h"
 #include "rewrite/graph_rewrite.h"
 #include "rewrite/symbolic.h"
+#include "rewrite/symbolic_folding.h"
 
 namespace uopc {
 namespace {

@@ -356,16 +356,4 @@ UOpPtr XLog2(const UOpPtr& d) {
   return Ne(d.reciprocal(), -kInf).where(r, r.const_like(-kInf));
 }
 
-UOpPtr XPow(const UOpPtr& base, const UOpPtr& exponent) {
-  UOpPtr negative = Lt(base, 0);
-  UOpPtr ret = negative.where(-base, base).log2().mul(exponent).exp2();
-  UOpPtr non_int = exponent.ne(CastVec(exponent, dtypes::kInt32).cast(exponent->dtype()));
-  UOpPtr odd = CastVec(CastVec(Lt(exponent, 0).where(-exponent, exponent), dtypes::kInt32)
-                           .mod(UOp::Const(dtypes::kInt32.Vec(exponent->dtype().count()), int64_t{2})),
-                       dtypes::kBool);
-  UOpPtr adj = non_int.where(ret.const_like(kNan), Select(odd, ret, -1.0, 1.0));
-  return (base.eq(base.const_like(0)) & exponent.eq(exponent.const_like(0)))
-      .where(ret.const_like(1), ret * negative.where(adj, ret.const_like(1)));
-}
-
 }  // namespace uopc

@@ -7,7 +7,10 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "codegen/final_rewrite.h"
 #include "gtest/gtest.h"
+#include "renderer/cstyle.h"
+#include "rewrite/graph_rewrite.h"
 #include "uop/exec_alu.h"
 #include "uop/uop.h"
 
@@ -15,11 +18,16 @@ namespace uopc {
 namespace {
 
 // Evaluates a graph of constants, ALU ops, CAST and BITCAST with exec_alu (what the kernel would compute).
-absl::StatusOr<double> Evaluate(const UOpPtr& root) {
+// A LOAD stands for the kernel's input and reads `input`.
+absl::StatusOr<double> Evaluate(const UOpPtr& root, double input = 0) {
   absl::flat_hash_map<const UOp*, ConstValue> values;
-  for (const UOp* u : root->Toposort()) {
+  for (const UOp* u : root->Toposort([](const UOp* u) { return u->op() != Ops::INDEX; })) {
     if (u->op() == Ops::CONST) {
       values[u] = u->const_value();
+      continue;
+    }
+    if (u->op() == Ops::LOAD) {
+      values[u] = Truncate(ConstValue::Float(input), u->dtype());
       continue;
     }
     std::vector<ConstValue> operands;
@@ -89,6 +97,34 @@ TEST(TranscendentalTest, Sin) {
   ExpectClose(Sin, SinRef, dtypes::kFloat64, xs, 1e-14, 1e-14);
   ExpectClose(Sin, SinRef, dtypes::kFloat16, {0.0, 0.1, -0.1, 1.0, -1.0, 3.0, 10.0, -25.0, 100.0}, 2e-3,
               2e-3);
+}
+
+// The fallbacks after the CPU target's late rewrites (divisions by powers of two as shifts, masks, NEG, SUB)
+// still compute the function: the rewrites keep the integer arithmetic of the bit manipulation exact.
+TEST(TranscendentalTest, FallbacksAfterTheLateRewritesOfTheCpuTarget) {
+  PatternMatcher late = LateRewritePatterns(ClangRenderer().supported_ops());
+  for (DType dt : {dtypes::kFloat32, dtypes::kFloat64}) {
+    UOpPtr buf = UOp::New(Ops::DEFINE_GLOBAL, dt.Ptr(1), {}, Arg(int64_t{0}));
+    UOpPtr input = buf.index(UOp::Const(dtypes::kInt32, 0)).load();
+    struct Case {
+      Ops op;
+      double (*reference)(double);
+      std::vector<double> xs;
+    };
+    for (const Case& c :
+         {Case{Ops::EXP2, Exp2, {-3.7, 0.5, 10.25}}, Case{Ops::LOG2, Log2, {0.001, 3.0, 1e30}},
+          Case{Ops::SIN, SinRef, {0.1, -25.0, 54321.0}}}) {
+      UOpPtr rewritten = GraphRewrite(input.alu(c.op), late);
+      for (const UOp* u : rewritten->Toposort()) EXPECT_NE(u->op(), c.op);
+      for (double x : c.xs) {
+        absl::StatusOr<double> got = Evaluate(rewritten, x);
+        ASSERT_TRUE(got.ok()) << got.status();
+        const double held = Truncate(ConstValue::Float(x), dt).AsFloat();
+        const double want = c.reference(held);
+        EXPECT_NEAR(*got, want, 1e-6 * (1 + std::fabs(want))) << dt << " " << c.op << " x=" << x;
+      }
+    }
+  }
 }
 
 }  // namespace
