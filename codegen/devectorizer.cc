@@ -45,7 +45,8 @@ std::vector<int64_t> IntsOf(const Arg& arg) {
 
 UOpPtr SimplifyValidLoad(const UOpPtr& buf, const UOpPtr& start_idx, const UOpPtr& valid) {
   UOpPtr idx = UopGivenValid(valid, start_idx);
-  if (idx == nullptr) return UOp::New(Ops::CONST, buf->dtype(), {}, Arg(int64_t{0}));
+  // A valid that never holds: a null pointer, as sym makes of an INDEX gated by False.
+  if (idx == nullptr) return buf.const_like(0);
   return idx == start_idx ? nullptr : buf.index(idx, valid);
 }
 
@@ -75,6 +76,10 @@ UOpPtr ExpandIndex(const UOpPtr& buf, const UOpPtr& vec, const UOpPtr& mask) {
   for (int i = 0; i < count; ++i) indexes.push_back(buf.index(vec.gep(i), mask ? mask.gep(i) : nullptr));
   static const PatternMatcher* const kIndexRules = new PatternMatcher(SymbolicFlat() + LoadStoreIndexing());
   UOpPtr midx = GraphRewrite(UOp::Sink(indexes), *kIndexRules);
+  // An element whose gate can never hold became a null pointer (tinygrad fails here); leave the vector INDEX.
+  for (const UOpPtr& index : midx->src()) {
+    if (index->op() != Ops::INDEX) return nullptr;
+  }
 
   // Offsets grouped by root expression (and gate), in order of first appearance like tinygrad's dicts.
   struct Root {
