@@ -10,6 +10,7 @@
 #include "rewrite/infix.h"
 #include "rewrite/symbolic.h"
 #include "rewrite/testing/rule_fuzzer.h"
+#include "uop/text_ir.h"
 #include "uop/uop.h"
 
 namespace uopc {
@@ -179,6 +180,17 @@ TEST(CompareTuplizeTest, PointersToOneTypeAreUnordered) {
   EXPECT_LT(CompareTuplize(index(kInt32).get(), index(kFloat32).get()), 0);
   EXPECT_GT(CompareTuplize(index(kFloat32).get(), index(kInt32).get()), 0);
   EXPECT_LT(CompareTuplize(load(1, 8).get(), load(2, 8).get()), 0);
+}
+
+// A gated-off INDEX becomes a null pointer; casting it to a vector pointer gives a null pointer of that type,
+// so that the load from it folds to 0 (codegen's devectorize relies on it for padded loads).
+TEST(SymbolicSimpleTest, CastOfANullPointerIsANullPointer) {
+  DType ptr = dtypes::kFloat32.Ptr(648);
+  DType vec_ptr = dtypes::kFloat32.Vec(3).Ptr(648);
+  UOpPtr null = UOp::New(Ops::CONST, ptr, {}, Arg(0.0));
+  UOpPtr load = UOp::New(Ops::LOAD, dtypes::kFloat32.Vec(3), {null.cast(vec_ptr)});
+  UOpPtr got = GraphRewrite(load, Sym());
+  EXPECT_EQ(got, UOp::Const(dtypes::kFloat32.Vec(3), 0.0)) << PrintIr(got);
 }
 
 }  // namespace

@@ -123,6 +123,9 @@ const PatternMatcher& SymbolicSimple() {
          const UOpPtr& cst = m["c"];
          const DType to = m.root()->dtype().scalar();
          if (cst->op() == Ops::CONST) {
+           // A null pointer cast to another pointer type (a gated-off INDEX in codegen) stays a null pointer, as
+           // tinygrad's const_like does it; there is no value to convert.
+           if (m.root()->dtype().is_ptr()) return UOp::New(Ops::CONST, m.root()->dtype(), {}, cst->arg());
            absl::StatusOr<ConstValue> v = ExecCast(cst->const_value(), cst->dtype(), to);
            if (!v.ok()) return nullptr;
            return UOp::Const(m.root()->dtype(), *v);

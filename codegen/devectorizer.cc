@@ -1,0 +1,320 @@
+#include "codegen/devectorizer.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "rewrite/graph_rewrite.h"
+#include "rewrite/symbolic.h"
+#include "rewrite/symbolic_folding.h"
+#include "rewrite/valid.h"
+
+namespace uopc {
+namespace {
+
+// A pointer to `ptr`'s pointee with its size and locality, as a vector of `count` pointers when count > 1.
+DType PtrLike(DType ptr, DType base, int count = 1) {
+  DType p = base.Ptr(ptr.ptr_size(), ptr.is_local());
+  return count > 1 ? p.Vec(count) : p;
+}
+
+// GEP that keeps pointer dtypes (tinygrad's PtrDType.scalar() stays a pointer; uopc's DType::scalar() does
+// not).
+UOpPtr GepKeepingPtr(const UOpPtr& x, const std::vector<int64_t>& idx) {
+  if (!x->dtype().is_ptr()) return x.gep(idx);
+  if (idx.size() == 1 && x->op() == Ops::VECTORIZE) return x->src()[idx[0]];
+  DType out = PtrLike(x->dtype(), x->dtype().base(), static_cast<int>(idx.size()));
+  return UOp::New(Ops::GEP, out, {x}, Arg::IntTuple(idx));
+}
+
+std::vector<int64_t> Iota(int64_t begin, int64_t end) {
+  std::vector<int64_t> v;
+  for (int64_t i = begin; i < end; ++i) v.push_back(i);
+  return v;
+}
+
+std::vector<int64_t> IntsOf(const Arg& arg) {
+  std::vector<int64_t> v;
+  for (const Arg& a : arg.as_tuple()) v.push_back(a.as_int());
+  return v;
+}
+
+// ---- load_store_indexing ----
+
+UOpPtr SimplifyValidLoad(const UOpPtr& buf, const UOpPtr& start_idx, const UOpPtr& valid) {
+  UOpPtr idx = UopGivenValid(valid, start_idx);
+  // A valid that never holds: a null pointer, as sym makes of an INDEX gated by False.
+  if (idx == nullptr) return buf.const_like(0);
+  return idx == start_idx ? nullptr : buf.index(idx, valid);
+}
+
+UOpPtr DeleteRedundantGates(const Match& m) {
+  const UOpPtr& val = m["val"];
+  const UOp* gate = m["store_gate"].get();
+  bool gated_by_if = false;
+  for (const UOp* u : val->Toposort()) {
+    if (u->op() == Ops::IF && u->src(0) == gate) {
+      gated_by_if = true;
+      break;
+    }
+  }
+  if (!gated_by_if) return nullptr;
+  UOpPtr idx = m["buf"].index(m["idx"]);
+  if (m.has("cast")) idx = idx.cast(m["cast"]->dtype());
+  return idx.store({val});
+}
+
+// ---- load/store grouping ----
+
+// One INDEX per element of `vec` (and `mask`), folded; then runs of consecutive offsets from the same root
+// (and gate) become one vector pointer each, and a GEP of their PTRCAT gives every element back in order.
+UOpPtr ExpandIndex(const UOpPtr& buf, const UOpPtr& vec, const UOpPtr& mask) {
+  const int count = vec->dtype().count();
+  std::vector<UOpPtr> indexes;
+  for (int i = 0; i < count; ++i) indexes.push_back(buf.index(vec.gep(i), mask ? mask.gep(i) : nullptr));
+  static const PatternMatcher* const kIndexRules = new PatternMatcher(SymbolicFlat() + LoadStoreIndexing());
+  UOpPtr midx = GraphRewrite(UOp::Sink(indexes), *kIndexRules);
+  // An element whose gate can never hold became a null pointer (tinygrad fails here); leave the vector INDEX.
+  for (const UOpPtr& index : midx->src()) {
+    if (index->op() != Ops::INDEX) return nullptr;
+  }
+
+  // Offsets grouped by root expression (and gate), in order of first appearance like tinygrad's dicts.
+  struct Root {
+    const UOp* gate;
+    const UOp* expr;  // null for a constant index
+    std::map<absl::int128, std::vector<int>> offsets;
+  };
+  std::vector<Root> roots;
+  for (int i = 0; i < count; ++i) {
+    const UOp* index = midx->src(i);
+    const UOp* idx = index->src(1);
+    const UOp* expr = idx;
+    absl::int128 offset = 0;
+    if (idx->op() == Ops::ADD && idx->src(1)->op() == Ops::CONST) {
+      expr = idx->src(0), offset = idx->src(1)->const_value().AsInt();
+    } else if (idx->op() == Ops::ADD && idx->src(0)->op() == Ops::CONST) {
+      expr = idx->src(1), offset = idx->src(0)->const_value().AsInt();
+    } else if (idx->op() == Ops::CONST) {
+      expr = nullptr, offset = idx->const_value().AsInt();
+    }
+    const UOp* gate = index->num_src() == 3 ? index->src(2) : nullptr;
+    auto it = std::find_if(roots.begin(), roots.end(),
+                           [&](const Root& r) { return r.gate == gate && r.expr == expr; });
+    if (it == roots.end()) it = roots.insert(roots.end(), Root{gate, expr, {}});
+    it->offsets[offset].push_back(i);
+  }
+
+  const DType ptr = buf->dtype();
+  std::vector<UOpPtr> pieces;
+  std::vector<int64_t> idxs(count, -1);
+  int64_t global_offset = 0;
+  for (const Root& root : roots) {
+    std::vector<absl::int128> keys;
+    for (const auto& [k, unused] : root.offsets) keys.push_back(k);
+    for (size_t start = 0; start < keys.size();) {
+      size_t end = start + 1;
+      while (end < keys.size() && keys[end] == keys[end - 1] + 1) ++end;
+      const int len = static_cast<int>(end - start);
+      UOpPtr lidx(midx->src(root.offsets.at(keys[start])[0]));
+      if (len > 1) lidx = lidx.cast(PtrLike(ptr, ptr.base().Vec(len)));
+      for (int j = 0; j < len; ++j) {
+        for (int element : root.offsets.at(keys[start + j])) idxs[element] = global_offset + j;
+      }
+      pieces.push_back(lidx);
+      global_offset += len;
+      start = end;
+    }
+  }
+  UOpPtr post_cat = UOp::New(Ops::PTRCAT, PtrLike(ptr, ptr.base(), count), pieces);
+  return GepKeepingPtr(post_cat, idxs);
+}
+
+UOpPtr CatAfterStore(const UOpPtr& cat, const UOpPtr& data) {
+  std::vector<UOpPtr> stores;
+  int64_t offset = 0;
+  for (const UOpPtr& s : cat->src()) {
+    const int n = s->dtype().count();
+    stores.push_back(s.store({data.gep(Iota(offset, offset + n))}));
+    offset += n;
+  }
+  return UOp::Sink(stores);
+}
+
+UOpPtr GepOnStore(const UOpPtr& gep, const UOpPtr& st) {
+  // Inverts the GEP's permutation (the last position of a repeated element wins, as in tinygrad).
+  std::map<int64_t, int64_t> position;
+  const std::vector<int64_t> arg = IntsOf(gep->arg());
+  for (size_t i = 0; i < arg.size(); ++i) position[arg[i]] = static_cast<int64_t>(i);
+  std::vector<int64_t> inverse;
+  for (const auto& [unused, i] : position) inverse.push_back(i);
+  return UOp::New(Ops::STORE, dtypes::kVoid, {gep->src()[0], st.gep(inverse)});
+}
+
+// ---- correct_load_store ----
+
+UOpPtr SplitLoadStore(const Renderer* renderer, const UOpPtr& ls, const UOpPtr& idx) {
+  const int size = ls->src(0)->dtype().count();
+  if (size == 1) return nullptr;
+  const UOpPtr& buf = idx->src()[0];
+  const DType ptr = buf->dtype();
+  std::vector<int> lengths;
+  bool must_divide = true;
+  if (renderer != nullptr && renderer->device() == "DSP") {
+    lengths = {128, 64, 32, 16, 8, 4};
+    must_divide = false;
+  } else if (ptr.base() != dtypes::kFloat32 && ptr.base() != dtypes::kFloat16) {
+    // Only float and half vectors are folded.
+  } else if (renderer != nullptr && renderer->supports_float4()) {
+    lengths = {4, 2};
+  }
+  lengths.push_back(1);
+  if (must_divide) {
+    std::vector<int> dividing;
+    for (int len : lengths) {
+      if (Divides(idx->src(1), len) != nullptr) dividing.push_back(len);
+    }
+    lengths = dividing;
+  }
+
+  std::vector<UOpPtr> pieces;
+  for (int offset = 0; offset < size;) {
+    for (int len : lengths) {
+      if (offset + len > size) continue;
+      UOpPtr lidx = buf.index(idx->src()[1] + offset, idx->num_src() > 2 ? idx->src()[2] : nullptr);
+      if (len > 1) lidx = lidx.cast(PtrLike(ptr, ptr.base().Vec(len)));
+      std::vector<UOpPtr> src(ls->src().begin(), ls->src().end());
+      src[0] = lidx;
+      if (ls->op() == Ops::STORE) {
+        src[1] = ls->src()[1].gep(Iota(offset, offset + len));
+        pieces.push_back(UOp::New(ls->op(), ls->dtype(), src, ls->arg()));
+      } else {
+        pieces.push_back(UOp::New(ls->op(), ls->dtype().scalar().Vec(len), src, ls->arg()));
+      }
+      offset += len;
+      break;
+    }
+  }
+  return pieces.size() > 1 ? UOp::New(Ops::CAT, ls->dtype(), pieces) : nullptr;
+}
+
+UOpPtr NoVectorizedAcc(const UOpPtr& acc) {
+  const int count = acc->dtype().count();
+  if (count == 1) return nullptr;
+  std::vector<UOpPtr> elements;
+  for (int i = 0; i < count; ++i) {
+    std::vector<UOpPtr> src(acc->src().begin(), acc->src().end());
+    src[0] = src[0].gep(i);
+    Arg::Tuple arg = acc->arg().as_tuple();
+    arg.push_back(Arg(int64_t{i}));
+    elements.push_back(UOp::New(acc->op(), acc->dtype().scalar(), src, Arg(std::move(arg))));
+  }
+  return UOp::New(Ops::VECTORIZE, acc->dtype(), elements);
+}
+
+}  // namespace
+
+UOpPtr NoVectorizedAlu(const UOpPtr& alu) {
+  const int count = alu->dtype().vcount();
+  if (count == 1) return nullptr;
+  std::vector<UOpPtr> elements;
+  for (int i = 0; i < count; ++i) {
+    std::vector<UOpPtr> src;
+    for (const UOpPtr& s : alu->src()) src.push_back(s.gep(i));
+    elements.push_back(UOp::New(alu->op(), alu->dtype().scalar(), src, alu->arg()));
+  }
+  return UOp::New(Ops::VECTORIZE, alu->dtype(), elements);
+}
+
+const PatternMatcher& LoadStoreIndexing() {
+  static const PatternMatcher* const kRules = [] {
+    const UPat stidx = UPat::Var("buf").index(UPat::Var("idx"), UPat::Var("store_gate"));
+    return new PatternMatcher({
+        {UPat(Ops::AND).named("valid"), [](const Match& m) { return SimplifyValid(m["valid"]); }},
+        {UPat(Ops::INDEX).src(UPat::Var("buf"), UPat::Var("start_idx"), UPat::Var("valid")),
+         [](const Match& m) { return SimplifyValidLoad(m["buf"], m["start_idx"], m["valid"]); }},
+        {UPat(Ops::INDEX).src(UPat::Var("buf"), UPat::Var("start_idx"), UPat::Const(dtypes::kBool, true)),
+         [](const Match& m) { return m["buf"].index(m["start_idx"]); }},
+        {UPat(Ops::STORE).src(UPat::Any(stidx, stidx.cast().named("cast")), UPat::Var("val")),
+         DeleteRedundantGates},
+    });
+  }();
+  return *kRules;
+}
+
+const PatternMatcher& LoadStoreFolding() {
+  static const PatternMatcher* const kRules = [] {
+    const UPat buf_vec =
+        UPat(Ops::VECTORIZE).src_repeat(UPat(OpSet{Ops::DEFINE_GLOBAL, Ops::DEFINE_LOCAL}).named("buf"));
+    return new PatternMatcher({
+        {UPat(Ops::INDEX).src(buf_vec, UPat::Var("vec")),
+         [](const Match& m) { return ExpandIndex(m["buf"], m["vec"], nullptr); }},
+        {UPat(Ops::INDEX).src(buf_vec, UPat::Var("vec"), UPat::Var("mask")),
+         [](const Match& m) { return ExpandIndex(m["buf"], m["vec"], m["mask"]); }},
+        // GEP after LOAD
+        {UPat(Ops::LOAD).src(UPat(Ops::GEP).named("gep")).allow_any_len().named("ld"),
+         [](const Match& m) {
+           const UOpPtr &ld = m["ld"], &gep = m["gep"];
+           std::vector<UOpPtr> src(ld->src().begin(), ld->src().end());
+           src[0] = gep->src()[0];
+           UOpPtr load = UOp::New(Ops::LOAD, ld->dtype().scalar().Vec(gep->dtype().count()), src, ld->arg());
+           return load.gep(IntsOf(gep->arg()));
+         }},
+        // GEP on the data of a STORE
+        {UPat(Ops::STORE).src(UPat(Ops::GEP).named("gep"), UPat::Var("st")),
+         [](const Match& m) { return GepOnStore(m["gep"], m["st"]); }},
+        // PTRCAT after LOAD
+        {UPat(Ops::LOAD).src(UPat(Ops::PTRCAT).named("cat")).allow_any_len().named("ld"),
+         [](const Match& m) {
+           const UOpPtr &ld = m["ld"], &cat = m["cat"];
+           std::vector<UOpPtr> loads;
+           for (const UOpPtr& x : cat->src()) {
+             std::vector<UOpPtr> src(ld->src().begin(), ld->src().end());
+             src[0] = x;
+             loads.push_back(UOp::New(Ops::LOAD, x->dtype().base(), src, ld->arg()));
+           }
+           return UOp::New(Ops::CAT, ld->dtype(), loads);
+         }},
+        // PTRCAT after STORE
+        {UPat(Ops::STORE).src(UPat(Ops::PTRCAT).named("cat"), UPat::Var("data")),
+         [](const Match& m) { return CatAfterStore(m["cat"], m["data"]); }},
+    });
+  }();
+  return *kRules;
+}
+
+const PatternMatcher& CorrectLoadStore() {
+  static const PatternMatcher* const kRules = new PatternMatcher({
+      {UPat(OpSet{Ops::LOAD, Ops::STORE})
+           .src(UPat(Ops::INDEX).named("idx").cast())
+           .allow_any_len()
+           .named("ls"),
+       [](const Match& m) {
+         return SplitLoadStore(static_cast<const Renderer*>(m.raw_ctx()), m["ls"], m["idx"]);
+       }},
+  });
+  return *kRules;
+}
+
+const PatternMatcher& Devectorize() {
+  static const PatternMatcher* const kRules = new PatternMatcher({
+      {UPat(groups::kALU | OpSet{Ops::CAST, Ops::BITCAST, Ops::ASSIGN}).named("alu"),
+       [](const Match& m) { return NoVectorizedAlu(m["alu"]); }},
+      {UPat(Ops::DEFINE_ACC).named("acc"), [](const Match& m) { return NoVectorizedAcc(m["acc"]); }},
+  });
+  return *kRules;
+}
+
+absl::StatusOr<UOpPtr> RewriteDevectorize(const UOpPtr& sink, const Renderer& renderer) {
+  for (const UOp* u : sink->Toposort()) {
+    if (u->op() == Ops::WMMA)
+      return absl::UnimplementedError("devectorize: WMMA (tensor cores) is not supported");
+  }
+  static const PatternMatcher* const kRules = new PatternMatcher(Sym() + Devectorize() + LoadStoreFolding() +
+                                                                 CorrectLoadStore() + LoadStoreIndexing());
+  return TryGraphRewrite(sink, *kRules, {.ctx = const_cast<Renderer*>(&renderer), .name = "devectorize"});
+}
+
+}  // namespace uopc

@@ -1,0 +1,32 @@
+// The "devectorize" codegen step (tinygrad v0.10.3's codegen/devectorizer.py, run with DEVECTORIZE=1):
+// vectorized index arithmetic becomes per-element INDEXes grouped back into vector loads and stores where the
+// addresses are consecutive (expand_index, load/store folding), loads and stores are split into the widths
+// the target supports (correct_load_store), vector ALU ops and accumulators become scalar ones (devectorize),
+// and gates are simplified (load_store_indexing). Image dtypes are not supported by uopc's DType, so
+// tinygrad's image_fixup and image valid simplification have no counterpart here.
+#ifndef UOPC_CODEGEN_DEVECTORIZER_H_
+#define UOPC_CODEGEN_DEVECTORIZER_H_
+
+#include "absl/status/statusor.h"
+#include "renderer/renderer.h"
+#include "rewrite/pattern_matcher.h"
+#include "uop/uop.h"
+
+namespace uopc {
+
+// sym + devectorize + load_store_folding + correct_load_store + load_store_indexing (renderer as ctx).
+absl::StatusOr<UOpPtr> RewriteDevectorize(const UOpPtr& sink, const Renderer& renderer);
+
+// The rule sets, for tests and for other steps. Rules that read the target take a `const Renderer` ctx.
+const PatternMatcher& LoadStoreIndexing();
+const PatternMatcher& LoadStoreFolding();
+const PatternMatcher& CorrectLoadStore();
+const PatternMatcher& Devectorize();
+
+// An ALU op (or CAST, BITCAST, ASSIGN) on a vector dtype as a VECTORIZE of the op on each element; null for a
+// scalar. tinygrad's no_vectorized_alu.
+UOpPtr NoVectorizedAlu(const UOpPtr& alu);
+
+}  // namespace uopc
+
+#endif  // UOPC_CODEGEN_DEVECTORIZER_H_

@@ -1,0 +1,234 @@
+#include "codegen/final_rewrite.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "codegen/transcendental.h"
+#include "rewrite/graph_rewrite.h"
+#include "rewrite/symbolic.h"
+#include "rewrite/symbolic_folding.h"
+
+namespace uopc {
+namespace {
+
+// log2(v) when v is a power of two in [1, 2**63], else nullopt (tinygrad's powers_of_two table).
+std::optional<int> PowerOfTwo(const UOpPtr& c) {
+  if (c->op() != Ops::CONST || !c->arg().is_int()) return std::nullopt;
+  const absl::int128 v = c->const_value().AsInt();
+  for (int i = 0; i < 64; ++i) {
+    if (v == (absl::int128(1) << i)) return i;
+  }
+  return std::nullopt;
+}
+
+// m, s with x // d == (x * m) >> s for every 0 <= x <= vmax, d > 0 (Hacker's Delight, chapter 10).
+std::pair<absl::int128, int> MagicGu(absl::int128 vmax, absl::int128 d) {
+  const absl::int128 nc = (vmax + 1) / d * d - 1;
+  int nbits = 0;
+  for (absl::int128 v = vmax; v > 0; v >>= 1) ++nbits;
+  for (int s = 0; s <= 2 * nbits; ++s) {
+    const absl::int128 p = absl::int128(1) << s;
+    if (p > nc * (d - 1 - (p - 1) % d)) return {(p + d - 1 - (p - 1) % d) / d, s};
+  }
+  return {0, -1};  // unreachable for d > 0
+}
+
+// The next wider integer type (tinygrad's promo_lattice[dt][-1] where that is an integer).
+std::optional<DType> WiderInt(DType dt) {
+  switch (dt.scalar_type()) {
+    case ScalarType::kInt8:
+      return dtypes::kInt16;
+    case ScalarType::kInt16:
+      return dtypes::kInt32;
+    case ScalarType::kInt32:
+      return dtypes::kInt64;
+    case ScalarType::kUInt8:
+      return dtypes::kUInt16;
+    case ScalarType::kUInt16:
+      return dtypes::kUInt32;
+    case ScalarType::kUInt32:
+      return dtypes::kUInt64;
+    default:
+      return std::nullopt;
+  }
+}
+
+// x // d as a multiply and shift, for x >= 0; null when the product could overflow even in a wider type.
+UOpPtr FastIdiv(const Renderer* renderer, const UOpPtr& x, const UOpPtr& d_const) {
+  if (d_const->op() != Ops::CONST || x->dtype().count() != 1) return nullptr;
+  const absl::int128 d = d_const->const_value().AsInt();
+  if (d == 0 || x->vmin() < ConstValue::Int(0)) return nullptr;
+  const int sign = d > 0 ? 1 : -1;
+  const absl::int128 max = DTypeMax(x->dtype()).AsInt();
+  const absl::int128 vmax = std::min(x->vmax().AsInt(), max);
+  auto [m, s] = MagicGu(vmax, d > 0 ? d : -d);
+  auto const_of = [](const UOpPtr& like, absl::int128 v) { return like.const_like(ConstValue::Int(v)); };
+  if (m * vmax <= max) return sign * ((x * const_of(x, m)) >> const_of(x, s));
+  if (renderer != nullptr) {
+    if (std::optional<DType> wider = WiderInt(x->dtype()); wider && m * vmax <= DTypeMax(*wider).AsInt()) {
+      UOpPtr wide = x.cast(*wider);
+      return sign * ((wide * const_of(wide, m)) >> const_of(wide, s)).cast(x->dtype());
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+PatternMatcher LateRewritePatterns(const OpSet& ops, bool force_transcendental) {
+  std::vector<RuleSpec> rules;
+  const DTypeSet floats = {dtypes::kFloat16, dtypes::kFloat32, dtypes::kFloat64};
+  const UPat d = UPat::Var("d");
+  if (!ops.contains(Ops::EXP2) || force_transcendental) {
+    rules.push_back({UPat(Ops::EXP2).dtype(floats).src(d), [](const Match& m) { return XExp2(m["d"]); }});
+  }
+  if (!ops.contains(Ops::LOG2) || force_transcendental) {
+    rules.push_back({UPat(Ops::LOG2).dtype(floats).src(d), [](const Match& m) { return XLog2(m["d"]); }});
+  }
+  if (!ops.contains(Ops::SIN) || force_transcendental) {
+    rules.push_back({UPat(Ops::SIN).dtype(floats).src(d), [](const Match& m) { return XSin(m["d"]); }});
+  }
+  if (!ops.contains(Ops::SQRT)) {
+    rules.push_back(
+        {UPat(Ops::SQRT).src(d), [](const Match& m) { return XPow(m["d"], m["d"].const_like(0.5)); }});
+  }
+  const UPat x_int = UPat::Var("x", dtypes::kInts), c = UPat::Cvar("c");
+  if (ops.contains(Ops::AND)) {
+    rules.push_back({x_int % c, [](const Match& m) -> UOpPtr {
+                       if (!PowerOfTwo(m["c"])) return nullptr;
+                       return m["x"] & m["x"].const_like(ConstValue::Int(m["c"]->const_value().AsInt() - 1));
+                     }});
+  }
+  if (ops.contains(Ops::SHL)) {
+    rules.push_back({x_int * c, [](const Match& m) -> UOpPtr {
+                       std::optional<int> v = PowerOfTwo(m["c"]);
+                       return v && *v != 0 ? m["x"] << *v : nullptr;
+                     }});
+  }
+  if (ops.contains(Ops::SHR)) {
+    rules.push_back({UPat::Var("x", dtypes::kUInts).idiv(c), [](const Match& m) -> UOpPtr {
+                       std::optional<int> v = PowerOfTwo(m["c"]);
+                       return v && *v != 0 ? m["x"] >> *v : nullptr;
+                     }});
+    rules.push_back({UPat::Var("x", dtypes::kSInts).idiv(c), [](const Match& m) -> UOpPtr {
+                       std::optional<int> v = PowerOfTwo(m["c"]);
+                       return v && *v != 0 && m["x"]->vmin() >= ConstValue::Int(0) ? m["x"] >> *v : nullptr;
+                     }});
+    rules.push_back({x_int.idiv(UPat::Cvar("d")), [](const Match& m) {
+                       return FastIdiv(static_cast<const Renderer*>(m.raw_ctx()), m["x"], m["d"]);
+                     }});
+    rules.push_back({x_int % UPat::Cvar("d"), [](const Match& m) -> UOpPtr {
+                       UOpPtr f = FastIdiv(static_cast<const Renderer*>(m.raw_ctx()), m["x"], m["d"]);
+                       return f ? m["x"] - m["d"] * f : nullptr;
+                     }});
+  }
+  if (ops.contains(Ops::NEG)) {
+    rules.push_back({UPat::Var("x") * -1, [](const Match& m) { return m["x"].alu(Ops::NEG); }});
+    if (ops.contains(Ops::SUB)) {
+      rules.push_back({UPat::Var("x") + UPat::Var("y").alu(Ops::NEG),
+                       [](const Match& m) { return m["x"].alu(Ops::SUB, {m["y"]}); }});
+    }
+  }
+  if (ops.contains(Ops::MULACC)) {
+    rules.push_back({UPat::Var("a") * UPat::Var("b") + UPat::Var("c"), [](const Match& m) {
+                       return m["a"].alu(Ops::MULACC, {m["b"], m["c"]});
+                     }});
+  }
+  return PatternMatcher(std::move(rules));
+}
+
+const PatternMatcher& RenderPatterns() {
+  static const PatternMatcher* const kRules = new PatternMatcher({
+      // Rendering uses explicit VECTORIZEs.
+      {UPat(Ops::CONST).named("c"),
+       [](const Match& m) -> UOpPtr {
+         const UOpPtr& c = m["c"];
+         const int n = c->dtype().vcount();
+         if (n <= 1) return nullptr;
+         std::vector<UOpPtr> elements(n, UOp::Const(c->dtype().scalar(), c->const_value()));
+         return UOp::New(Ops::VECTORIZE, c->dtype(), elements);
+       }},
+      {UPat(Ops::VCONST).named("c"),
+       [](const Match& m) {
+         const UOpPtr& c = m["c"];
+         std::vector<UOpPtr> elements;
+         for (size_t i = 0; i < c->arg().size(); ++i) elements.push_back(c.gep(static_cast<int64_t>(i)));
+         return UOp::New(Ops::VECTORIZE, c->dtype(), elements);
+       }},
+      {UPat(Ops::GEP).named("gep"),
+       [](const Match& m) -> UOpPtr {
+         const UOpPtr& gep = m["gep"];
+         if (gep->arg().size() <= 1) return nullptr;
+         std::vector<UOpPtr> elements;
+         for (const Arg& i : gep->arg().as_tuple()) elements.push_back(gep->src()[0].gep(i.as_int()));
+         return UOp::New(Ops::VECTORIZE, gep->dtype(), elements);
+       }},
+      {UPat(Ops::GEP).named("gep"),
+       [](const Match& m) -> UOpPtr {
+         const UOpPtr& gep = m["gep"];
+         const bool first_of_scalar =
+             gep->src(0)->dtype().vcount() == 1 && gep->arg().size() == 1 && gep->arg()[0].as_int() == 0;
+         return first_of_scalar ? gep->src()[0] : nullptr;
+       }},
+      {UPat(Ops::VECTORIZE).src(UPat::Var("x")), [](const Match& m) { return m["x"]; }},
+      // Masked loads get an alternative value.
+      {UPat(Ops::LOAD)
+           .src(UPat(Ops::INDEX).src(UPat(), UPat(), UPat()).or_casted())
+           .allow_any_len()
+           .named("x"),
+       [](const Match& m) -> UOpPtr {
+         const UOpPtr& x = m["x"];
+         if (x->num_src() != 1 && x->src(1)->op() != Ops::CUSTOM) return nullptr;
+         std::vector<UOpPtr> src = {x->src()[0], x.const_like(0)};
+         src.insert(src.end(), x->src().begin() + 1, x->src().end());
+         return UOp::New(x->op(), x->dtype(), src, x->arg());
+       }},
+      // Gated stores go inside an IF.
+      {UPat(Ops::STORE)
+           .dtype(dtypes::kVoid)
+           .src(UPat().src(UPat(), UPat(), UPat().dtype(dtypes::kBool)).named("idx").or_casted(), UPat())
+           .named("store"),
+       [](const Match& m) {
+         const UOpPtr& store = m["store"];
+         std::vector<UOpPtr> src(store->src().begin(), store->src().end());
+         src.push_back(UOp::New(Ops::IF, dtypes::kVoid, {m["idx"]->src()[2]}));
+         return UOp::New(Ops::STORE, dtypes::kVoid, src);
+       }},
+  });
+  return *kRules;
+}
+
+absl::StatusOr<UOpPtr> RewriteFinal(const UOpPtr& sink, const Renderer& renderer) {
+  // The matcher depends only on the target's ops and extra rules; compiling it once per target (tinygrad
+  // caches get_late_rewrite_patterns too) keeps the step cheap per kernel. Renderers' extra matchers are
+  // static, so their address names them.
+  struct CachedMatcher {
+    OpSet ops;
+    const PatternMatcher* extra;
+    std::shared_ptr<const PatternMatcher> matcher;
+  };
+  static absl::Mutex mutex(absl::kConstInit);
+  static std::vector<CachedMatcher>* const cache = new std::vector<CachedMatcher>();
+  const OpSet& ops = renderer.supported_ops();
+  const PatternMatcher* extra = renderer.extra_matcher();
+  std::shared_ptr<const PatternMatcher> matcher;
+  {
+    absl::MutexLock lock(&mutex);
+    for (const CachedMatcher& c : *cache) {
+      if (c.ops == ops && c.extra == extra) matcher = c.matcher;
+    }
+    if (matcher == nullptr) {
+      PatternMatcher rules = SymbolicSimple() + LateRewritePatterns(ops) + RenderPatterns();
+      if (extra != nullptr) rules = rules + *extra;
+      matcher = std::make_shared<const PatternMatcher>(std::move(rules));
+      cache->push_back({ops, extra, matcher});
+    }
+  }
+  return TryGraphRewrite(sink, *matcher, {.ctx = const_cast<Renderer*>(&renderer), .name = "final rewrite"});
+}
+
+}  // namespace uopc

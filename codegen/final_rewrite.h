@@ -1,0 +1,28 @@
+// The "final rewrite" codegen step (tinygrad v0.10.3's pm_final_rewrite): symbolic_simple, the late rewrites
+// that turn ops the target lacks into ones it has (get_late_rewrite_patterns: the transcendental fallbacks,
+// MOD/IDIV/MUL by powers of two as AND/SHR/SHL, division by a constant as multiply-and-shift, NEG, SUB,
+// MULACC), pm_render (constants and multi-element GEPs as explicit VECTORIZEs, an alternative value for gated
+// loads, an IF around gated stores) and the renderer's extra_matcher. Runs with TRANSCENDENTAL=1: the
+// fallbacks replace only the ops the renderer does not support.
+#ifndef UOPC_CODEGEN_FINAL_REWRITE_H_
+#define UOPC_CODEGEN_FINAL_REWRITE_H_
+
+#include "absl/status/statusor.h"
+#include "renderer/renderer.h"
+#include "rewrite/pattern_matcher.h"
+#include "uop/ops.h"
+#include "uop/uop.h"
+
+namespace uopc {
+
+absl::StatusOr<UOpPtr> RewriteFinal(const UOpPtr& sink, const Renderer& renderer);
+
+// get_late_rewrite_patterns(supported_ops, force_transcendental). The division rules read a `const Renderer`
+// ctx when there is one (to widen the multiply of a division by a constant).
+PatternMatcher LateRewritePatterns(const OpSet& supported_ops, bool force_transcendental = false);
+// pm_render.
+const PatternMatcher& RenderPatterns();
+
+}  // namespace uopc
+
+#endif  // UOPC_CODEGEN_FINAL_REWRITE_H_
