@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "renderer/cstyle.h"
 #include "rewrite/graph_rewrite.h"
 #include "rewrite/symbolic.h"
 #include "rewrite/symbolic_folding.h"
@@ -215,18 +216,6 @@ UOpPtr NoVectorizedAcc(const UOpPtr& acc) {
 }
 
 }  // namespace
-
-UOpPtr NoVectorizedAlu(const UOpPtr& alu) {
-  const int count = alu->dtype().vcount();
-  if (count == 1) return nullptr;
-  std::vector<UOpPtr> elements;
-  for (int i = 0; i < count; ++i) {
-    std::vector<UOpPtr> src;
-    for (const UOpPtr& s : alu->src()) src.push_back(s.gep(i));
-    elements.push_back(UOp::New(alu->op(), alu->dtype().scalar(), src, alu->arg()));
-  }
-  return UOp::New(Ops::VECTORIZE, alu->dtype(), elements);
-}
 
 const PatternMatcher& LoadStoreIndexing() {
   static const PatternMatcher* const kRules = [] {

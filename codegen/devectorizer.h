@@ -23,10 +23,6 @@ const PatternMatcher& LoadStoreFolding();
 const PatternMatcher& CorrectLoadStore();
 const PatternMatcher& Devectorize();
 
-// An ALU op (or CAST, BITCAST, ASSIGN) on a vector dtype as a VECTORIZE of the op on each element; null for a
-// scalar. tinygrad's no_vectorized_alu.
-UOpPtr NoVectorizedAlu(const UOpPtr& alu);
-
 }  // namespace uopc
 
 #endif  // UOPC_CODEGEN_DEVECTORIZER_H_

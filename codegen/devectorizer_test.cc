@@ -1,5 +1,7 @@
 #include "codegen/devectorizer.h"
 
+#include "renderer/cstyle.h"
+
 #include <iostream>
 #include <string>
 #include <vector>

@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "renderer/cstyle.h"
 #include "rewrite/graph_rewrite.h"
 #include "rewrite/symbolic.h"
 
@@ -113,17 +114,6 @@ UOpPtr NoVectorizedReduce(const UOpPtr& inp, UOpPtr red) {
     alus.push_back(UOp::New(Ops::REDUCE, red->dtype().scalar(), src, red->arg()));
   }
   return UOp::New(Ops::VECTORIZE, red->dtype(), alus);
-}
-
-UOpPtr NoVectorizedAlu(const UOpPtr& alu) {
-  if (alu->dtype().vcount() == 1) return nullptr;
-  std::vector<UOpPtr> alus;
-  for (int i = 0; i < alu->dtype().vcount(); ++i) {
-    std::vector<UOpPtr> src;
-    for (const UOpPtr& s : alu->src()) src.push_back(s.gep(i));
-    alus.push_back(UOp::New(alu->op(), alu->dtype().scalar(), src, alu->arg()));
-  }
-  return UOp::New(Ops::VECTORIZE, alu->dtype(), alus);
 }
 
 // A REDUCE(ADD) pattern over `inner` with any ranges.

@@ -80,6 +80,15 @@ bool IsScalarConst(const UOp* u) { return u->op() == Ops::CONST && u->dtype().co
 
 }  // namespace
 
+absl::StatusOr<ConstValue> FoldConstantOp(Ops op, DType dtype, absl::Span<const ConstValue> operands,
+                                          DType operand_dtype) {
+  if (operand_dtype.is_float() && op != Ops::CAST && op != Ops::BITCAST) {
+    const DType f64 = dtypes::kFloat64;
+    return ExecAlu(op, dtype.is_float() ? f64 : dtype, operands, f64);
+  }
+  return ExecAlu(op, dtype, operands, operand_dtype);
+}
+
 UOpPtr FoldedAlu(Ops op, const UOpPtr& a, const UOpPtr& b) {
   if (op == Ops::ADD) {
     if (IsIntValue(b.get(), 0)) return a;
@@ -91,7 +100,7 @@ UOpPtr FoldedAlu(Ops op, const UOpPtr& a, const UOpPtr& b) {
     if (IsIntValue(b.get(), 0) && a->dtype().is_int()) return b;
   }
   if (IsScalarConst(a.get()) && IsScalarConst(b.get()) && a->dtype() == b->dtype()) {
-    absl::StatusOr<ConstValue> v = ExecAlu(op, a->dtype(), {a->const_value(), b->const_value()}, a->dtype());
+    absl::StatusOr<ConstValue> v = FoldConstantOp(op, a->dtype(), {a->const_value(), b->const_value()}, a->dtype());
     if (v.ok()) return UOp::Const(a->dtype(), *v);
   }
   return a.alu(op, {b});

@@ -14,9 +14,17 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/numeric/int128.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "uop/uop.h"
 
 namespace uopc {
+
+// The constant `op` gives on constant operands of `operand_dtype`, as tinygrad folds constants (exec_alu with
+// truncate_output=False): on floats in double precision, so a float32 constant may hold a value float32 cannot
+// represent (the C compiler rounds the literal); integers wrap to their dtype as the C program would.
+absl::StatusOr<ConstValue> FoldConstantOp(Ops op, DType dtype, absl::Span<const ConstValue> operands,
+                                          DType operand_dtype);
 
 // Builders for the right-hand sides of the symbolic rules that do at once what the rules would do next to the
 // node they build: `a op b` on two scalar constants is the folded constant (exec_alu, as the constant-folding

@@ -4,6 +4,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "rewrite/symbolic.h"
+#include "rewrite/symbolic_folding.h"
 #include "uop/exec_alu.h"
 
 namespace uopc {
@@ -39,7 +40,7 @@ UOpPtr FoldConstants(const Match& m) {
   for (int i = 0; i < n; ++i) {
     absl::InlinedVector<ConstValue, 3> lane;
     for (const UOpPtr& s : a->src()) lane.push_back(Element(s.get(), i));
-    absl::StatusOr<ConstValue> v = ExecAlu(a->op(), a->dtype().scalar(), lane, operand_dtype.scalar());
+    absl::StatusOr<ConstValue> v = FoldConstantOp(a->op(), a->dtype().scalar(), lane, operand_dtype.scalar());
     if (!v.ok()) return nullptr;
     if (n == 1) return UOp::Const(a->dtype(), *v);
     out.push_back(*v);

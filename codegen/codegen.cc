@@ -1,0 +1,93 @@
+#include "codegen/codegen.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "codegen/devectorizer.h"
+#include "codegen/expander.h"
+#include "codegen/final_rewrite.h"
+#include "codegen/heuristic.h"
+#include "codegen/ignore.h"
+#include "codegen/linearize.h"
+#include "codegen/lowerer.h"
+#include "codegen/remove_reduce.h"
+#include "rewrite/graph_rewrite.h"
+#include "uop/kernel_info.h"
+
+namespace uopc {
+namespace {
+
+absl::StatusOr<UOpPtr> RewritePreMatcher(const UOpPtr& sink, const Renderer& renderer) {
+  return TryGraphRewrite(sink, *renderer.pre_matcher(), {.name = "pre_matcher"});
+}
+
+// Prefixes a step's error with its name, so that a failure says where in the pipeline it happened.
+absl::Status InStep(absl::string_view step, const absl::Status& s) {
+  return absl::Status(s.code(), absl::StrCat(step, ": ", s.message()));
+}
+
+}  // namespace
+
+std::vector<CodegenStep> CodegenSteps(const Renderer& renderer) {
+  std::vector<CodegenStep> steps = {
+      {"lowerer", &RewriteLowerer},          {"initial symbolic", &RewriteInitialSymbolic},
+      {"store_ignore", &RewriteStoreIgnore}, {"move_ignore", &RewriteMoveIgnore},
+      {"expander", &RewriteExpander},        {"remove_reduce", &RewriteRemoveReduce},
+      {"devectorize", &RewriteDevectorize},
+  };
+  if (renderer.pre_matcher() != nullptr) steps.push_back({"pre_matcher", &RewritePreMatcher});
+  steps.push_back({"final rewrite", &RewriteFinal});
+  return steps;
+}
+
+absl::StatusOr<std::vector<UOpPtr>> FullRewrite(const UOpPtr& optimized_ast, const Renderer& renderer,
+                                                CodegenStages* stages) {
+  UOpPtr sink = optimized_ast;
+  for (const CodegenStep& step : CodegenSteps(renderer)) {
+    absl::StatusOr<UOpPtr> next = step.run(sink, renderer);
+    if (!next.ok()) return InStep(step.name, next.status());
+    sink = *std::move(next);
+    if (stages != nullptr) stages->emplace_back(std::string(step.name), sink);
+  }
+  absl::StatusOr<std::vector<UOpPtr>> uops = Linearize(sink);
+  if (!uops.ok()) return InStep("linearizer", uops.status());
+  return uops;
+}
+
+absl::StatusOr<ProgramSpec> CompileKernel(const UOpPtr& ast, const Renderer& renderer,
+                                          const CompileOptions& options, KernelNameCounter* names,
+                                          CodegenStages* stages) {
+  absl::StatusOr<Kernel> kernel = Kernel::Create(ast, renderer);
+  if (!kernel.ok()) return kernel.status();
+  if (options.opts.has_value()) {
+    for (const Opt& opt : *options.opts) {
+      if (absl::Status s = kernel->ApplyOpt(opt); !s.ok()) return s;
+    }
+  } else if (options.optimize) {
+    if (absl::Status s = ApplyDefaultOptimizations(*kernel); !s.ok()) return s;
+  }
+  absl::StatusOr<UOpPtr> optimized = kernel->GetOptimizedAst(names);
+  if (!optimized.ok()) return optimized.status();
+  if (stages != nullptr) stages->emplace_back("optimized_ast", *optimized);
+  absl::StatusOr<std::vector<UOpPtr>> uops = FullRewrite(*optimized, renderer, stages);
+  if (!uops.ok()) return uops.status();
+  if (uops->empty() || uops->back()->op() != Ops::SINK) {
+    return absl::InternalError("the linear program does not end in its SINK");
+  }
+  std::vector<const UOp*> raw(uops->size());
+  std::transform(uops->begin(), uops->end(), raw.begin(), [](const UOpPtr& u) { return u.get(); });
+  absl::StatusOr<std::string> src = renderer.Render(raw);
+  if (!src.ok()) return InStep("render", src.status());
+
+  absl::StatusOr<ProgramSpec> p = ProgramSpec::FromUops(*std::move(uops), *std::move(src));
+  if (!p.ok()) return p.status();
+  // tinygrad launches a program for a target with local dims on [1, 1, 1] when it has no SPECIAL.
+  if (renderer.has_local() && !p->global_size.has_value()) {
+    p->global_size = p->local_size = std::vector<int64_t>{1, 1, 1};
+  }
+  p->applied_opts = kernel->applied_opts();
+  return p;
+}
+
+}  // namespace uopc
