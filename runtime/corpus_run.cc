@@ -12,7 +12,7 @@ namespace uopc {
 using nlohmann::json;
 
 absl::StatusOr<json> RunOnCorpusInputs(const UOpPtr& ast, const json& vars, Device& device,
-                                        const CompileOptions& options) {
+                                       const CompileOptions& options) {
   KernelNameCounter names;  // each line runs as if alone
   absl::StatusOr<ProgramSpec> spec = CompileKernel(ast, *device.renderer(), options, &names);
   if (!spec.ok()) return spec.status();
@@ -34,7 +34,8 @@ absl::StatusOr<json> RunOnCorpusInputs(const UOpPtr& ast, const json& vars, Devi
   std::vector<Buffer*> params;
   for (int64_t arg : spec->globals) {
     auto it = buffers.find(arg);
-    if (it == buffers.end()) return absl::InternalError(absl::StrCat("the program uses buffer ", arg, ", the AST does not"));
+    if (it == buffers.end())
+      return absl::InternalError(absl::StrCat("the program uses buffer ", arg, ", the AST does not"));
     params.push_back(&it->second);
   }
   std::vector<int64_t> var_values;

@@ -18,8 +18,8 @@ namespace uopc {
 
 // {"ARG": [values]} for every buffer the kernel stores to. `vars` gives each DEFINE_VAR's value by name (an
 // object; null when the kernel has none). Errors: codegen's, the device's, a variable without a value.
-absl::StatusOr<nlohmann::json> RunOnCorpusInputs(const UOpPtr& ast, const nlohmann::json& vars, Device& device,
-                                                 const CompileOptions& options);
+absl::StatusOr<nlohmann::json> RunOnCorpusInputs(const UOpPtr& ast, const nlohmann::json& vars,
+                                                 Device& device, const CompileOptions& options);
 
 }  // namespace uopc
 

@@ -25,7 +25,8 @@ int CountRight(absl::string_view device_name, bool optimize, std::vector<std::st
   options.optimize = optimize;
   int right = 0;
   for (const CorpusKernel& k : KernelCorpus()) {
-    absl::StatusOr<nlohmann::json> got = RunOnCorpusInputs(ParseCorpusGraph(k.ast), nullptr, **device, options);
+    absl::StatusOr<nlohmann::json> got =
+        RunOnCorpusInputs(ParseCorpusGraph(k.ast), nullptr, **device, options);
     std::string why;
     if (!got.ok()) {
       why = std::string(got.status().message());

@@ -8,12 +8,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "uop/kernel_info.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/device.h"
 #include "runtime/registry.h"
 #include "uop/check.h"
+#include "uop/kernel_info.h"
 #include "uop/uop.h"
 
 namespace uopc {

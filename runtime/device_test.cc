@@ -4,10 +4,10 @@
 #include <cstring>
 #include <memory>
 
-#include "uop/kernel_info.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/registry.h"
+#include "uop/kernel_info.h"
 #include "uop/uop.h"
 
 namespace uopc {

@@ -1,7 +1,7 @@
-// The interpreter against tinygrad's outputs, independently of uopc's passes: each corpus kernel's graph after
-// tinygrad's "final rewrite" (clang and clang_noopt), linearized and run on INTERP with the corpus's inputs,
-// must reproduce the corpus's `outputs`. (corpus_run_test checks the whole pipeline; this pins down the
-// interpreter and the linearizer on their own.)
+// The interpreter against tinygrad's outputs, independently of uopc's passes: each corpus kernel's graph
+// after tinygrad's "final rewrite" (clang and clang_noopt), linearized and run on INTERP with the corpus's
+// inputs, must reproduce the corpus's `outputs`. (corpus_run_test checks the whole pipeline; this pins down
+// the interpreter and the linearizer on their own.)
 #include <string>
 #include <vector>
 
@@ -18,7 +18,8 @@ namespace {
 
 // "" when the program computes the corpus's outputs; else why not.
 std::string RunStage(const CorpusKernel& k, absl::string_view target, Device& interp) {
-  absl::StatusOr<std::vector<UOpPtr>> uops = Linearize(ParseCorpusGraph(*k.target(target).Stage("final rewrite")));
+  absl::StatusOr<std::vector<UOpPtr>> uops =
+      Linearize(ParseCorpusGraph(*k.target(target).Stage("final rewrite")));
   if (!uops.ok()) return absl::StrCat("linearize: ", uops.status().message());
   absl::StatusOr<ProgramSpec> spec = ProgramSpec::FromUops(*std::move(uops), "");
   if (!spec.ok()) return std::string(spec.status().message());
@@ -30,12 +31,14 @@ std::string RunStage(const CorpusKernel& k, absl::string_view target, Device& in
     if (!dtype.ok()) return std::string(dtype.status().message());
     absl::StatusOr<Buffer> buffer = Buffer::Allocate(interp, *dtype, b.size);
     if (!buffer.ok()) return std::string(buffer.status().message());
-    if (absl::Status s = buffer->CopyIn(CorpusInputBytes(*dtype, b.arg, b.size)); !s.ok()) return std::string(s.message());
+    if (absl::Status s = buffer->CopyIn(CorpusInputBytes(*dtype, b.arg, b.size)); !s.ok())
+      return std::string(s.message());
     buffers.emplace(b.arg, *std::move(buffer));
   }
   std::vector<Buffer*> params;
   for (int64_t arg : (*program)->spec().globals) params.push_back(&buffers.at(arg));
-  if (absl::Status s = (*program)->Launch(params, {}, LaunchParams{}); !s.ok()) return std::string(s.message());
+  if (absl::Status s = (*program)->Launch(params, {}, LaunchParams{}); !s.ok())
+    return std::string(s.message());
   for (const CorpusBuffer& b : k.buffers) {
     const std::string arg = absl::StrCat(b.arg);
     if (!k.outputs.contains(arg)) continue;
@@ -43,7 +46,8 @@ std::string RunStage(const CorpusKernel& k, absl::string_view target, Device& in
     if (!bytes.ok()) return std::string(bytes.status().message());
     absl::StatusOr<nlohmann::json> got = CorpusJsonFromBytes(buffers.at(b.arg).dtype(), *bytes);
     if (!got.ok()) return std::string(got.status().message());
-    if (std::string diff = CorpusValuesMismatch(buffers.at(b.arg).dtype(), *got, k.outputs[arg]); !diff.empty()) {
+    if (std::string diff = CorpusValuesMismatch(buffers.at(b.arg).dtype(), *got, k.outputs[arg]);
+        !diff.empty()) {
       return absl::StrCat("buffer ", arg, ": ", diff);
     }
   }

@@ -43,8 +43,10 @@ class InterpProgram : public Program {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Program>> InterpDevice::LoadProgram(const ProgramSpec& spec, absl::string_view lib) {
-  if (spec.uops.empty()) return absl::InvalidArgumentError(absl::StrCat(spec.name, ": INTERP runs uops, and the spec has none"));
+absl::StatusOr<std::unique_ptr<Program>> InterpDevice::LoadProgram(const ProgramSpec& spec,
+                                                                   absl::string_view lib) {
+  if (spec.uops.empty())
+    return absl::InvalidArgumentError(absl::StrCat(spec.name, ": INTERP runs uops, and the spec has none"));
   absl::StatusOr<InterpretedProgram> program = InterpretedProgram::Create(spec.uops);
   if (!program.ok()) {
     return absl::Status(program.status().code(), absl::StrCat(spec.name, ": ", program.status().message()));

@@ -1,7 +1,7 @@
-// The INTERP device: runs a program's linear uops with the interpreter (runtime/interp.h) instead of compiling
-// its source (tinygrad's PYTHON device). Its memory is host memory, its "compiler" does nothing, and it takes
-// the programs of the renderer it is made with (the CPU's C target by default), so every program the CPU
-// device runs, INTERP runs too: the reference that compiled backends are checked against.
+// The INTERP device: runs a program's linear uops with the interpreter (runtime/interp.h) instead of
+// compiling its source (tinygrad's PYTHON device). Its memory is host memory, its "compiler" does nothing,
+// and it takes the programs of the renderer it is made with (the CPU's C target by default), so every program
+// the CPU device runs, INTERP runs too: the reference that compiled backends are checked against.
 //
 //   absl::StatusOr<Device*> interp = GetDevice("INTERP");
 #ifndef UOPC_RUNTIME_INTERP_DEVICE_H_
@@ -25,10 +25,11 @@ class InterpDevice : public Device {
   const Compiler& compiler() const override { return compiler_; }
   const Renderer* renderer() const override { return renderer_.get(); }
   // Errors: a spec without uops, or uops the interpreter cannot run.
-  absl::StatusOr<std::unique_ptr<Program>> LoadProgram(const ProgramSpec& spec, absl::string_view lib) override;
+  absl::StatusOr<std::unique_ptr<Program>> LoadProgram(const ProgramSpec& spec,
+                                                       absl::string_view lib) override;
 
  private:
-  CpuAllocator allocator_;
+  HostAllocator allocator_;
   SourceCompiler compiler_;  // INTERP programs are their uops; the source is kept as it is
   std::unique_ptr<Renderer> renderer_;
 };

@@ -2,6 +2,8 @@
 //
 //   uopc print [--format=ir|listing|tree] FILE|-
 //   uopc verify --spec=tensor|kernel|program [--format=ir|listing|tree] FILE|-
+//   uopc compile [--target=clang] [--noopt | --opts=...] [--emit=src|uops|stages|ast] FILE|-
+//   uopc run --jsonl [--device=CPU|INTERP] [--noopt] FILE|-
 //
 // Exit status: 0 on success, 1 when the input is bad (unreadable, malformed, or failing verification; the
 // reason goes to stderr as `FILE:line:col: error: ...`), 2 on a usage error (unknown subcommand or flag,
@@ -43,6 +45,15 @@ constexpr Subcommand kSubcommands[] = {
     {"shape", "--jsonl FILE|-",
      "apply movement ops to a ShapeTracker; print its views, index/valid and index array", kShapeFlags, 1,
      RunShape},
+    {"compile",
+     "[--target=clang] [--noopt | --opts='UPCAST:0:4;...'] [--emit=src|uops|stages|ast] FILE|-  or  "
+     "--jsonl [--time] FILE|-",
+     "compile a kernel AST: optimize, lower, linearize and render (JSON lines of name, opts, uops, src with "
+     "--jsonl)",
+     kCompileFlags, 1, RunCompile},
+    {"run", "--jsonl [--device=CPU|INTERP] [--noopt] FILE|-",
+     "compile each kernel AST, run it once on the codegen corpus's inputs, print what it stores", kRunFlags, 1,
+     RunRun},
 };
 
 constexpr int kExitInputError = 1;

@@ -69,6 +69,13 @@ absl::Status RunSimplify(absl::Span<const std::string> args, std::ostream& out);
 // uopc shape --jsonl FILE|-
 inline constexpr absl::string_view kShapeFlags[] = {"jsonl"};
 absl::Status RunShape(absl::Span<const std::string> args, std::ostream& out);
+// uopc compile [--target=clang] [--noopt | --opts=...] [--emit=src|uops|stages|ast] FILE|-
+// uopc compile --jsonl [--target=clang] [--noopt] [--time] FILE|-
+inline constexpr absl::string_view kCompileFlags[] = {"target", "noopt", "opts", "emit", "jsonl", "time"};
+absl::Status RunCompile(absl::Span<const std::string> args, std::ostream& out);
+// uopc run --jsonl [--device=CPU|INTERP] [--noopt] FILE|-
+inline constexpr absl::string_view kRunFlags[] = {"device", "noopt", "jsonl"};
+absl::Status RunRun(absl::Span<const std::string> args, std::ostream& out);
 
 }  // namespace uopc
 

@@ -35,7 +35,8 @@ absl::StatusOr<CorpusKernel> ParseKernel(const nlohmann::json& j) {
   if (j.contains("targets")) {
     for (const auto& [name, t] : j["targets"].items()) {
       CorpusTarget target;
-      for (const auto& o : t.value("opts", nlohmann::json::array())) target.opts.push_back(o.get<std::string>());
+      for (const auto& o : t.value("opts", nlohmann::json::array()))
+        target.opts.push_back(o.get<std::string>());
       target.name = t.value("name", "");
       target.global_size = Dims(t.value("global_size", nlohmann::json()));
       target.local_size = Dims(t.value("local_size", nlohmann::json()));
@@ -77,7 +78,8 @@ absl::StatusOr<std::vector<CorpusKernel>> ParseKernelCorpus(absl::string_view js
     nlohmann::json j = nlohmann::json::parse(line.begin(), line.end(), nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded()) return absl::InvalidArgumentError(absl::StrCat("line ", line_number, ": not JSON"));
     absl::StatusOr<CorpusKernel> k = ParseKernel(j);
-    if (!k.ok()) return absl::InvalidArgumentError(absl::StrCat("line ", line_number, ": ", k.status().message()));
+    if (!k.ok())
+      return absl::InvalidArgumentError(absl::StrCat("line ", line_number, ": ", k.status().message()));
     kernels.push_back(*std::move(k));
   }
   return kernels;
@@ -115,9 +117,9 @@ std::string GraphDifference(const UOpPtr& got, absl::string_view expected_text) 
   std::vector<absl::string_view> a = absl::StrSplit(got_text, '\n'), b = absl::StrSplit(want_text, '\n');
   size_t line = 0;
   while (line < a.size() && line < b.size() && a[line] == b[line]) ++line;
-  return absl::StrCat("graphs differ from line ", line + 1, ":\n  got:  ", line < a.size() ? a[line] : "<end>",
-                      "\n  want: ", line < b.size() ? b[line] : "<end>", "\n--- got\n", got_text, "--- want\n",
-                      want_text);
+  return absl::StrCat(
+      "graphs differ from line ", line + 1, ":\n  got:  ", line < a.size() ? a[line] : "<end>",
+      "\n  want: ", line < b.size() ? b[line] : "<end>", "\n--- got\n", got_text, "--- want\n", want_text);
 }
 
 }  // namespace uopc

@@ -1,8 +1,8 @@
 // The codegen corpus: tinygrad v0.10.3's kernels with every codegen stage, per target (testdata/corpus/
 // codegen_kernels.jsonl; the format is section 6 of shared/reference/tinygrad-v0.10.3/corpus/README.md).
 //
-// Tests of each codegen pass read it: a pass run on one stage's graph must give the next stage's graph, and the
-// whole pipeline must give tinygrad's opts, listing, source and outputs.
+// Tests of each codegen pass read it: a pass run on one stage's graph must give the next stage's graph, and
+// the whole pipeline must give tinygrad's opts, listing, source and outputs.
 #ifndef UOPC_CODEGEN_TESTING_KERNEL_CORPUS_H_
 #define UOPC_CODEGEN_TESTING_KERNEL_CORPUS_H_
 
@@ -53,14 +53,14 @@ struct CorpusKernel {
 };
 
 // The step names of the corpus's `stages`, in pipeline order.
-inline constexpr const char* kCorpusStageNames[] = {
-    "optimized_ast", "lowerer", "initial symbolic", "store_ignore", "move_ignore",
-    "expander",      "remove_reduce", "devectorize", "final rewrite"};
+inline constexpr const char* kCorpusStageNames[] = {"optimized_ast", "lowerer",     "initial symbolic",
+                                                    "store_ignore",  "move_ignore", "expander",
+                                                    "remove_reduce", "devectorize", "final rewrite"};
 
 absl::StatusOr<std::vector<CorpusKernel>> ParseKernelCorpus(absl::string_view jsonl);
 absl::StatusOr<std::vector<CorpusKernel>> LoadKernelCorpus(const std::string& path);
-// testdata/corpus/codegen_kernels.jsonl, loaded once (tests run from the runfiles root); CHECK-fails when it is
-// missing or malformed.
+// testdata/corpus/codegen_kernels.jsonl, loaded once (tests run from the runfiles root); CHECK-fails when it
+// is missing or malformed.
 const std::vector<CorpusKernel>& KernelCorpus();
 
 // Parses a graph in textual IR; CHECK-fails on malformed text (the corpus is ours).

@@ -49,7 +49,7 @@ class Generator {
       value =
           UOp::New(Ops::REDUCE_AXIS, dtype, {inner}, Arg(Arg::Tuple{Arg(reduce_op), Arg::IntTuple(axes)}));
       // Now and then, an elementwise op after the reduction, on the reduced shape.
-      if (c_.Percent(40)) value = Binary(dtype, value, Leaf(dtype, out_shape));
+      if (c_.Percent(40)) value = Binary(dtype, out_shape, value, Leaf(dtype, out_shape));
     } else {
       value = Tree(dtype, shape_, o_.max_depth);
     }
@@ -67,7 +67,7 @@ class Generator {
     if (depth == 0 || c_.Percent(25)) return Leaf(dtype, shape);
     switch (c_.Below(5)) {
       case 0:
-        return Unary(dtype, Tree(dtype, shape, depth - 1));
+        return Unary(dtype, shape, Tree(dtype, shape, depth - 1));
       case 1: {
         // where(a < b, x, y)
         UOpPtr a = Tree(dtype, shape, depth - 1), b = Tree(dtype, shape, depth - 1);
@@ -75,11 +75,22 @@ class Generator {
         return cond.where(Tree(dtype, shape, depth - 1), Tree(dtype, shape, depth - 1));
       }
       default:
-        return Binary(dtype, Tree(dtype, shape, depth - 1), Tree(dtype, shape, depth - 1));
+        return Binary(dtype, shape, Tree(dtype, shape, depth - 1), Tree(dtype, shape, depth - 1));
     }
   }
 
-  UOpPtr Binary(DType dtype, const UOpPtr& a, const UOpPtr& b) {
+  // A constant as kernel ASTs hold them: CONST over a view of the shape with every stride 0.
+  UOpPtr Constant(DType dtype, const std::vector<int64_t>& shape, ConstValue v) {
+    SintVec zeros(shape.size(), Sint(0));
+    UOpPtr view = Must(ShapeTracker::FromShape(ToSint(shape), zeros)).ToUOp();
+    return UOp::New(Ops::CONST, dtype, {view}, ArgFromConst(v, dtype));
+  }
+  UOpPtr Constant(DType dtype, const std::vector<int64_t>& shape, int64_t v) {
+    return Constant(dtype, shape,
+                    dtype.is_float() ? ConstValue::Float(static_cast<double>(v)) : ConstValue::Int(v));
+  }
+
+  UOpPtr Binary(DType dtype, const std::vector<int64_t>& shape, const UOpPtr& a, const UOpPtr& b) {
     if (dtype.is_float()) {
       switch (c_.Below(4)) {
         case 0:
@@ -89,24 +100,24 @@ class Generator {
         case 2:
           return a.maximum(b);
         default:
-          return a - b;
+          return a + b * Constant(dtype, shape, -1);
       }
     }
     switch (c_.Below(7)) {
       case 0:
         return a + b;
       case 1:
-        return a * UOp::Const(dtype, c_.Between(-3, 3));  // small factors: no int32 overflow
+        return a * Constant(dtype, shape, c_.Between(-3, 3));  // small factors: no int32 overflow
       case 2:
         return a.maximum(b);
       case 3:
-        return a - b;
+        return a + b * Constant(dtype, shape, -1);
       case 4:
         return a ^ b;
       case 5:
-        return a.idiv(UOp::Const(dtype, NonZeroDivisor()));  // divisors are constants: never zero
+        return a.idiv(Constant(dtype, shape, NonZeroDivisor()));  // divisors are constants: never zero
       default:
-        return a % UOp::Const(dtype, NonZeroDivisor());
+        return a % Constant(dtype, shape, NonZeroDivisor());
     }
   }
 
@@ -115,14 +126,16 @@ class Generator {
     return c_.Percent(25) ? -d : d;
   }
 
-  UOpPtr Unary(DType dtype, const UOpPtr& x) {
-    if (!dtype.is_float()) return c_.Percent(50) ? -x : (x & UOp::Const(dtype, int64_t{15}));
+  UOpPtr Unary(DType dtype, const std::vector<int64_t>& shape, const UOpPtr& x) {
+    if (!dtype.is_float()) {
+      return c_.Percent(50) ? x * Constant(dtype, shape, -1) : (x & Constant(dtype, shape, 15));
+    }
     // Arguments kept where the results are finite: a NaN or inf would make a MAX reduction depend on the
     // order of its operands, which the opts change, and this fuzzer is after codegen bugs, not that.
-    const UOpPtr positive = x * x + 1.0;
+    const UOpPtr positive = x * x + Constant(dtype, shape, 1);
     switch (c_.Below(6)) {
       case 0:
-        return (x.sin() * 4.0).exp2();
+        return (x.sin() * Constant(dtype, shape, 4)).exp2();
       case 1:
         return positive.log2();
       case 2:
@@ -132,18 +145,16 @@ class Generator {
       case 4:
         return positive.reciprocal();
       default:
-        return -x;
+        return x * Constant(dtype, shape, -1);
     }
   }
 
   // A load through a random view, a constant, or a load of another dtype cast to this one.
   UOpPtr Leaf(DType dtype, const std::vector<int64_t>& shape) {
     if (c_.Percent(15)) {
-      SintVec zeros(shape.size(), Sint(0));
-      UOpPtr view = Must(ShapeTracker::FromShape(ToSint(shape), zeros)).ToUOp();
-      const ConstValue v = dtype.is_float() ? ConstValue::Float(static_cast<double>(c_.Between(-8, 8)) / 4)
-                                            : ConstValue::Int(c_.Between(-8, 8));
-      return UOp::New(Ops::CONST, dtype, {view}, ArgFromConst(v, dtype));
+      return Constant(dtype, shape,
+                      dtype.is_float() ? ConstValue::Float(static_cast<double>(c_.Between(-8, 8)) / 4)
+                                       : ConstValue::Int(c_.Between(-8, 8)));
     }
     DType load_dtype = dtype;
     if (c_.Percent(20)) {

@@ -1,0 +1,19 @@
+// libFuzzer target: random kernels with random valid opts, compiled for the CPU, against the interpreter on
+// the unoptimized program (codegen/testing/kernel_check.h). The fuzz input is the generator's choices.
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+
+#include "codegen/testing/kernel_check.h"
+#include "codegen/testing/random_kernel.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  uopc::ChoiceSource choices(data, size);
+  uopc::RandomKernel kernel = uopc::MakeRandomKernel(choices);
+  std::vector<uopc::Opt> opts = uopc::RandomValidOpts(kernel.ast, choices);
+  if (std::optional<std::string> failure = uopc::CheckKernel(kernel, opts)) {
+    std::fprintf(stderr, "%s\n", failure->c_str());
+    std::abort();
+  }
+  return 0;
+}

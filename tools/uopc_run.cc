@@ -1,0 +1,70 @@
+// uopc run: compiles kernel ASTs and runs them once on a device, on the codegen corpus's inputs.
+//
+//   uopc run --jsonl [--device=CPU|INTERP] [--noopt] FILE|-
+//
+// Every input line {"id", "ast", ["vars": {"name": value}]} (the codegen corpus's lines work as they are)
+// gives one output line {"id", "outputs": {"ARG": [values]}} holding every buffer the kernel stores to, or
+// {"id", "error"}. Each buffer starts filled by the corpus formula (value(dtype, arg, j), corpus README
+// section 6); values print in the corpus's JSON conventions, so the output compares with the corpus's
+// `outputs`.
+#include <iostream>
+#include <memory>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "codegen/codegen.h"
+#include "nlohmann/json.hpp"
+#include "runtime/corpus_run.h"
+#include "runtime/corpus_values.h"
+#include "runtime/device.h"
+#include "runtime/registry.h"
+#include "tools/uopc_subcommand.h"
+#include "uop/text_ir.h"
+
+ABSL_DECLARE_FLAG(bool, jsonl);
+ABSL_DECLARE_FLAG(bool, noopt);
+ABSL_FLAG(std::string, device, "CPU", "run: the device, CPU or INTERP");
+
+namespace uopc {
+
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+absl::Status RunRun(absl::Span<const std::string> args, std::ostream& out) {
+  if (!absl::GetFlag(FLAGS_jsonl)) return UsageError("run reads JSON lines: give --jsonl");
+  absl::StatusOr<Device*> device = GetDevice(absl::GetFlag(FLAGS_device));
+  if (!device.ok()) return UsageError(device.status().message());
+  if ((*device)->renderer() == nullptr)
+    return UsageError(absl::StrCat((*device)->name(), " has no codegen target"));
+  CompileOptions options;
+  options.optimize = !absl::GetFlag(FLAGS_noopt);
+  absl::StatusOr<std::string> text = ReadInputText(args[0]);
+  if (!text.ok()) return text.status();
+  int line_number = 0;
+  for (absl::string_view line : absl::StrSplit(*text, '\n', absl::SkipWhitespace())) {
+    ++line_number;
+    json record = json::parse(line.begin(), line.end(), nullptr, /*allow_exceptions=*/false);
+    ordered_json result;
+    result["id"] = record.is_object() ? record.value("id", json()) : json();
+    absl::Status error;
+    if (record.is_discarded() || !record.is_object()) {
+      error = absl::InvalidArgumentError(absl::StrCat("line ", line_number, ": not a JSON object"));
+    } else if (!record.contains("ast") || !record["ast"].is_string()) {
+      error = absl::InvalidArgumentError(absl::StrCat("line ", line_number, ": missing \"ast\""));
+    } else if (absl::StatusOr<UOpPtr> ast = ParseIrSingle(record["ast"].get<std::string>()); !ast.ok()) {
+      error = absl::InvalidArgumentError(absl::StrCat("ast:", ast.status().message()));
+    } else if (absl::StatusOr<json> outputs =
+                   RunOnCorpusInputs(*ast, record.value("vars", json()), **device, options);
+               !outputs.ok()) {
+      error = outputs.status();
+    } else {
+      result["outputs"] = *std::move(outputs);
+    }
+    if (!error.ok()) result["error"] = std::string(error.message());
+    out << CorpusJsonText(result) << "\n";
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace uopc
