@@ -416,7 +416,7 @@ return %16
 
 TEST(ExpanderTest, ContractWithoutUnrollRepeatsTheValue) {
   UOpPtr x = UOp::Variable("x", 0, 10);
-  UOpPtr con = UOp::New(Ops::CONTRACT, dtypes::kInt32.Vec(4), {x}, Arg{Arg{Arg(0), Arg(4)}});
+  UOpPtr con = UOp::New(Ops::CONTRACT, dtypes::kInt32.Vec(4), {x}, Arg(Arg::Tuple{Arg{Arg(0), Arg(4)}}));
   EXPECT_EQ(GraphRewrite(con, Expander()), x.broadcast(4));
 }
 
@@ -427,15 +427,15 @@ TEST(ExpanderTest, ContractKeepsTheAxesItDoesNotName) {
   for (int i = 0; i < 6; ++i) lanes.push_back(UOp::Variable("v" + std::to_string(i), 0, 10));
   UOpPtr v = UOp::Vectorize(lanes);
   UOpPtr un = UOp::New(Ops::UNROLL, dtypes::kInt32, {v}, Arg{Arg{Arg(0), Arg(2)}, Arg{Arg(1), Arg(3)}});
-  UOpPtr con = UOp::New(Ops::CONTRACT, dtypes::kInt32.Vec(3), {un}, Arg{Arg{Arg(1), Arg(3)}});
+  UOpPtr con = UOp::New(Ops::CONTRACT, dtypes::kInt32.Vec(3), {un}, Arg(Arg::Tuple{Arg{Arg(1), Arg(3)}}));
   // Expander() alone keeps the GEP of every lane in order (sym removes it).
   UOpPtr want = UOp::New(Ops::UNROLL, dtypes::kInt32.Vec(3), {v.gep(std::vector<int64_t>{0, 1, 2, 3, 4, 5})},
-                         Arg{Arg{Arg(0), Arg(2)}});
+                         Arg(Arg::Tuple{Arg{Arg(0), Arg(2)}}));
   EXPECT_EQ(GraphRewrite(con, Expander()), want);
   // Contracting axis 0 instead regroups the lanes.
-  UOpPtr con0 = UOp::New(Ops::CONTRACT, dtypes::kInt32.Vec(2), {un}, Arg{Arg{Arg(0), Arg(2)}});
+  UOpPtr con0 = UOp::New(Ops::CONTRACT, dtypes::kInt32.Vec(2), {un}, Arg(Arg::Tuple{Arg{Arg(0), Arg(2)}}));
   UOpPtr want0 = UOp::New(Ops::UNROLL, dtypes::kInt32.Vec(2), {v.gep(std::vector<int64_t>{0, 3, 1, 4, 2, 5})},
-                          Arg{Arg{Arg(1), Arg(3)}});
+                          Arg(Arg::Tuple{Arg{Arg(1), Arg(3)}}));
   EXPECT_EQ(GraphRewrite(con0, Expander()), want0);
 }
 
@@ -447,12 +447,12 @@ TEST(ExpanderTest, MalformedAxesAreLeftAlone) {
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ(*got, sum);
   // Sizes of 0, and more lanes than a vector holds, are not expanded either.
-  for (const Arg& axes : {Arg{Arg{Arg(0), Arg(0)}}, Arg{Arg{Arg(0), Arg(300)}, Arg{Arg(1), Arg(300)}}}) {
+  for (const Arg& axes : {Arg(Arg::Tuple{Arg{Arg(0), Arg(0)}}), Arg{Arg{Arg(0), Arg(300)}, Arg{Arg(1), Arg(300)}}}) {
     UOpPtr big = UOp::New(Ops::UNROLL, dtypes::kInt32, {x.broadcast(2)}, axes) + x;
     got = TryGraphRewrite(big, Expander());
     ASSERT_TRUE(got.ok()) << got.status();
     EXPECT_EQ(*got, big);
-    UOpPtr con = UOp::New(Ops::CONTRACT, dtypes::kInt32.Vec(2), {big}, Arg{Arg{Arg(0), Arg(2)}});
+    UOpPtr con = UOp::New(Ops::CONTRACT, dtypes::kInt32.Vec(2), {big}, Arg(Arg::Tuple{Arg{Arg(0), Arg(2)}}));
     got = TryGraphRewrite(con, Expander());
     ASSERT_TRUE(got.ok()) << got.status();
   }

@@ -462,7 +462,7 @@ absl::StatusOr<IndexContext> GetIndex(const UOpPtr& sink, const Renderer& render
     std::vector<ConstValue> values;
     for (int64_t v = 0; v < g; ++v) values.push_back(ConstValue::Int(v));
     UOpPtr vconst = UOp::VConst(dtypes::kInt32.Vec(static_cast<int>(g)), values);
-    idxs.push_back(UOp::New(Ops::UNROLL, dtypes::kInt32, {vconst}, Arg{Arg{Arg(i), Arg(g)}}));
+    idxs.push_back(UOp::New(Ops::UNROLL, dtypes::kInt32, {vconst}, Arg(Arg::Tuple{Arg{Arg(i), Arg(g)}})));
   }
   std::vector<UOpPtr> ridxs = idxs;
   for (int64_t a = first_reduce; a < first_reduce + group_for_reduces; ++a) {

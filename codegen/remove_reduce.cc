@@ -331,7 +331,7 @@ UOpPtr ReduceToAcc(ReduceContext& ctx, const UOpPtr& red) {
   if (reduce_range.empty()) return FoldAlu(op, lst);
   std::vector<UOpPtr> acc_src = {red.const_like(IdentityElement(op, red->dtype().scalar()))};
   acc_src.insert(acc_src.end(), reduce_range.begin(), reduce_range.end());
-  UOpPtr acc = UOp::New(Ops::DEFINE_ACC, red->dtype(), acc_src, Arg{Arg(ctx.acc_num)});
+  UOpPtr acc = UOp::New(Ops::DEFINE_ACC, red->dtype(), acc_src, Arg(Arg::Tuple{Arg(ctx.acc_num)}));
   ++ctx.acc_num;
   lst.insert(lst.begin(), acc);
   return acc.assign(FoldAlu(op, lst));

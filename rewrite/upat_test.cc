@@ -120,7 +120,7 @@ TEST_F(UPatTest, CvarIsConstOrVconst) {
 TEST_F(UPatTest, ArgComparesLikePython) {
   UOpPtr gep = UOp::New(Ops::GEP, dtypes::kInt32, {UOp::Vectorize({a, b})}, Arg::IntTuple({1}));
   EXPECT_TRUE(Matches(UPat(Ops::GEP).arg(Arg::IntTuple({1})), gep));
-  EXPECT_TRUE(Matches(UPat(Ops::GEP).arg(Arg{Arg(1.0)}), gep));  // (1.0,) == (1,)
+  EXPECT_TRUE(Matches(UPat(Ops::GEP).arg(Arg(Arg::Tuple{Arg(1.0)})), gep));  // (1.0,) == (1,)
   EXPECT_FALSE(Matches(UPat(Ops::GEP).arg(Arg::IntTuple({0})), gep));
   EXPECT_TRUE(Matches(x.gep(1), gep));
   EXPECT_FALSE(Matches(x.gep(0), gep));

@@ -144,7 +144,13 @@ absl::Status RunCompile(absl::Span<const std::string> args, std::ostream& out) {
   KernelNameCounter names;
   CodegenStages stages;
   absl::StatusOr<ProgramSpec> p = CompileKernel(file->roots[0], **renderer, *options, &names, &stages);
-  if (!p.ok()) return absl::Status(p.status().code(), absl::StrCat(file->name, ": ", p.status().message()));
+  if (!p.ok()) {
+    // The graphs up to the failing step show where it went wrong.
+    if (emit == "stages") {
+      for (const auto& [name, graph] : stages) out << "# stage: " << name << "\n" << PrintIr(graph.get());
+    }
+    return absl::Status(p.status().code(), absl::StrCat(file->name, ": ", p.status().message()));
+  }
   if (emit == "src") {
     out << p->src << "\n";
   } else if (emit == "uops") {

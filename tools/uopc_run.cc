@@ -29,7 +29,6 @@ ABSL_FLAG(std::string, device, "CPU", "run: the device, CPU or INTERP");
 namespace uopc {
 
 using nlohmann::json;
-using nlohmann::ordered_json;
 
 absl::Status RunRun(absl::Span<const std::string> args, std::ostream& out) {
   if (!absl::GetFlag(FLAGS_jsonl)) return UsageError("run reads JSON lines: give --jsonl");
@@ -45,8 +44,8 @@ absl::Status RunRun(absl::Span<const std::string> args, std::ostream& out) {
   for (absl::string_view line : absl::StrSplit(*text, '\n', absl::SkipWhitespace())) {
     ++line_number;
     json record = json::parse(line.begin(), line.end(), nullptr, /*allow_exceptions=*/false);
-    ordered_json result;
-    result["id"] = record.is_object() ? record.value("id", json()) : json();
+    const json id = record.is_object() ? record.value("id", json()) : json();
+    json outputs_json;
     absl::Status error;
     if (record.is_discarded() || !record.is_object()) {
       error = absl::InvalidArgumentError(absl::StrCat("line ", line_number, ": not a JSON object"));
@@ -59,10 +58,13 @@ absl::Status RunRun(absl::Span<const std::string> args, std::ostream& out) {
                !outputs.ok()) {
       error = outputs.status();
     } else {
-      result["outputs"] = *std::move(outputs);
+      outputs_json = *std::move(outputs);
     }
-    if (!error.ok()) result["error"] = std::string(error.message());
-    out << CorpusJsonText(result) << "\n";
+    // {"id": ..., "outputs": ...} or {"id": ..., "error": ...}, id first, in the corpus's JSON conventions.
+    out << "{\"id\": " << CorpusJsonText(id) << ", "
+        << (error.ok() ? "\"outputs\": " + CorpusJsonText(outputs_json)
+                       : "\"error\": " + CorpusJsonText(json(std::string(error.message()))))
+        << "}\n";
   }
   return absl::OkStatus();
 }

@@ -187,6 +187,41 @@ run shape-no-jsonl 2 shape - && expect shape-no-jsonl stderr 'pass --jsonl' "$er
 run shape-missing 1 shape --jsonl "$tmp/nope.jsonl" && expect shape-missing stderr 'nope.jsonl: error: cannot open' "$err"
 run shape-foreign-flag 2 shape --jsonl --rules=symbolic - && expect shape-foreign-flag stderr '--rules does not apply' "$err"
 
+# ---- compile and run ----
+cat >"$tmp/add.uop" <<'UOP'
+%0 = DEFINE_GLOBAL : int32.ptr(3) arg=0
+%1 = VIEW : void arg=ShapeTracker(views=(View(shape=(3,), strides=(1,), offset=0, mask=None, contiguous=True),))
+%2 = DEFINE_GLOBAL : int32.ptr(3) arg=1
+%3 = LOAD : int32 (%2, %1)
+%4 = DEFINE_GLOBAL : int32.ptr(3) arg=2
+%5 = LOAD : int32 (%4, %1)
+%6 = ADD : int32 (%3, %5)
+%7 = STORE : void (%0, %1, %6)
+%8 = SINK : void (%7)
+return %8
+UOP
+run compile-src 0 compile "$tmp/add.uop" && expect compile-src stdout '^void E_3\(int\* restrict data0, int\* restrict data1, int\* restrict data2\) \{$' "$out"
+run compile-uops 0 compile --emit=uops "$tmp/add.uop" && expect compile-uops stdout '^  11 Ops.STORE +: dtypes.void +\[9, 10\] +None$' "$out"
+run compile-stages 0 compile --noopt --emit=stages "$tmp/add.uop" && expect compile-stages stdout '^# stage: final rewrite$' "$out"
+run compile-opts 0 compile --opts='UPCAST:0:3' "$tmp/add.uop" && expect compile-opts stdout '^void E_3n?[0-9]*' "$out" &&
+  expect compile-opts stdout 'int3' "$out"
+run compile-bad-opt 1 compile --opts='UPCAST:0:2' "$tmp/add.uop" && expect compile-bad-opt stderr 'add.uop: error: Opt\(op=OptOps.UPCAST, axis=0, arg=2\)' "$err"
+run compile-opts-noopt 2 compile --noopt --opts='UPCAST:0:3' "$tmp/add.uop" && expect compile-opts-noopt stderr 'exclude each other' "$err"
+run compile-bad-target 2 compile --target=vulkan "$tmp/add.uop" && expect compile-bad-target stderr 'unknown --target=vulkan' "$err"
+run compile-bad-emit 2 compile --emit=asm "$tmp/add.uop" && expect compile-bad-emit stderr 'unknown --emit=asm' "$err"
+python3 -c 'import json,sys; print(json.dumps({"id": "k", "ast": open(sys.argv[1]).read()}))' "$tmp/add.uop" >"$tmp/k.jsonl"
+printf '%s\n' 'not json' '{"id": 5}' '{"id": 6, "ast": "%0 = BOGUS"}' >>"$tmp/k.jsonl"
+run compile-jsonl 0 compile --jsonl --time "$tmp/k.jsonl" && expect compile-jsonl stdout '^\{"id":"k","name":"E_3","opts":\[\],"global_size":null,"local_size":null,"uops":' "$out" &&
+  expect compile-jsonl stdout '"id":5,"error":"line 3: missing' "$out" && expect compile-jsonl stdout '"id":6,"error":"ast:1:' "$out" &&
+  expect compile-jsonl stderr '^compile_seconds: [0-9.e-]+$' "$err"
+for device in CPU INTERP; do
+  run "run-$device" 0 run --jsonl --device=$device "$tmp/k.jsonl" &&
+    expect "run-$device" stdout '^\{"id": "k", "outputs": \{"0": \[-32, -25, -114\]\}\}$' "$out" &&
+    expect "run-$device" stdout '^\{"id": 6, "error": "ast:1:' "$out"
+done
+run run-no-jsonl 2 run "$tmp/k.jsonl" && expect run-no-jsonl stderr 'give --jsonl' "$err"
+run run-bad-device 2 run --jsonl --device=TPU "$tmp/k.jsonl"
+
 if ((failures)); then
   echo "$failures check(s) failed"
   exit 1
