@@ -188,8 +188,9 @@ absl::Status ValidateAst(const UOpPtr& sink, size_t num_axes) {
                                                            TupleString(st->shape()),
                                                            ", more axes than the kernel's ", num_axes));
           }
-          if (u->op() == Ops::STORE && u->num_src() < 3)
+          if (u->op() == Ops::STORE && u->num_src() < 3) {
             return absl::InvalidArgumentError("STORE without a value");
+          }
           if (u->op() == Ops::LOAD && u->src(0)->op() == Ops::DEFINE_LOCAL && u->num_src() < 3) {
             return absl::InvalidArgumentError("LOAD of local memory without the STORE it waits for");
           }
@@ -202,8 +203,9 @@ absl::Status ValidateAst(const UOpPtr& sink, size_t num_axes) {
           const ShapeTracker* st = ShapeTrackerOf(u->src(0));
           if (st == nullptr) return absl::InvalidArgumentError("VIEW without a ShapeTracker arg");
           if (u->op() == Ops::VALID) {
-            if (st->shape().size() > num_axes)
+            if (st->shape().size() > num_axes) {
               return absl::InvalidArgumentError("VALID view has too many axes");
+            }
             break;
           }
           for (const View& v : st->views()) {
@@ -398,8 +400,9 @@ absl::StatusOr<IndexContext> GetIndex(const UOpPtr& sink, const Renderer& render
       if (!axes.ok()) return axes.status();
       for (int64_t a : *axes) first_reduce = std::min(first_reduce, a);
     }
-    if (u->op() == Ops::LOAD && u->num_src() > 0 && u->src(0)->op() == Ops::DEFINE_LOCAL)
+    if (u->op() == Ops::LOAD && u->num_src() > 0 && u->src(0)->op() == Ops::DEFINE_LOCAL) {
       local_loads.push_back(u);
+    }
   }
   // A reduce axis is grouped (reduced across threads through local memory) when some local load's view
   // differs from the output's there.
@@ -440,8 +443,9 @@ absl::StatusOr<IndexContext> GetIndex(const UOpPtr& sink, const Renderer& render
       absl::StatusOr<std::vector<UOpPtr>> g =
           GetGroupedDims("gidx", span(0, global_dims), renderer.global_max(), true);
       if (!g.ok()) return g.status();
-      if (first_reduce + group_for_reduces > n)
+      if (first_reduce + group_for_reduces > n) {
         return absl::InvalidArgumentError("grouped reduces past the shape");
+      }
       absl::StatusOr<std::vector<UOpPtr>> l =
           GetGroupedDims("lidx", span(global_dims, first_reduce + group_for_reduces), renderer.local_max());
       if (!l.ok()) return l.status();
@@ -456,8 +460,9 @@ absl::StatusOr<IndexContext> GetIndex(const UOpPtr& sink, const Renderer& render
     idxs.push_back(UOp::Range(full_shape[i].ToUOp(), i));
   }
   for (int64_t i = first_upcasted; i < n; ++i) {
-    if (!full_shape[i].is_int())
+    if (!full_shape[i].is_int()) {
       return absl::InvalidArgumentError("an upcasted axis must have an integer size");
+    }
     const int64_t g = full_shape[i].value();
     std::vector<ConstValue> values;
     for (int64_t v = 0; v < g; ++v) values.push_back(ConstValue::Int(v));
@@ -476,8 +481,9 @@ absl::StatusOr<IndexContext> GetIndex(const UOpPtr& sink, const Renderer& render
 }
 
 absl::StatusOr<UOpPtr> RewriteLowerer(const UOpPtr& sink, const Renderer& renderer) {
-  if (sink == nullptr || sink->op() != Ops::SINK)
+  if (sink == nullptr || sink->op() != Ops::SINK) {
     return absl::InvalidArgumentError("the lowerer needs a SINK");
+  }
   absl::StatusOr<IndexContext> ctx = GetIndex(sink, renderer);
   if (!ctx.ok()) return ctx.status();
   if (absl::Status s = ValidateAst(sink, ctx->idxs.size()); !s.ok()) return s;
