@@ -13,13 +13,16 @@ pm_lowerer on each kernel's `clang` optimized AST for targets with local memory,
       > codegen/testdata/lowerer_gpu_cases.jsonl
 
 Each line: {"id", "config", "local_dims", "ast" (text IR), "lowerer" (text IR) or "error"}. Configs name the
-target's (global_max, local_max); `local_dims` replaces the KernelInfo's (0 keeps the corpus's).
+target's (global_max, local_max); `local_dims` replaces the KernelInfo's (0 keeps the corpus's; -1: the AST was
+optimized for the target here with the opts named by "opts").
 """
 import json
 import math
 import re
 import sys
 
+from tinygrad.codegen.heuristic import hand_coded_optimizations
+from tinygrad.codegen.kernel import Kernel, KernelOptError, Opt, OptOps
 from tinygrad.codegen.lowerer import get_index, pm_lowerer
 from tinygrad.dtype import dtypes, PtrDType
 from tinygrad.ops import KernelInfo, Ops, UOp, graph_rewrite
@@ -103,6 +106,25 @@ def global_axes(ast):
   return min([first_upcasted] + axes)
 
 
+# Optimizations that use local memory or local dims, applied to the corpus's unoptimized ASTs (those that fail
+# on a kernel are skipped); "heuristic" is tinygrad's hand_coded_optimizations for the target.
+OPT_LISTS = {
+    "grouptop4": [Opt(OptOps.GROUPTOP, 0, 4)],
+    "group2": [Opt(OptOps.GROUP, 0, 2)],
+    "grouptop4_local2": [Opt(OptOps.GROUPTOP, 0, 4), Opt(OptOps.LOCAL, 0, 2)],
+    "group2_upcast2": [Opt(OptOps.GROUP, 0, 2), Opt(OptOps.UPCAST, 0, 2)],
+    "local2_upcast2": [Opt(OptOps.LOCAL, 0, 2), Opt(OptOps.UPCAST, 0, 2)],
+    "heuristic": None,
+}
+
+
+def lower(ast, renderer):
+  try:
+    return {"lowerer": print_ir(graph_rewrite(ast, pm_lowerer, ctx=get_index(ast, renderer)))}
+  except (RuntimeError, AssertionError) as e:
+    return {"error": str(e)}
+
+
 def main():
   for line in open(sys.argv[1]):
     k = json.loads(line)
@@ -115,11 +137,21 @@ def main():
         renderer = Renderer()
         renderer.global_max, renderer.local_max = gmax, lmax
         case = {"id": k["id"], "config": config, "local_dims": local_dims, "ast": print_ir(a)}
+        print(json.dumps({**case, **lower(a, renderer)}))
+    # Optimized on a GPU target: grouped reduces through local memory, local dims.
+    for config in ("gpu", "gpu_small"):
+      gmax, lmax = CONFIGS[config]
+      renderer = Renderer()
+      renderer.device, renderer.has_shared, renderer.global_max, renderer.local_max = "GPU", True, gmax, lmax
+      for name, opts in OPT_LISTS.items():
+        kernel = Kernel(parse_ir(k["ast"]), opts=renderer)
         try:
-          case["lowerer"] = print_ir(graph_rewrite(a, pm_lowerer, ctx=get_index(a, renderer)))
-        except (RuntimeError, AssertionError) as e:
-          case["error"] = str(e)
-        print(json.dumps(case))
+          for opt in (hand_coded_optimizations(kernel) if opts is None else opts): kernel.apply_opt(opt)
+        except KernelOptError:
+          continue
+        a = kernel.get_optimized_ast()
+        case = {"id": k["id"], "config": config, "local_dims": -1, "opts": name, "ast": print_ir(a)}
+        print(json.dumps({**case, **lower(a, renderer)}))
 
 
 if __name__ == "__main__":
