@@ -1,6 +1,7 @@
 #include "codegen/remove_reduce.h"
 
 #include <cmath>
+#include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -8,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "codegen/testing/kernel_corpus.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 #include "renderer/cstyle.h"
 #include "rewrite/graph_rewrite.h"
 #include "rewrite/symbolic.h"
@@ -45,6 +47,37 @@ TEST(RemoveReduceTest, CorpusStagesMatch) {
   }
   EXPECT_EQ(total, 186);
   EXPECT_EQ(matched, 186) << "failing: " << absl::StrJoin(failing, ", ");
+}
+
+// tinygrad's expander and remove_reduce steps on the corpus kernels optimized for a GPU-like target
+// (codegen/testdata/make_lowerer_gpu_cases.py): grouped reduces through local memory, launch dims, upcasts.
+TEST(RemoveReduceTest, GpuCasesMatchTinygrad) {
+  ClangRenderer renderer;  // remove_reduce reads nothing of the target
+  std::ifstream in("codegen/testdata/remove_reduce_gpu_cases.jsonl");
+  ASSERT_TRUE(in) << "codegen/testdata/remove_reduce_gpu_cases.jsonl is missing";
+  int total = 0, matched = 0;
+  std::vector<std::string> failing;
+  std::string line;
+  while (std::getline(in, line)) {
+    nlohmann::json c = nlohmann::json::parse(line);
+    const std::string id = c["id"].get<std::string>() + ":" + c["opts"].get<std::string>();
+    ++total;
+    absl::StatusOr<UOpPtr> got =
+        RewriteRemoveReduce(ParseCorpusGraph(c["expander"].get<std::string>()), renderer);
+    if (!got.ok()) {
+      failing.push_back(id + " (" + std::string(got.status().message()) + ")");
+      continue;
+    }
+    std::string diff = GraphDifference(*got, c["remove_reduce"].get<std::string>());
+    if (diff.empty()) {
+      ++matched;
+    } else {
+      std::cerr << id << ":\n" << (failing.empty() ? diff : diff.substr(0, diff.find("--- got"))) << "\n";
+      failing.push_back(id);
+    }
+  }
+  EXPECT_EQ(total, 257);
+  EXPECT_EQ(matched, total) << "failing: " << absl::StrJoin(failing, ", ");
 }
 
 using dtypes::kFloat32;

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Writes codegen/testdata/lowerer_gpu_cases.jsonl: tinygrad v0.10.3's lowerer on the corpus ASTs for GPU-like targets.
+"""Writes codegen/testdata/{lowerer,remove_reduce}_gpu_cases.jsonl: tinygrad v0.10.3's lowerer (and remove_reduce) on
+the corpus ASTs for GPU-like targets.
 
 The codegen corpus has lowerer stages for the CPU only (every axis a RANGE). This runs tinygrad's own get_index and
 pm_lowerer on each kernel's `clang` optimized AST for targets with local memory, so that the SPECIAL launch dims
@@ -10,17 +11,20 @@ pm_lowerer on each kernel's `clang` optimized AST for targets with local memory,
   for f in $($G ls-tree -r --name-only v0.10.3 tinygrad | grep -v runtime/autogen); do
     mkdir -p /tmp/tg/$(dirname $f); $G show v0.10.3:$f > /tmp/tg/$f; done
   PYTHONPATH=/tmp/tg python3 codegen/testdata/make_lowerer_gpu_cases.py testdata/corpus/codegen_kernels.jsonl \\
-      > codegen/testdata/lowerer_gpu_cases.jsonl
+      codegen/testdata
 
 Each line: {"id", "config", "local_dims", "ast" (text IR), "lowerer" (text IR) or "error"}. Configs name the
 target's (global_max, local_max); `local_dims` replaces the KernelInfo's (0 keeps the corpus's; -1: the AST was
-optimized for the target here with the opts named by "opts").
+optimized for the target here with the opts named by "opts"). remove_reduce_gpu_cases.jsonl has, for the ASTs
+optimized for "gpu", the graph after tinygrad's expander step and after its remove_reduce step:
+{"id", "config", "opts", "expander", "remove_reduce"}.
 """
 import json
 import math
 import re
 import sys
 
+from tinygrad.codegen import get_rewrites_for_renderer
 from tinygrad.codegen.heuristic import hand_coded_optimizations
 from tinygrad.codegen.kernel import Kernel, KernelOptError, Opt, OptOps
 from tinygrad.codegen.lowerer import get_index, pm_lowerer
@@ -125,7 +129,17 @@ def lower(ast, renderer):
     return {"error": str(e)}
 
 
+def expand_and_remove_reduce(ast, renderer):
+  """The expander's output and remove_reduce's, from tinygrad's own pipeline."""
+  steps = {step.name: step for step in get_rewrites_for_renderer(renderer)}
+  sink = ast
+  for name in ("lowerer", "initial symbolic", "store_ignore", "move_ignore", "expander"): sink = steps[name](sink)
+  return {"expander": print_ir(sink), "remove_reduce": print_ir(steps["remove_reduce"](sink))}
+
+
 def main():
+  lowerer_out = open(sys.argv[2] + "/lowerer_gpu_cases.jsonl", "w")
+  remove_reduce_out = open(sys.argv[2] + "/remove_reduce_gpu_cases.jsonl", "w")
   for line in open(sys.argv[1]):
     k = json.loads(line)
     stages = dict(k["targets"]["clang"]["stages"])
@@ -137,7 +151,7 @@ def main():
         renderer = Renderer()
         renderer.global_max, renderer.local_max = gmax, lmax
         case = {"id": k["id"], "config": config, "local_dims": local_dims, "ast": print_ir(a)}
-        print(json.dumps({**case, **lower(a, renderer)}))
+        print(json.dumps({**case, **lower(a, renderer)}), file=lowerer_out)
     # Optimized on a GPU target: grouped reduces through local memory, local dims.
     for config in ("gpu", "gpu_small"):
       gmax, lmax = CONFIGS[config]
@@ -151,7 +165,11 @@ def main():
           continue
         a = kernel.get_optimized_ast()
         case = {"id": k["id"], "config": config, "local_dims": -1, "opts": name, "ast": print_ir(a)}
-        print(json.dumps({**case, **lower(a, renderer)}))
+        lowered = lower(a, renderer)
+        print(json.dumps({**case, **lowered}), file=lowerer_out)
+        if "lowerer" in lowered and config == "gpu":
+          print(json.dumps({"id": k["id"], "config": config, "opts": name, **expand_and_remove_reduce(a, renderer)}),
+                file=remove_reduce_out)
 
 
 if __name__ == "__main__":
