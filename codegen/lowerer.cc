@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
@@ -17,8 +19,6 @@
 
 namespace uopc {
 namespace {
-
-std::string DimsString(absl::Span<const Sint> dims) { return TupleString(dims); }
 
 std::string IntsString(absl::Span<const int64_t> v) {
   return absl::StrCat("(", absl::StrJoin(v, ", "), v.size() == 1 ? ",)" : ")");
@@ -217,6 +217,7 @@ absl::Status ValidateAst(const UOpPtr& sink, size_t num_axes) {
         }
         break;
       case Ops::REDUCE_AXIS: {
+        if (u->num_src() != 1) return absl::InvalidArgumentError("REDUCE_AXIS needs one source");
         absl::StatusOr<std::vector<int64_t>> axes = AxisArg(u);
         if (!axes.ok()) return axes.status();
         for (int64_t a : *axes) {
@@ -226,6 +227,9 @@ absl::Status ValidateAst(const UOpPtr& sink, size_t num_axes) {
         }
         break;
       }
+      case Ops::IGNORE:
+        if (u->num_src() == 0) return absl::InvalidArgumentError("IGNORE needs a source");
+        break;
       default:
         break;
     }
@@ -328,7 +332,7 @@ absl::StatusOr<std::vector<UOpPtr>> GetGroupedDims(absl::string_view prefix, abs
   if (reverse) std::reverse(dims.begin(), dims.end());
   if (!AllInt(dims)) {
     // Symbolic launch dims are neither merged nor split, and a SPECIAL's arg holds an integer size.
-    return absl::UnimplementedError(absl::StrCat("symbolic launch dims ", DimsString(dims)));
+    return absl::UnimplementedError(absl::StrCat("symbolic launch dims ", TupleString(dims)));
   }
   std::vector<int64_t> ints;
   for (const Sint& d : dims) ints.push_back(d.value());
