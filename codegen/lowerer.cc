@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
@@ -17,8 +19,6 @@
 
 namespace uopc {
 namespace {
-
-std::string DimsString(absl::Span<const Sint> dims) { return TupleString(dims); }
 
 std::string IntsString(absl::Span<const int64_t> v) {
   return absl::StrCat("(", absl::StrJoin(v, ", "), v.size() == 1 ? ",)" : ")");
@@ -188,8 +188,9 @@ absl::Status ValidateAst(const UOpPtr& sink, size_t num_axes) {
                                                            TupleString(st->shape()),
                                                            ", more axes than the kernel's ", num_axes));
           }
-          if (u->op() == Ops::STORE && u->num_src() < 3)
+          if (u->op() == Ops::STORE && u->num_src() < 3) {
             return absl::InvalidArgumentError("STORE without a value");
+          }
           if (u->op() == Ops::LOAD && u->src(0)->op() == Ops::DEFINE_LOCAL && u->num_src() < 3) {
             return absl::InvalidArgumentError("LOAD of local memory without the STORE it waits for");
           }
@@ -202,8 +203,9 @@ absl::Status ValidateAst(const UOpPtr& sink, size_t num_axes) {
           const ShapeTracker* st = ShapeTrackerOf(u->src(0));
           if (st == nullptr) return absl::InvalidArgumentError("VIEW without a ShapeTracker arg");
           if (u->op() == Ops::VALID) {
-            if (st->shape().size() > num_axes)
+            if (st->shape().size() > num_axes) {
               return absl::InvalidArgumentError("VALID view has too many axes");
+            }
             break;
           }
           for (const View& v : st->views()) {
@@ -215,6 +217,7 @@ absl::Status ValidateAst(const UOpPtr& sink, size_t num_axes) {
         }
         break;
       case Ops::REDUCE_AXIS: {
+        if (u->num_src() != 1) return absl::InvalidArgumentError("REDUCE_AXIS needs one source");
         absl::StatusOr<std::vector<int64_t>> axes = AxisArg(u);
         if (!axes.ok()) return axes.status();
         for (int64_t a : *axes) {
@@ -224,6 +227,9 @@ absl::Status ValidateAst(const UOpPtr& sink, size_t num_axes) {
         }
         break;
       }
+      case Ops::IGNORE:
+        if (u->num_src() == 0) return absl::InvalidArgumentError("IGNORE needs a source");
+        break;
       default:
         break;
     }
@@ -326,7 +332,7 @@ absl::StatusOr<std::vector<UOpPtr>> GetGroupedDims(absl::string_view prefix, abs
   if (reverse) std::reverse(dims.begin(), dims.end());
   if (!AllInt(dims)) {
     // Symbolic launch dims are neither merged nor split, and a SPECIAL's arg holds an integer size.
-    return absl::UnimplementedError(absl::StrCat("symbolic launch dims ", DimsString(dims)));
+    return absl::UnimplementedError(absl::StrCat("symbolic launch dims ", TupleString(dims)));
   }
   std::vector<int64_t> ints;
   for (const Sint& d : dims) ints.push_back(d.value());
@@ -398,8 +404,9 @@ absl::StatusOr<IndexContext> GetIndex(const UOpPtr& sink, const Renderer& render
       if (!axes.ok()) return axes.status();
       for (int64_t a : *axes) first_reduce = std::min(first_reduce, a);
     }
-    if (u->op() == Ops::LOAD && u->num_src() > 0 && u->src(0)->op() == Ops::DEFINE_LOCAL)
+    if (u->op() == Ops::LOAD && u->num_src() > 0 && u->src(0)->op() == Ops::DEFINE_LOCAL) {
       local_loads.push_back(u);
+    }
   }
   // A reduce axis is grouped (reduced across threads through local memory) when some local load's view
   // differs from the output's there.
@@ -440,8 +447,9 @@ absl::StatusOr<IndexContext> GetIndex(const UOpPtr& sink, const Renderer& render
       absl::StatusOr<std::vector<UOpPtr>> g =
           GetGroupedDims("gidx", span(0, global_dims), renderer.global_max(), true);
       if (!g.ok()) return g.status();
-      if (first_reduce + group_for_reduces > n)
+      if (first_reduce + group_for_reduces > n) {
         return absl::InvalidArgumentError("grouped reduces past the shape");
+      }
       absl::StatusOr<std::vector<UOpPtr>> l =
           GetGroupedDims("lidx", span(global_dims, first_reduce + group_for_reduces), renderer.local_max());
       if (!l.ok()) return l.status();
@@ -456,8 +464,9 @@ absl::StatusOr<IndexContext> GetIndex(const UOpPtr& sink, const Renderer& render
     idxs.push_back(UOp::Range(full_shape[i].ToUOp(), i));
   }
   for (int64_t i = first_upcasted; i < n; ++i) {
-    if (!full_shape[i].is_int())
+    if (!full_shape[i].is_int()) {
       return absl::InvalidArgumentError("an upcasted axis must have an integer size");
+    }
     const int64_t g = full_shape[i].value();
     std::vector<ConstValue> values;
     for (int64_t v = 0; v < g; ++v) values.push_back(ConstValue::Int(v));
@@ -476,8 +485,9 @@ absl::StatusOr<IndexContext> GetIndex(const UOpPtr& sink, const Renderer& render
 }
 
 absl::StatusOr<UOpPtr> RewriteLowerer(const UOpPtr& sink, const Renderer& renderer) {
-  if (sink == nullptr || sink->op() != Ops::SINK)
+  if (sink == nullptr || sink->op() != Ops::SINK) {
     return absl::InvalidArgumentError("the lowerer needs a SINK");
+  }
   absl::StatusOr<IndexContext> ctx = GetIndex(sink, renderer);
   if (!ctx.ok()) return ctx.status();
   if (absl::Status s = ValidateAst(sink, ctx->idxs.size()); !s.ok()) return s;

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "renderer/cstyle.h"
 #include "rewrite/graph_rewrite.h"
+#include "rewrite/pattern_matcher.h"
 #include "rewrite/symbolic.h"
 
 namespace uopc {
@@ -119,102 +120,85 @@ UOpPtr NoVectorizedReduce(const UOpPtr& inp, UOpPtr red) {
 // A REDUCE(ADD) pattern over `inner` with any ranges.
 UPat SumOf(const UPat& inner) { return inner.reduce().allow_any_len().arg(Arg(Ops::ADD)); }
 
-const PatternMatcher& BuildReduceCollapseRules() {
+// The rules that solve a range-reducing REDUCE in closed form (tinygrad's pm_reduce_collapse, with sym).
+PatternMatcher BuildReduceCollapseRules() {
   const UPat r = UPat(Ops::RANGE).named("r");
   const UPat cut = UPat::Var("cut"), val = UPat::Cvar("val"), gate = UPat::Var("gate");
   const UPat load = UPat(Ops::INDEX).src(UPat::Var("buf"), UPat::Var("idx")).load();
   const UPat casted_gate = UPat::Var("gate", dtypes::kBool).cast();
   const UPat dvar = UPat::Any(UPat(Ops::DEFINE_VAR).named("x"), UPat(Ops::DEFINE_VAR).gep().named("x"));
-  static const PatternMatcher* const pm =
-      new PatternMatcher(PatternMatcher({
-                             // Lift what does not depend on the range out of comparisons.
-                             {(x + y).lt(c),
-                              [](const Match& m) -> UOpPtr {
-                                if (!NoRange(m["y"]) || !NoRange(m["c"])) return nullptr;
-                                return m["x"].lt(m["c"] - m["y"]);
-                              }},
-                             {(x * y).lt(c),
-                              [](const Match& m) -> UOpPtr {
-                                if (!NoRange(m["y"]) || !NoRange(m["c"]) ||
-                                    m["y"]->vmin() <= ConstValue::Int(0))
-                                  return nullptr;
-                                return m["x"].lt((m["c"] + m["y"] - 1).idiv(m["y"]));
-                              }},
-                             {(x + y).ne(c),
-                              [](const Match& m) -> UOpPtr {
-                                if (!NoRange(m["y"]) || !NoRange(m["c"])) return nullptr;
-                                return m["x"].ne(m["c"] - m["y"]);
-                              }},
-                             // Counting the range values below a cut.
-                             {SumOf(r.lt(cut).where(0, val)),
-                              [](const Match& m) {
-                                const UOpPtr& end = m["r"]->src()[0];
-                                return (end - m["cut"])
-                                           .maximum(end.const_like(0))
-                                           .minimum(end)
-                                           .cast(m["val"]->dtype()) *
-                                       m["val"];
-                              }},
-                             {SumOf(r.lt(cut).where(val, 0)),
-                              [](const Match& m) {
-                                const UOpPtr& end = m["r"]->src()[0];
-                                return m["cut"]
-                                           .maximum(m["cut"].const_like(0))
-                                           .minimum(end)
-                                           .cast(m["val"]->dtype()) *
-                                       m["val"];
-                              }},
-                             // A sum of sums.
-                             {SumOf(x + y).named("red"),
-                              [](const Match& m) {
-                                std::vector<UOpPtr> ranges = Tail(m["red"]);
-                                return ReduceOf(m["x"], ranges, Arg(Ops::ADD)) +
-                                       ReduceOf(m["y"], ranges, Arg(Ops::ADD));
-                              }},
-                             // A product with a casted bool is a select.
-                             {x * UPat::Any(casted_gate,
-                                            UPat(Ops::VECTORIZE).src_repeat(casted_gate).named("b")),
-                              [](const Match& m) {
-                                if (m.has("b") && m["b"] != nullptr) {
-                                  return m["gate"]
-                                      .broadcast(m["x"]->dtype().count())
-                                      .where(m["x"], ConstValue::Int(0));
-                                }
-                                return m["gate"].where(m["x"], ConstValue::Int(0));
-                              }},
-                             // A gated load summed over the range that selects one element is a gated load.
-                             {SumOf(gate.where(load, 0)),
-                              [](const Match& m) { return m["buf"].index(m["idx"], m["gate"]).load(); }},
-                             {SumOf(gate.where(0, load)),
-                              [](const Match& m) {
-                                return m["buf"].index(m["idx"], m["gate"].logical_not()).load();
-                              }},
-                             // An index gated on `idx == r` reads at r = idx, when idx is in the range.
-                             {UPat::Var("buf").index(UPat::Var("expr"), UPat::Var("idx").eq(r.or_casted())),
-                              [](const Match& m) {
-                                const UOpPtr& range = m["r"];
-                                UOpPtr at = m["idx"].cast(range->dtype());
-                                UOpPtr expr = Substitute(m["expr"], UOpMap{{range.get(), at}});
-                                return m["buf"].index(expr, at.ge(0) & at.lt(range->src()[0]));
-                              }},
-                             // A constant selected by a variable and a condition: the variable factors out of
-                             // the sum.
-                             {
-                                 SumOf((dvar & y).where(UPat::Cvar("c"), 0)).named("red"),
-                                 [](const Match& m) {
-                                   UOpPtr inner = m["y"].where(m["c"], m["c"].const_like(0));
-                                   return ReduceOf(inner, Tail(m["red"]), Arg(Ops::ADD)) *
-                                          m["x"].cast(m["c"]->dtype());
-                                 }},
-                             {UPat(Ops::REDUCE).named("red"),
-                              [](const Match& m) { return ReduceRangeless(m["red"]); }},
-                             {UPat(Ops::VECTORIZE).named("inp").reduce().allow_any_len().named("red"),
-                              [](const Match& m) { return NoVectorizedReduce(m["inp"], m["red"]); }},
-                             // More than strictly needed, but it leaves only scalars for the rules above.
-                             {UPat(OpSet{Ops::INDEX, Ops::LOAD, Ops::WHERE}).named("alu"),
-                              [](const Match& m) { return NoVectorizedAlu(m["alu"]); }},
-                         }) +
-                         Sym());
+  PatternMatcher rules({
+      // Lift what does not depend on the range out of comparisons.
+      {(x + y).lt(c),
+       [](const Match& m) -> UOpPtr {
+         if (!NoRange(m["y"]) || !NoRange(m["c"])) return nullptr;
+         return m["x"].lt(m["c"] - m["y"]);
+       }},
+      {(x * y).lt(c),
+       [](const Match& m) -> UOpPtr {
+         if (!NoRange(m["y"]) || !NoRange(m["c"]) || m["y"]->vmin() <= ConstValue::Int(0)) return nullptr;
+         return m["x"].lt((m["c"] + m["y"] - 1).idiv(m["y"]));
+       }},
+      {(x + y).ne(c),
+       [](const Match& m) -> UOpPtr {
+         if (!NoRange(m["y"]) || !NoRange(m["c"])) return nullptr;
+         return m["x"].ne(m["c"] - m["y"]);
+       }},
+      // Counting the range values below a cut.
+      {SumOf(r.lt(cut).where(0, val)),
+       [](const Match& m) {
+         const UOpPtr& end = m["r"]->src()[0];
+         return (end - m["cut"]).maximum(end.const_like(0)).minimum(end).cast(m["val"]->dtype()) * m["val"];
+       }},
+      {SumOf(r.lt(cut).where(val, 0)),
+       [](const Match& m) {
+         const UOpPtr& end = m["r"]->src()[0];
+         return m["cut"].maximum(m["cut"].const_like(0)).minimum(end).cast(m["val"]->dtype()) * m["val"];
+       }},
+      // A sum of sums.
+      {SumOf(x + y).named("red"),
+       [](const Match& m) {
+         std::vector<UOpPtr> ranges = Tail(m["red"]);
+         return ReduceOf(m["x"], ranges, Arg(Ops::ADD)) + ReduceOf(m["y"], ranges, Arg(Ops::ADD));
+       }},
+      // A product with a casted bool is a select.
+      {x * UPat::Any(casted_gate, UPat(Ops::VECTORIZE).src_repeat(casted_gate).named("b")),
+       [](const Match& m) {
+         if (m.has("b") && m["b"] != nullptr) {
+           return m["gate"].broadcast(m["x"]->dtype().count()).where(m["x"], ConstValue::Int(0));
+         }
+         return m["gate"].where(m["x"], ConstValue::Int(0));
+       }},
+      // A gated load summed over the range that selects one element is a gated load.
+      {SumOf(gate.where(load, 0)), [](const Match& m) { return m["buf"].index(m["idx"], m["gate"]).load(); }},
+      {SumOf(gate.where(0, load)),
+       [](const Match& m) { return m["buf"].index(m["idx"], m["gate"].logical_not()).load(); }},
+      // An index gated on `idx == r` reads at r = idx, when idx is in the range.
+      {UPat::Var("buf").index(UPat::Var("expr"), UPat::Var("idx").eq(r.or_casted())),
+       [](const Match& m) {
+         const UOpPtr& range = m["r"];
+         UOpPtr at = m["idx"].cast(range->dtype());
+         UOpPtr expr = Substitute(m["expr"], UOpMap{{range.get(), at}});
+         return m["buf"].index(expr, at.ge(0) & at.lt(range->src()[0]));
+       }},
+      // A constant selected by a variable and a condition: the variable factors out of the sum.
+      {SumOf((dvar & y).where(UPat::Cvar("c"), 0)).named("red"),
+       [](const Match& m) {
+         UOpPtr inner = m["y"].where(m["c"], m["c"].const_like(0));
+         return ReduceOf(inner, Tail(m["red"]), Arg(Ops::ADD)) * m["x"].cast(m["c"]->dtype());
+       }},
+      {UPat(Ops::REDUCE).named("red"), [](const Match& m) { return ReduceRangeless(m["red"]); }},
+      {UPat(Ops::VECTORIZE).named("inp").reduce().allow_any_len().named("red"),
+       [](const Match& m) { return NoVectorizedReduce(m["inp"], m["red"]); }},
+      // More than strictly needed, but it leaves only scalars for the rules above.
+      {UPat(OpSet{Ops::INDEX, Ops::LOAD, Ops::WHERE}).named("alu"),
+       [](const Match& m) { return NoVectorizedAlu(m["alu"]); }},
+  });
+  return rules + Sym();
+}
+
+const PatternMatcher& ReduceCollapseRules() {
+  static const PatternMatcher* const pm = new PatternMatcher(BuildReduceCollapseRules());
   return *pm;
 }
 
@@ -359,11 +343,10 @@ const PatternMatcher& RemoveReduceRules() {
 
 }  // namespace
 
-const PatternMatcher& ReduceCollapseRules() { return BuildReduceCollapseRules(); }
-
 absl::StatusOr<UOpPtr> RewriteRemoveReduce(const UOpPtr& sink, const Renderer& renderer) {
-  if (sink == nullptr || sink->op() != Ops::SINK)
+  if (sink == nullptr || sink->op() != Ops::SINK) {
     return absl::InvalidArgumentError("remove_reduce needs a SINK");
+  }
   for (const UOp* u : sink->Toposort()) {
     if (u->op() == Ops::REDUCE && (!u->arg().is_op() || u->num_src() == 0)) {
       return absl::InvalidArgumentError(absl::StrCat("a REDUCE without a reduce op: ", u->arg().ToString()));

@@ -14,17 +14,12 @@
 
 #include "absl/status/statusor.h"
 #include "renderer/renderer.h"
-#include "rewrite/pattern_matcher.h"
 #include "uop/uop.h"
 
 namespace uopc {
 
 // The remove_reduce step: `sink` is the expander's output; the result is tinygrad's "remove_reduce" stage.
 absl::StatusOr<UOpPtr> RewriteRemoveReduce(const UOpPtr& sink, const Renderer& renderer);
-
-// The rules that solve a range-reducing REDUCE in closed form (tinygrad's pm_reduce_collapse, with sym), for
-// tests.
-const PatternMatcher& ReduceCollapseRules();
 
 }  // namespace uopc
 
