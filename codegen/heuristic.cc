@@ -243,4 +243,14 @@ absl::Status ApplyDefaultOptimizations(Kernel& k) {
   return k.ApplyOpts(*opts);
 }
 
+absl::StatusOr<UOpPtr> OptimizeKernelAst(const UOpPtr& ast, const Renderer& renderer,
+                                         KernelNameCounter* names,
+                                         const std::optional<std::vector<Opt>>& opts) {
+  absl::StatusOr<Kernel> k = Kernel::Create(ast, renderer);
+  if (!k.ok()) return k.status();
+  absl::Status applied = opts ? k->ApplyOpts(*opts) : ApplyDefaultOptimizations(*k);
+  if (!applied.ok()) return applied;
+  return k->GetOptimizedAst(names);
+}
+
 }  // namespace uopc

@@ -8,11 +8,14 @@
 #ifndef UOPC_CODEGEN_HEURISTIC_H_
 #define UOPC_CODEGEN_HEURISTIC_H_
 
+#include <optional>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "codegen/kernel.h"
 #include "codegen/opt.h"
+#include "renderer/renderer.h"
+#include "uop/uop.h"
 
 namespace uopc {
 
@@ -22,6 +25,12 @@ absl::StatusOr<std::vector<Opt>> HandCodedOptimizations(const Kernel& k);
 // What tinygrad does for a kernel without BEAM: tensor cores when they apply (TC=1), else the hand-coded
 // opts; applied to `k`.
 absl::Status ApplyDefaultOptimizations(Kernel& k);
+
+// The codegen step from a kernel AST to its optimized AST: `opts` when given (an empty list is tinygrad's
+// NOOPT=1), else the default optimizations; the kernel is named through `names` (nullptr: no repeat suffix).
+absl::StatusOr<UOpPtr> OptimizeKernelAst(const UOpPtr& ast, const Renderer& renderer,
+                                         KernelNameCounter* names,
+                                         const std::optional<std::vector<Opt>>& opts = std::nullopt);
 
 }  // namespace uopc
 

@@ -50,6 +50,39 @@ TEST(HeuristicCorpusTest, ClangOptsMatchTinygrad) {
   EXPECT_EQ(matched, static_cast<int>(KernelCorpus().size()));
 }
 
+// The whole step, as a driver calls it: tinygrad's optimized AST for `clang` (default opts) and
+// `clang_noopt`.
+TEST(HeuristicCorpusTest, OptimizeKernelAstGivesTheOptimizedAstStage) {
+  ClangRenderer clang;
+  int matched = 0;
+  for (const CorpusKernel& ck : KernelCorpus()) {
+    for (bool noopt : {false, true}) {
+      KernelNameCounter names;
+      absl::StatusOr<UOpPtr> ast =
+          OptimizeKernelAst(ParseCorpusGraph(ck.ast), clang, &names,
+                            noopt ? std::optional<std::vector<Opt>>(std::vector<Opt>{}) : std::nullopt);
+      ASSERT_TRUE(ast.ok()) << ck.id << ": " << ast.status();
+      std::string diff =
+          GraphDifference(*ast, *ck.target(noopt ? "clang_noopt" : "clang").Stage("optimized_ast"));
+      if (diff.empty()) {
+        ++matched;
+      } else {
+        ADD_FAILURE() << ck.id << (noopt ? " noopt" : "") << ": " << diff;
+      }
+    }
+  }
+  EXPECT_EQ(matched, 2 * static_cast<int>(KernelCorpus().size()));
+}
+
+TEST(HeuristicTest, OptimizeKernelAstReportsBadOpts) {
+  ClangRenderer clang;
+  KernelNameCounter names;
+  absl::StatusOr<UOpPtr> ast = OptimizeKernelAst(ParseCorpusGraph(KernelCorpus()[0].ast), clang, &names,
+                                                 std::vector<Opt>{Opt(OptOps::kLocal, 0, 3)});
+  EXPECT_TRUE(absl::IsInvalidArgument(ast.status())) << ast.status();
+  EXPECT_FALSE(OptimizeKernelAst(nullptr, clang, &names).ok());
+}
+
 TEST(HeuristicTest, LeavesTheKernelUnchanged) {
   DescriptionOnlyRenderer gpu = OpenClTarget();
   for (const char* id : {"matvec/0", "matmul_64/0", "sum_16x16/0"}) {

@@ -18,14 +18,18 @@
 #ifndef UOPC_CODEGEN_KERNEL_H_
 #define UOPC_CODEGEN_KERNEL_H_
 
+#include <array>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "codegen/opt.h"
 #include "renderer/renderer.h"
 #include "shapetracker/shapetracker.h"
@@ -66,11 +70,16 @@ class Kernel {
   static absl::StatusOr<Kernel> Create(const UOpPtr& ast, const Renderer& renderer);
 
   // Applies `opt`. On error (an InvalidArgumentError naming the opt and why, tinygrad's KernelOptError) the
-  // kernel is unchanged: the opt is applied to a copy that replaces this kernel only on success.
+  // kernel is unchanged: the opt is applied to a copy that replaces this kernel only on success. Beyond
+  // tinygrad's checks, a negative or missing axis (tinygrad would index from the end) and a negative amount
+  // are refused.
   absl::Status ApplyOpt(const Opt& opt);
+  // Applies the opts in order; stops at the first error, with the opts before it applied.
   absl::Status ApplyOpts(const std::vector<Opt>& opts);
-  // tinygrad's apply_tensor_cores with its default hand-coded TC opts: true when a tensor core applied. With
-  // `tc_opt` 0 (tinygrad's default) only a single reduce of two direct loads qualifies.
+  // tinygrad's apply_tensor_cores with its default hand-coded TC opts: true when a tensor core applied (the
+  // kernel is unchanged otherwise). With `tc_opt` 0 (tinygrad's default) only a single reduce of two direct
+  // loads qualifies; 2 also pads N, M and K to the core's dims. Where such a pad fails, tinygrad goes on to
+  // the next core keeping the pads that did apply; uopc goes back to the kernel before them.
   bool ApplyTensorCores(int64_t use_tensor_cores = 1, int64_t axis = 0, int64_t tc_select = -1,
                         int64_t tc_opt = 0);
 

@@ -1,5 +1,6 @@
 #include "codegen/kernel.h"
 
+#include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "codegen/testing/kernel_corpus.h"
 #include "codegen/testing/test_renderers.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 #include "renderer/cstyle.h"
 #include "uop/text_ir.h"
 
@@ -308,6 +310,33 @@ TEST(KernelTest, TensorCoresOnMetalForAFloatMatmul) {
   Kernel no_tc = Make("matmul_64/0", cuda);
   EXPECT_FALSE(no_tc.ApplyTensorCores());
   EXPECT_TRUE(no_tc.applied_opts().empty());
+}
+
+// tinygrad's optimized ASTs on GPU targets (codegen/testdata/generate_gpu_asts.py): tensor cores as WMMA
+// (TC=1) and as the local-memory emulation (TC=3) on CUDA sm_80 and Metal's 8x8x8 float core; and the corpus
+// kernels OpenCL's hand-coded opts group through local memory.
+TEST(KernelTest, GpuAstsMatchTinygrad) {
+  std::ifstream in("codegen/testdata/gpu_asts.json");
+  ASSERT_TRUE(in.good());
+  nlohmann::json cases = nlohmann::json::parse(in);
+  ASSERT_EQ(cases.size(), 17u);
+  DescriptionOnlyRenderer cuda = CudaSm80Target(), metal = MetalTarget(true), opencl = OpenClTarget();
+  for (const nlohmann::json& c : cases) {
+    const Renderer& r = c["target"] == "cuda" ? cuda : c["target"] == "metal" ? metal : opencl;
+    Kernel k = Make(c["id"].get<std::string>(), r);
+    if (int64_t use = c["use_tensor_cores"].get<int64_t>(); use != 0) {
+      ASSERT_TRUE(k.ApplyTensorCores(use));
+    } else {
+      ASSERT_TRUE(ApplyDefaultOptimizations(k).ok());
+    }
+    std::vector<std::string> opts;
+    for (const Opt& o : k.applied_opts()) opts.push_back(o.ToString());
+    EXPECT_EQ(opts, c["opts"].get<std::vector<std::string>>());
+    KernelNameCounter names;
+    absl::StatusOr<UOpPtr> ast = k.GetOptimizedAst(&names);
+    ASSERT_TRUE(ast.ok()) << ast.status();
+    EXPECT_EQ(GraphDifference(*ast, c["ast"].get<std::string>()), "") << c["id"] << " " << c["target"];
+  }
 }
 
 TEST(KernelTest, TensorCoreErrors) {
