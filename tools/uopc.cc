@@ -47,7 +47,7 @@ constexpr Subcommand kSubcommands[] = {
      RunShape},
     {"compile",
      "[--target=clang] [--noopt | --opts='UPCAST:0:4;...'] [--emit=src|uops|stages|ast] FILE|-  or  "
-     "--jsonl [--time] FILE|-",
+     "--jsonl [--time] FILE|-  or  --step=STEP FILE|-",
      "compile a kernel AST: optimize, lower, linearize and render (JSON lines of name, opts, uops, src with "
      "--jsonl)",
      kCompileFlags, 1, RunCompile},

@@ -2,6 +2,7 @@
 //
 //   uopc compile [--target=clang] [--noopt] [--opts='OPT;OPT'] [--emit=src|uops|stages|ast] FILE.uop|-
 //   uopc compile --jsonl [--target=clang] [--noopt] [--time] FILE|-
+//   uopc compile --step=STEP [--target=clang] FILE|-     one codegen step on its own (graph in, graph out)
 //
 // With --jsonl, every input line {"id", "ast", ...} (the codegen corpus's lines work as they are) gives one
 // output line {"id", "name", "opts", "global_size", "local_size", "uops", "src"} in the corpus's formats, or
@@ -15,6 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "codegen/codegen.h"
+#include "codegen/linearize.h"
 #include "nlohmann/json.hpp"
 #include "renderer/cstyle.h"
 #include "tools/uopc_subcommand.h"
@@ -29,6 +31,9 @@ ABSL_FLAG(std::string, opts, "",
           "compile: apply these opts instead of the hand-coded ones: short forms separated by ';' or spaces "
           "(UPCAST:0:4;UNROLL:0:4) or tinygrad's list ([Opt(op=OptOps.UPCAST, axis=0, arg=4)])");
 ABSL_FLAG(std::string, emit, "src", "compile: what to print: src, uops (tinygrad's listing), stages or ast");
+ABSL_FLAG(std::string, step, "",
+          "compile: run only this codegen step (lowerer, initial symbolic, ..., final rewrite, or linearize) on the "
+          "input graph, the graph after the step before it, and print the result");
 
 namespace uopc {
 
@@ -121,6 +126,35 @@ absl::Status CompileJsonLines(const std::string& path, const Renderer& renderer,
   return absl::OkStatus();
 }
 
+// `uopc compile --step=NAME`: one step of CodegenSteps (or the linearizer) on a graph file, like `opt -pass`.
+absl::Status RunOneStep(const std::string& path, const std::string& step, const Renderer& renderer,
+                        std::ostream& out) {
+  absl::StatusOr<GraphFile> file = ReadGraphFile(path);
+  if (!file.ok()) return file.status();
+  if (file->roots.size() != 1) return absl::InvalidArgumentError(absl::StrCat(file->name, ": expected one graph"));
+  auto located = [&](const absl::Status& s) {
+    return absl::Status(s.code(), absl::StrCat(file->name, ": ", step, ": ", s.message()));
+  };
+  if (step == "linearize") {
+    absl::StatusOr<std::vector<UOpPtr>> uops = Linearize(file->roots[0]);
+    if (!uops.ok()) return located(uops.status());
+    out << PrintUOpsListing(Raw(*uops));
+    return absl::OkStatus();
+  }
+  std::vector<std::string> names;
+  for (const CodegenStep& s : CodegenSteps(renderer)) {
+    if (s.name != step) {
+      names.push_back(std::string(s.name));
+      continue;
+    }
+    absl::StatusOr<UOpPtr> g = s.run(file->roots[0], renderer);
+    if (!g.ok()) return located(g.status());
+    out << PrintIr(g->get());
+    return absl::OkStatus();
+  }
+  return UsageError(absl::StrCat("unknown --step=", step, " (", absl::StrJoin(names, ", "), ", linearize)"));
+}
+
 }  // namespace
 
 absl::Status RunCompile(absl::Span<const std::string> args, std::ostream& out) {
@@ -133,6 +167,7 @@ absl::Status RunCompile(absl::Span<const std::string> args, std::ostream& out) {
     return CompileJsonLines(args[0], **renderer, *options, out);
   }
   if (absl::GetFlag(FLAGS_time)) return UsageError("--time needs --jsonl");
+  if (const std::string step = absl::GetFlag(FLAGS_step); !step.empty()) return RunOneStep(args[0], step, **renderer, out);
   const std::string emit = absl::GetFlag(FLAGS_emit);
   if (emit != "src" && emit != "uops" && emit != "stages" && emit != "ast") {
     return UsageError(absl::StrCat("unknown --emit=", emit, " (src, uops, stages or ast)"));
