@@ -26,37 +26,10 @@ using expander_internal::SwizzleLanes;
 
 using Step = std::function<absl::StatusOr<UOpPtr>(const UOpPtr&, const Renderer&)>;
 
-// Runs `step` on every corpus kernel's stage `before` (both CPU targets) and compares with stage `after`.
-// Returns the ids ("kernel@target") whose result differs, and prints them with the first difference.
+// The corpus graphs (both CPU targets) where `step` on stage `before` does not give stage `after`.
 std::vector<std::string> CorpusDifferences(const char* before, const char* after, const Step& step) {
   ClangRenderer clang;
-  std::vector<std::string> failed;
-  std::string first_diff;
-  int graphs = 0;
-  for (const CorpusKernel& k : KernelCorpus()) {
-    for (const char* target : {"clang", "clang_noopt"}) {
-      const CorpusTarget& t = k.target(target);
-      const std::string* in = t.Stage(before);
-      const std::string* want = t.Stage(after);
-      if (in == nullptr || want == nullptr) {
-        ADD_FAILURE() << k.id << "@" << target << " lacks stage " << before << " or " << after;
-        continue;
-      }
-      ++graphs;
-      absl::StatusOr<UOpPtr> got = step(ParseCorpusGraph(*in), clang);
-      std::string diff = got.ok() ? GraphDifference(*got, *want) : std::string(got.status().message());
-      if (diff.empty()) continue;
-      failed.push_back(k.id + "@" + target);
-      if (first_diff.empty()) first_diff = failed.back() + ":\n" + diff;
-    }
-  }
-  EXPECT_EQ(graphs, 93 * 2);
-  if (!failed.empty()) {
-    std::cout << after << ": " << graphs - failed.size() << "/" << graphs
-              << " equal; differing: " << absl::StrJoin(failed, " ") << "\n"
-              << first_diff << "\n";
-  }
-  return failed;
+  return CorpusStepDifferences(before, after, [&](const UOpPtr& g) { return step(g, clang); });
 }
 
 TEST(ExpanderCorpusTest, InitialSymbolic) {
@@ -447,7 +420,8 @@ TEST(ExpanderTest, MalformedAxesAreLeftAlone) {
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ(*got, sum);
   // Sizes of 0, and more lanes than a vector holds, are not expanded either.
-  for (const Arg& axes : {Arg(Arg::Tuple{Arg{Arg(0), Arg(0)}}), Arg{Arg{Arg(0), Arg(300)}, Arg{Arg(1), Arg(300)}}}) {
+  for (const Arg& axes :
+       {Arg(Arg::Tuple{Arg{Arg(0), Arg(0)}}), Arg{Arg{Arg(0), Arg(300)}, Arg{Arg(1), Arg(300)}}}) {
     UOpPtr big = UOp::New(Ops::UNROLL, dtypes::kInt32, {x.broadcast(2)}, axes) + x;
     got = TryGraphRewrite(big, Expander());
     ASSERT_TRUE(got.ok()) << got.status();

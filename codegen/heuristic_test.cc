@@ -6,12 +6,12 @@
 
 #include "absl/strings/str_join.h"
 #include "codegen/kernel.h"
-#include "uop/kernel_info.h"
 #include "codegen/opt.h"
 #include "codegen/testing/kernel_corpus.h"
 #include "codegen/testing/test_renderers.h"
 #include "gtest/gtest.h"
 #include "renderer/cstyle.h"
+#include "uop/kernel_info.h"
 
 namespace uopc {
 namespace {

@@ -124,11 +124,6 @@ std::vector<std::pair<int64_t, int64_t>> TcReduceAxes(const TensorCore& tc) {
   return out;
 }
 // tinygrad's str(TensorCore): WMMA_8_16_16_half_float.
-std::string TensorCoreName(const TensorCore& tc) {
-  return absl::StrCat("WMMA_", absl::StrJoin(tc.dims, "_"), "_", tc.dtype_in.name(), "_",
-                      tc.dtype_out.name());
-}
-
 int64_t TcCount(const TensorCore& tc, char kind) {
   return std::count_if(tc.opts.begin(), tc.opts.end(), [&](const std::string& o) { return o[0] == kind; });
 }
@@ -877,7 +872,7 @@ absl::StatusOr<UOpPtr> Kernel::GetOptimizedAst(KernelNameCounter* names,
         UOpPtr tc_uop;
         if (use_tensor_cores_ == 1) {  // a real WMMA; CONTRACT/UNROLL give the vectorization
           std::vector<std::pair<int64_t, int64_t>> ua[3] = {upcast_axes(0), upcast_axes(1), upcast_axes(2)};
-          Arg wmma_arg = Arg::Tuple{Arg(TensorCoreName(tc)),
+          Arg wmma_arg = Arg::Tuple{Arg(tc.ToString()),
                                     Arg::IntTuple(tc.dims),
                                     Arg(tc.dtype_in),
                                     Arg(tc.dtype_out),

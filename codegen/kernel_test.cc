@@ -7,13 +7,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "codegen/heuristic.h"
-#include "uop/kernel_info.h"
 #include "codegen/opt.h"
 #include "codegen/testing/kernel_corpus.h"
 #include "codegen/testing/test_renderers.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "renderer/cstyle.h"
+#include "uop/kernel_info.h"
 #include "uop/text_ir.h"
 
 namespace uopc {

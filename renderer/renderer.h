@@ -1,9 +1,9 @@
 // Renderer: what a code-generation target is and wants (tinygrad's Renderer), and the interface every backend
 // implements to turn a linearized program into source code.
 //
-// Codegen reads the target description (local memory, launch limits, float4 support, tensor cores, the ops the
-// target renders, its pre/extra rewrite rules) to choose optimizations and to lower the kernel; the renderer then
-// writes the linear program (the uops after the linearizer) as source.
+// Codegen reads the target description (local memory, launch limits, float4 support, tensor cores, the ops
+// the target renders, its pre/extra rewrite rules) to choose optimizations and to lower the kernel; the
+// renderer then writes the linear program (the uops after the linearizer) as source.
 //
 //   ClangRenderer clang;
 //   absl::StatusOr<std::string> src = clang.Render(uops);   // uops: codegen's linear program
@@ -28,8 +28,8 @@ namespace uopc {
 
 // D = A * B + C on a tensor core; A is M x K, B is K x N, C and D are M x N (tinygrad's TensorCore).
 struct TensorCore {
-  std::array<int64_t, 3> dims;  // N, M, K
-  int64_t threads = 0;           // threads that build the warp
+  std::array<int64_t, 3> dims;                 // N, M, K
+  int64_t threads = 0;                         // threads that build the warp
   std::array<int64_t, 3> elements_per_thread;  // per thread, from A, B and C
   DType dtype_in;
   DType dtype_out;

@@ -251,7 +251,7 @@ absl::StatusOr<InterpretedProgram> InterpretedProgram::Create(absl::Span<const U
 
 absl::Status InterpretedProgram::Run(absl::Span<const InterpBuffer> buffers,
                                      const absl::flat_hash_map<std::string, int64_t>& vars,
-                                     const LaunchDims& dims) const {
+                                     const LaunchDims& dims, int64_t max_steps) const {
   for (int d = 0; d < 3; ++d) {
     if (dims.global[d] < 1 || dims.local[d] < 1)
       return absl::InvalidArgumentError("launch sizes must be >= 1");
@@ -260,6 +260,7 @@ absl::Status InterpretedProgram::Run(absl::Span<const InterpBuffer> buffers,
   if (warp64 > 4096) return absl::InvalidArgumentError("at most 4096 threads per workgroup");
   const int warp = static_cast<int>(warp64);
   const int n = static_cast<int>(ops_.size());
+  int64_t steps = 0;
 
   for (int64_t gz = 0; gz < dims.global[2]; ++gz) {
     for (int64_t gy = 0; gy < dims.global[1]; ++gy) {
@@ -272,6 +273,10 @@ absl::Status InterpretedProgram::Run(absl::Span<const InterpBuffer> buffers,
         m.masks_.push_back(std::vector<bool>(warp, true));
         int pc = 0;
         while (pc < n) {
+          if (max_steps > 0 && ++steps > max_steps) {
+            return absl::ResourceExhaustedError(
+                absl::StrCat("the program ran more than ", max_steps, " uops"));
+          }
           const Op& op = ops_[pc];
           const UOp* u = op.uop;
           const int width = Width(u);

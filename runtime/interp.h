@@ -46,9 +46,11 @@ class InterpretedProgram {
   static absl::StatusOr<InterpretedProgram> Create(absl::Span<const UOpPtr> uops);
 
   // Runs the program once. `buffers[i]` backs DEFINE_GLOBAL i (its element type must be the pointer's);
-  // `vars` gives each DEFINE_VAR's value by name.
+  // `vars` gives each DEFINE_VAR's value by name. With `max_steps` > 0, executing more uops than that (over
+  // all workgroups) stops the run with ResourceExhausted, for callers that run programs they did not write.
   absl::Status Run(absl::Span<const InterpBuffer> buffers,
-                   const absl::flat_hash_map<std::string, int64_t>& vars, const LaunchDims& dims) const;
+                   const absl::flat_hash_map<std::string, int64_t>& vars, const LaunchDims& dims,
+                   int64_t max_steps = 0) const;
 
   const std::vector<UOpPtr>& uops() const { return uops_; }
 

@@ -191,5 +191,17 @@ TEST(InterpTest, MalformedProgramsAreErrors) {
   EXPECT_THAT(p->Run({}, {}, {}).message(), HasSubstr("no buffer for this argument"));
 }
 
+// A program someone else wrote can be capped: more uops than max_steps is an error, not a hang.
+TEST(InterpTest, StepLimitStopsLongRuns) {
+  UOpPtr d0 = Global(kInt, 1, 0), zero = UOp::Const(kInt, 0);
+  UOpPtr end = UOp::Const(kInt, 1000000), r = UOp::Range(end, 0), st = d0.index(zero).store({r});
+  std::vector<UOpPtr> prg = {d0, zero, end, r, d0.index(zero), st, EndRange(r), UOp::Sink({st})};
+  absl::StatusOr<InterpretedProgram> p = InterpretedProgram::Create(prg);
+  ASSERT_TRUE(p.ok());
+  std::vector<int32_t> out(1);
+  absl::Status s = p->Run({Buffer(out, kInt)}, {}, {}, /*max_steps=*/1000);
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+}
+
 }  // namespace
 }  // namespace uopc

@@ -110,6 +110,34 @@ UOpPtr ParseCorpusGraph(absl::string_view text) {
   return *std::move(g);
 }
 
+std::vector<std::string> CorpusStepDifferences(absl::string_view before, absl::string_view after,
+                                               const CorpusStep& step) {
+  std::vector<std::string> differ;
+  std::string first;
+  for (const CorpusKernel& k : KernelCorpus()) {
+    for (const char* target : {"clang", "clang_noopt"}) {
+      const std::string id = absl::StrCat(k.id, "@", target);
+      const CorpusTarget& t = k.target(target);
+      const std::string* in = t.Stage(before);
+      const std::string* want = t.Stage(after);
+      if (in == nullptr || want == nullptr) {
+        differ.push_back(absl::StrCat(id, " (a stage is missing)"));
+        continue;
+      }
+      absl::StatusOr<UOpPtr> got = step(ParseCorpusGraph(*in));
+      std::string diff = got.ok() ? GraphDifference(*got, *want) : std::string(got.status().message());
+      if (diff.empty()) continue;
+      if (first.empty()) first = absl::StrCat(id, ":\n", diff);
+      differ.push_back(id);
+    }
+  }
+  if (!first.empty()) {
+    std::fprintf(stderr, "%.*s -> %.*s: %zu graphs differ; the first:\n%s\n", static_cast<int>(before.size()),
+                 before.data(), static_cast<int>(after.size()), after.data(), differ.size(), first.c_str());
+  }
+  return differ;
+}
+
 std::string GraphDifference(const UOpPtr& got, absl::string_view expected_text) {
   UOpPtr expected = ParseCorpusGraph(expected_text);
   if (got == expected) return "";

@@ -7,6 +7,7 @@
 #define UOPC_CODEGEN_TESTING_KERNEL_CORPUS_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -65,6 +66,15 @@ const std::vector<CorpusKernel>& KernelCorpus();
 
 // Parses a graph in textual IR; CHECK-fails on malformed text (the corpus is ours).
 UOpPtr ParseCorpusGraph(absl::string_view text);
+
+// One codegen step, as the corpus tests call it.
+using CorpusStep = std::function<absl::StatusOr<UOpPtr>(const UOpPtr&)>;
+
+// Runs `step` on stage `before` of every corpus kernel, for both CPU targets (`clang`, `clang_noopt`), and
+// compares with stage `after`. Returns "ID@target" for each graph that differs (empty: all 186 equal) and
+// prints the first difference. A kernel lacking either stage is a test failure.
+std::vector<std::string> CorpusStepDifferences(absl::string_view before, absl::string_view after,
+                                               const CorpusStep& step);
 
 // Empty when `got` is the graph `expected_text` describes (interned nodes compared by pointer); else a
 // message with both graphs' text and the first line where they differ.
