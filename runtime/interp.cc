@@ -184,6 +184,35 @@ absl::StatusOr<InterpretedProgram> InterpretedProgram::Create(absl::Span<const U
         return UopError(i, u, "a source is not defined before its use");
       op.src.push_back(it->second);
     }
+    // Only ordering edges may point at uops without a value (a SINK's, BARRIER's or ENDIF's sources, a LOAD's
+    // or IF's trailing barrier); a value read from one is a malformed program.
+    for (size_t s = 0; s < op.src.size(); ++s) {
+      const bool ordering_only = u->op() == Ops::SINK || u->op() == Ops::BARRIER || u->op() == Ops::ENDIF ||
+                                 ((u->op() == Ops::LOAD || u->op() == Ops::IF) && s >= 1);
+      if (uops[op.src[s]]->dtype() == DType() && !ordering_only) {
+        return UopError(i, u, absl::StrCat("reads a value from uop ", op.src[s], ", which has none"));
+      }
+    }
+    // Each input is one element or as wide as the uop (VECTORIZE: one element per source), so that no lane
+    // reads past a value.
+    const int width = Width(u);
+    if (u->op() == Ops::VECTORIZE && static_cast<int>(op.src.size()) != width) {
+      return UopError(i, u, "a VECTORIZE needs one source per element");
+    }
+    for (size_t s = 0; s < op.src.size(); ++s) {
+      const int w = Width(uops[op.src[s]].get());
+      const bool fits = u->op() == Ops::VECTORIZE ? w == 1
+                        : u->op() == Ops::GEP     ? true
+                        : u->op() == Ops::STORE
+                            ? s == 1 || w == 1 || (u->num_src() > 1 && w == Width(u->src(1)))
+                        : u->op() == Ops::LOAD && s == 0 ? w == 1 || w == width
+                                                         : w == 1 || w == width;
+      if (!fits && uops[op.src[s]]->dtype() != DType())
+        return UopError(i, u, "a source's width does not fit");
+    }
+    if (u->op() == Ops::ASSIGN && !op.src.empty() && Width(uops[op.src[0]].get()) != width) {
+      return UopError(i, u, "an ASSIGN must be as wide as its accumulator");
+    }
     switch (u->op()) {
       case Ops::ENDRANGE:
         if (op.src.size() != 1 || uops[op.src[0]]->op() != Ops::RANGE) {
@@ -283,6 +312,17 @@ absl::Status InterpretedProgram::Run(absl::Span<const InterpBuffer> buffers,
           std::vector<Scalar>& out = m.values_[pc];
           if (u->dtype() != DType()) out.assign(static_cast<size_t>(width) * warp, Scalar{});
           auto error = [&](absl::string_view what) { return UopError(pc, u, what); };
+          // Every input must have a value by now. An ASSIGN whose loop ran no iteration stands for its
+          // accumulator, as the C variable does; any other missing value is a program that reads what a block
+          // which did not run would have computed.
+          for (int s : op.src) {
+            if (!m.values_[s].empty() || uops_[s]->dtype() == DType()) continue;
+            if (uops_[s]->op() == Ops::ASSIGN && !m.values_[ops_[s].src[0]].empty()) {
+              m.values_[s] = m.values_[ops_[s].src[0]];
+              continue;
+            }
+            return error(absl::StrCat("reads uop ", s, ", which has no value here (its block did not run)"));
+          }
           switch (u->op()) {
             case Ops::SINK:
             case Ops::BARRIER:  // the lanes of a workgroup run in lock step
@@ -443,6 +483,9 @@ absl::Status InterpretedProgram::Run(absl::Span<const InterpBuffer> buffers,
                     continue;
                   }
                   const int64_t at = p.offset + (pointer_vector ? 0 : e);
+                  if (p.mem < 0 || p.mem >= static_cast<int>(m.memories_.size())) {
+                    return error("loads through something that is not a buffer");
+                  }
                   const Memory& mem = m.memories_[p.mem];
                   if (at < 0 || at >= mem.size) {
                     return error(
@@ -462,6 +505,9 @@ absl::Status InterpretedProgram::Run(absl::Span<const InterpBuffer> buffers,
                   const Pointer& p = m.Src(op.src[0], pointer_vector ? e : 0, t).p;
                   if (!p.gate) continue;
                   const int64_t at = p.offset + (pointer_vector ? 0 : e);
+                  if (p.mem < 0 || p.mem >= static_cast<int>(m.memories_.size())) {
+                    return error("stores through something that is not a buffer");
+                  }
                   const Memory& mem = m.memories_[p.mem];
                   if (at < 0 || at >= mem.size) {
                     return error(

@@ -203,5 +203,37 @@ TEST(InterpTest, StepLimitStopsLongRuns) {
   EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
 }
 
+// After a loop that ran no iteration, the accumulator's ASSIGN stands for its initial value (C's variable),
+// and a value only the loop computes is an error, not a read of nothing.
+TEST(InterpTest, ValuesOfBlocksThatDidNotRun) {
+  UOpPtr d0 = Global(kInt, 1, 0), zero = UOp::Const(kInt, 0), n = UOp::Variable("n", 0, 10);
+  UOpPtr seven = UOp::Const(kInt, 7), r = UOp::Range(n, 0);
+  UOpPtr acc = UOp::New(Ops::DEFINE_ACC, kInt, {seven, r}, Arg(Arg::Tuple{Arg(0)}));
+  UOpPtr assign = acc.assign(acc + r), st = d0.index(zero).store({assign});
+  std::vector<int32_t> out(1, -1);
+  std::vector<UOpPtr> prg = {d0,      zero,   n,           seven,          acc, r,
+                             acc + r, assign, EndRange(r), d0.index(zero), st,  UOp::Sink({st})};
+  ASSERT_TRUE(RunProgram(prg, {Buffer(out, kInt)}, {{"n", 0}}).ok());
+  EXPECT_EQ(out[0], 7);
+  ASSERT_TRUE(RunProgram(prg, {Buffer(out, kInt)}, {{"n", 3}}).ok());
+  EXPECT_EQ(out[0], 10);
+  UOpPtr inner = r + 1, st2 = d0.index(zero).store({inner});
+  std::vector<UOpPtr> bad = {
+      d0, zero, n, r, UOp::Const(kInt, 1), inner, EndRange(r), d0.index(zero), st2, UOp::Sink({st2})};
+  EXPECT_THAT(RunProgram(bad, {Buffer(out, kInt)}, {{"n", 0}}).message(), HasSubstr("has no value here"));
+}
+
+TEST(InterpTest, LoadsOnlyFromBuffersAndWidthsMustFit) {
+  UOpPtr d0 = Global(kInt, 1, 0), zero = UOp::Const(kInt, 0), notbuf = UOp::Const(kInt.Ptr(4), 0);
+  UOpPtr ld = UOp::New(Ops::INDEX, kInt.Ptr(4), {notbuf, zero}).load(), st = d0.index(zero).store({ld});
+  std::vector<int32_t> out(1);
+  EXPECT_THAT(RunProgram({d0, zero, notbuf, ld->src(0)->ref(), ld, d0.index(zero), st, UOp::Sink({st})},
+                         {Buffer(out, kInt)})
+                  .message(),
+              HasSubstr("not a buffer"));
+  UOpPtr v2 = UOp::New(Ops::VECTORIZE, kInt.Vec(4), {zero, zero});
+  EXPECT_THAT(InterpretedProgram::Create({zero, v2}).status().message(), HasSubstr("one source per element"));
+}
+
 }  // namespace
 }  // namespace uopc
