@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -45,6 +46,14 @@ constexpr OpSet kSupported =
 absl::Status UopError(int pos, const UOp* u, absl::string_view what) {
   return absl::InvalidArgumentError(
       absl::StrCat("uop ", pos, " (", OpName(u->op()), " ", u->dtype().ToString(), "): ", what));
+}
+
+// A loop bound or an index as an int64: Python's int() of the value, saturated (an ill-typed program may hand
+// over a float; the bounds checks then reject what it points at).
+int64_t AsIndex(const ConstValue& v) {
+  const absl::int128 i = v.AsInt();
+  const absl::int128 lo = std::numeric_limits<int64_t>::min(), hi = std::numeric_limits<int64_t>::max();
+  return static_cast<int64_t>(i < lo ? lo : i > hi ? hi : i);
 }
 
 // The elements a uop's value has per lane: its vector width (pointers: the pointer vector's).
@@ -392,7 +401,7 @@ absl::Status InterpretedProgram::Run(absl::Span<const InterpBuffer> buffers,
               }
               break;
             case Ops::RANGE: {
-              const int64_t end = m.Src(op.src[0], 0, 0).v.AsInt64();
+              const int64_t end = AsIndex(m.Src(op.src[0], 0, 0).v);
               if (end <= 0) {
                 pc = op.jump + 1;
                 continue;
@@ -403,7 +412,7 @@ absl::Status InterpretedProgram::Run(absl::Span<const InterpBuffer> buffers,
             }
             case Ops::ENDRANGE: {
               std::vector<Scalar>& counter = m.values_[op.jump];
-              const int64_t next = counter[0].v.AsInt64() + 1;
+              const int64_t next = AsIndex(counter[0].v) + 1;
               if (next < m.range_end_[op.jump]) {
                 for (Scalar& s : counter) s.v = ConstValue::Int(next);
                 pc = op.jump + 1;
@@ -460,7 +469,7 @@ absl::Status InterpretedProgram::Run(absl::Span<const InterpBuffer> buffers,
               for (int e = 0; e < width; ++e) {
                 for (int t = 0; t < warp; ++t) {
                   Pointer p = m.Src(op.src[0], e, t).p;
-                  p.offset += m.Src(op.src[1], e, t).v.AsInt64();
+                  p.offset += AsIndex(m.Src(op.src[1], e, t).v);
                   if (op.src.size() > 2) p.gate = m.Src(op.src[2], e, t).v.AsBool();
                   m.At(pc, e, t).p = p;
                 }
