@@ -193,6 +193,18 @@ absl::StatusOr<InterpretedProgram> InterpretedProgram::Create(absl::Span<const U
         return UopError(i, u, "a source is not defined before its use");
       op.src.push_back(it->second);
     }
+    // Every op has the sources it reads.
+    size_t min_src = 0;
+    if (groups::kTernary.contains(u->op())) {
+      min_src = 3;
+    } else if (groups::kBinary.contains(u->op()) || u->op() == Ops::INDEX) {
+      min_src = 2;
+    } else if (groups::kUnary.contains(u->op()) || u->op() == Ops::LOAD || u->op() == Ops::CAST ||
+               u->op() == Ops::BITCAST || u->op() == Ops::NOOP || u->op() == Ops::DEFINE_ACC ||
+               u->op() == Ops::IF) {
+      min_src = 1;
+    }
+    if (op.src.size() < min_src) return UopError(i, u, absl::StrCat("needs at least ", min_src, " sources"));
     // Only ordering edges may point at uops without a value (a SINK's, BARRIER's or ENDIF's sources, a LOAD's
     // or IF's trailing barrier); a value read from one is a malformed program.
     for (size_t s = 0; s < op.src.size(); ++s) {
