@@ -12,8 +12,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "uop/kernel_info.h"
 #include "rewrite/infix.h"
+#include "uop/kernel_info.h"
 #include "uop/ops.h"
 
 namespace uopc {

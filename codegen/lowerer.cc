@@ -12,10 +12,10 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "uop/kernel_info.h"
 #include "rewrite/graph_rewrite.h"
 #include "rewrite/pattern_matcher.h"
 #include "shapetracker/shapetracker.h"
+#include "uop/kernel_info.h"
 
 namespace uopc {
 namespace {

@@ -1,6 +1,6 @@
-// ProgramSpec: one compiled kernel as codegen hands it to a device (tinygrad's ProgramSpec): the function's name,
-// its rendered source (for devices that compile it), its linear uops (for devices that interpret them), its
-// parameters, its launch dims and the opts that made it.
+// ProgramSpec: one compiled kernel as codegen hands it to a device (tinygrad's ProgramSpec): the function's
+// name, its rendered source (for devices that compile it), its linear uops (for devices that interpret them),
+// its parameters, its launch dims and the opts that made it.
 #ifndef UOPC_CODEGEN_PROGRAM_SPEC_H_
 #define UOPC_CODEGEN_PROGRAM_SPEC_H_
 

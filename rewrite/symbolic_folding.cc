@@ -100,7 +100,8 @@ UOpPtr FoldedAlu(Ops op, const UOpPtr& a, const UOpPtr& b) {
     if (IsIntValue(b.get(), 0) && a->dtype().is_int()) return b;
   }
   if (IsScalarConst(a.get()) && IsScalarConst(b.get()) && a->dtype() == b->dtype()) {
-    absl::StatusOr<ConstValue> v = FoldConstantOp(op, a->dtype(), {a->const_value(), b->const_value()}, a->dtype());
+    absl::StatusOr<ConstValue> v =
+        FoldConstantOp(op, a->dtype(), {a->const_value(), b->const_value()}, a->dtype());
     if (v.ok()) return UOp::Const(a->dtype(), *v);
   }
   return a.alu(op, {b});
@@ -324,7 +325,8 @@ UOpPtr DivAndModFolding(const UOp* x, const UOp* y, Ops which, bool split_rem) {
     UOpPtr v = Divides(u, f);
     if (!v) return nullptr;  // f == 0: a zero term; leave it to constant folding
     int128 q = FloorDiv(f, c), r = FloorMod(f, c);
-    if (r == 0 || ((which == Ops::MOD || split_rem || u->op() == Ops::CONST) && r != f)) something_changed = true;
+    if (r == 0 || ((which == Ops::MOD || split_rem || u->op() == Ops::CONST) && r != f))
+      something_changed = true;
     if (u->op() == Ops::CONST) {
       constant += f;
     } else {
@@ -377,7 +379,8 @@ UOpPtr DivAndModFolding(const UOp* x, const UOp* y, Ops which, bool split_rem) {
   if (!something_changed) {
     // x // c == (x // div) // (c / div) holds for truncating division too.
     if (which == Ops::IDIV && div > 1 && div < c) {
-      if (UOpPtr inner = DivAndModFolding(x, ConstLike(x, div).get(), Ops::IDIV)) return inner.idiv(inner.const_like(ConstValue::Int(c / div)));
+      if (UOpPtr inner = DivAndModFolding(x, ConstLike(x, div).get(), Ops::IDIV))
+        return inner.idiv(inner.const_like(ConstValue::Int(c / div)));
     }
     return nullptr;
   }
@@ -385,11 +388,12 @@ UOpPtr DivAndModFolding(const UOp* x, const UOp* y, Ops which, bool split_rem) {
   // non-negative. (Tested on the remainder's bounds before building it.)
   Coefficients rem_factors;
   for (size_t i = 0; i < svars.size(); ++i) {
-    rem_factors.push_back(which == Ops::IDIV && !split_rem && remainders[i] != 0 ? FloorDiv(factors[i], gcd)
-                                                                                  : FloorDiv(remainders[i], gcd));
+    rem_factors.push_back(which == Ops::IDIV && !split_rem && remainders[i] != 0
+                              ? FloorDiv(factors[i], gcd)
+                              : FloorDiv(remainders[i], gcd));
   }
-  if ((x_min < 0 || LinearBounds(rem_factors, svars, FloorDiv(FloorMod(constant, c), gcd), /*const_first=*/true)
-                            .lo < 0) &&
+  if ((x_min < 0 ||
+       LinearBounds(rem_factors, svars, FloorDiv(FloorMod(constant, c), gcd), /*const_first=*/true).lo < 0) &&
       !remainders.empty()) {
     return nullptr;
   }
@@ -502,8 +506,9 @@ int CompareArg(const Arg& a, const Arg& b) {
   auto numeric = [](const Arg& v) { return v.is_int() || v.is_float() || v.is_bool(); };
   if (numeric(a) && numeric(b)) {
     auto to_const = [](const Arg& v) {
-      return v.is_int() ? ConstValue::Int(v.as_int()) : v.is_float() ? ConstValue::Float(v.as_float())
-                                                                        : ConstValue::Bool(v.as_bool());
+      return v.is_int()     ? ConstValue::Int(v.as_int())
+             : v.is_float() ? ConstValue::Float(v.as_float())
+                            : ConstValue::Bool(v.as_bool());
     };
     ConstValue x = to_const(a), y = to_const(b);
     return x < y ? -1 : y < x ? 1 : 0;
@@ -576,7 +581,8 @@ UOpPtr XPow(const UOpPtr& base, const UOpPtr& exponent) {
                    .cast(int_vec)
                    .mod(UOp::Const(int_vec, 2))
                    .cast(dtypes::kBool.Vec(exponent->dtype().count()));
-  UOpPtr adj = non_int.where(ret.const_like(std::nan("")), odd.where(ret.const_like(-1.0), ret.const_like(1.0)));
+  UOpPtr adj =
+      non_int.where(ret.const_like(std::nan("")), odd.where(ret.const_like(-1.0), ret.const_like(1.0)));
   UOpPtr zero_zero = base.eq(base.const_like(0.0)).bitwise_and(exponent.eq(exponent.const_like(0.0)));
   return zero_zero.where(ret.const_like(1.0), ret * negative.where(adj, ret.const_like(1.0)));
 }

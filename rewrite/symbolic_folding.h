@@ -1,11 +1,11 @@
 // The algorithms behind the symbolic rules that do more than one pattern can say: division and modulo folding
 // using value ranges, comparison folding, unrolled-division folding, and the canonical operand order.
 //
-// They follow tinygrad v0.10.3's codegen/symbolic.py, with one deliberate difference: every result is correct under
-// C semantics (`//` truncates toward zero, `%` takes the dividend's sign). tinygrad derives several folds with
-// Python's floor semantics and applies them to negative dividends and divisors, where C disagrees; here those
-// folds are applied only where both semantics agree (see the comments at each guard). Each function returns a
-// null UOpPtr for "no rewrite".
+// They follow tinygrad v0.10.3's codegen/symbolic.py, with one deliberate difference: every result is correct
+// under C semantics (`//` truncates toward zero, `%` takes the dividend's sign). tinygrad derives several
+// folds with Python's floor semantics and applies them to negative dividends and divisors, where C disagrees;
+// here those folds are applied only where both semantics agree (see the comments at each guard). Each
+// function returns a null UOpPtr for "no rewrite".
 #ifndef UOPC_REWRITE_SYMBOLIC_FOLDING_H_
 #define UOPC_REWRITE_SYMBOLIC_FOLDING_H_
 
@@ -21,8 +21,8 @@
 namespace uopc {
 
 // The constant `op` gives on constant operands of `operand_dtype`, as tinygrad folds constants (exec_alu with
-// truncate_output=False): on floats in double precision, so a float32 constant may hold a value float32 cannot
-// represent (the C compiler rounds the literal); integers wrap to their dtype as the C program would.
+// truncate_output=False): on floats in double precision, so a float32 constant may hold a value float32
+// cannot represent (the C compiler rounds the literal); integers wrap to their dtype as the C program would.
 absl::StatusOr<ConstValue> FoldConstantOp(Ops op, DType dtype, absl::Span<const ConstValue> operands,
                                           DType operand_dtype);
 
@@ -60,10 +60,10 @@ UOpPtr LtFolding(const UOp* x, absl::int128 c);
 // a0*x0 + a1*x1 + ... (ai > 0, xi >= 0) -> x0 + x1 + ..., or null.
 UOpPtr CanonicalizeSimplex(const UOp* x);
 
-// tinygrad's `tuplize` order: (op, arg, dtype, sources...) compared lexicographically, with Python's comparison of
-// the args and dtypes. Used to put commutative operands in a canonical order. Returns <0, 0 or >0; 0 also where
-// Python's `<` is false both ways (the first unequal item is two dtypes Python does not order, such as two
-// pointers to one type).
+// tinygrad's `tuplize` order: (op, arg, dtype, sources...) compared lexicographically, with Python's
+// comparison of the args and dtypes. Used to put commutative operands in a canonical order. Returns <0, 0 or
+// >0; 0 also where Python's `<` is false both ways (the first unequal item is two dtypes Python does not
+// order, such as two pointers to one type).
 int CompareTuplize(const UOp* a, const UOp* b);
 
 // b ** e on floats as exp2/log2 with tinygrad's sign and zero fixes (transcendental.xpow).

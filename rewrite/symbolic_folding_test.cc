@@ -194,20 +194,20 @@ TEST(SymbolicSimpleTest, CastOfANullPointerIsANullPointer) {
 }
 
 // tinygrad folds float constants in double precision (exec_alu with truncate_output=False): gelu's
-// 0.7978845608028654 * 2.0 * -1.4426950408889634 stays -2.302208198144325 in its float32 CONST (the C compiler
-// rounds the literal), where rounding each step to float32 would give -2.302208185195923. Integers still wrap.
+// 0.7978845608028654 * 2.0 * -1.4426950408889634 stays -2.302208198144325 in its float32 CONST (the C
+// compiler rounds the literal), where rounding each step to float32 would give -2.302208185195923. Integers
+// still wrap.
 TEST(FoldConstantOpTest, FloatsFoldInDoublePrecisionIntegersWrap) {
   UOpPtr x = UOp::Variable("x", 0, 9, dtypes::kFloat32);
   UOpPtr folded = GraphRewrite((x * 0.7978845608028654 * 2.0) * -1.4426950408889634, Sym());
   ASSERT_EQ(folded->op(), Ops::MUL);
   EXPECT_EQ(folded->src(1)->const_value().f(), 0.7978845608028654 * 2.0 * -1.4426950408889634);
-  absl::StatusOr<ConstValue> wrapped =
-      FoldConstantOp(Ops::ADD, dtypes::kInt32, {ConstValue::Int(2147483647), ConstValue::Int(1)}, dtypes::kInt32);
+  absl::StatusOr<ConstValue> wrapped = FoldConstantOp(
+      Ops::ADD, dtypes::kInt32, {ConstValue::Int(2147483647), ConstValue::Int(1)}, dtypes::kInt32);
   ASSERT_TRUE(wrapped.ok());
   EXPECT_EQ(wrapped->AsInt(), -2147483648);
-  absl::StatusOr<ConstValue> less = FoldConstantOp(Ops::CMPLT, dtypes::kBool,
-                                                   {ConstValue::Float(0.1), ConstValue::Float(0.1 + 1e-12)},
-                                                   dtypes::kFloat32);
+  absl::StatusOr<ConstValue> less = FoldConstantOp(
+      Ops::CMPLT, dtypes::kBool, {ConstValue::Float(0.1), ConstValue::Float(0.1 + 1e-12)}, dtypes::kFloat32);
   ASSERT_TRUE(less.ok());
   EXPECT_TRUE(less->AsBool());  // compared as the doubles they hold, as Python does
 }

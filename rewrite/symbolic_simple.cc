@@ -15,7 +15,9 @@ const UPat c = UPat::Cvar("c"), c1 = UPat::Cvar("c1"), c2 = UPat::Cvar("c2"), c3
 const UPat bx = UPat::Var("x", dtypes::kBool), by = UPat::Var("y", dtypes::kBool);
 const UPat scalar_c = UPat::Cvar("c", {}, /*vec=*/false);
 
-bool MayBeZero(const UOpPtr& u) { return !(u->vmin() > ConstValue::Int(0) || u->vmax() < ConstValue::Int(0)); }
+bool MayBeZero(const UOpPtr& u) {
+  return !(u->vmin() > ConstValue::Int(0) || u->vmax() < ConstValue::Int(0));
+}
 
 // The number of elements of a CONST (broadcast to its dtype's count) or VCONST, and element i.
 int NumElements(const UOp* u) {

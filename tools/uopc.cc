@@ -52,8 +52,8 @@ constexpr Subcommand kSubcommands[] = {
      "--jsonl)",
      kCompileFlags, 1, RunCompile},
     {"run", "--jsonl [--device=CPU|INTERP] [--noopt] FILE|-",
-     "compile each kernel AST, run it once on the codegen corpus's inputs, print what it stores", kRunFlags, 1,
-     RunRun},
+     "compile each kernel AST, run it once on the codegen corpus's inputs, print what it stores", kRunFlags,
+     1, RunRun},
 };
 
 constexpr int kExitInputError = 1;

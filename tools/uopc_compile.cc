@@ -32,7 +32,8 @@ ABSL_FLAG(std::string, opts, "",
           "(UPCAST:0:4;UNROLL:0:4) or tinygrad's list ([Opt(op=OptOps.UPCAST, axis=0, arg=4)])");
 ABSL_FLAG(std::string, emit, "src", "compile: what to print: src, uops (tinygrad's listing), stages or ast");
 ABSL_FLAG(std::string, step, "",
-          "compile: run only this codegen step (lowerer, initial symbolic, ..., final rewrite, or linearize) on the "
+          "compile: run only this codegen step (lowerer, initial symbolic, ..., final rewrite, or linearize) "
+          "on the "
           "input graph, the graph after the step before it, and print the result");
 
 namespace uopc {
@@ -131,7 +132,8 @@ absl::Status RunOneStep(const std::string& path, const std::string& step, const 
                         std::ostream& out) {
   absl::StatusOr<GraphFile> file = ReadGraphFile(path);
   if (!file.ok()) return file.status();
-  if (file->roots.size() != 1) return absl::InvalidArgumentError(absl::StrCat(file->name, ": expected one graph"));
+  if (file->roots.size() != 1)
+    return absl::InvalidArgumentError(absl::StrCat(file->name, ": expected one graph"));
   auto located = [&](const absl::Status& s) {
     return absl::Status(s.code(), absl::StrCat(file->name, ": ", step, ": ", s.message()));
   };
@@ -167,7 +169,8 @@ absl::Status RunCompile(absl::Span<const std::string> args, std::ostream& out) {
     return CompileJsonLines(args[0], **renderer, *options, out);
   }
   if (absl::GetFlag(FLAGS_time)) return UsageError("--time needs --jsonl");
-  if (const std::string step = absl::GetFlag(FLAGS_step); !step.empty()) return RunOneStep(args[0], step, **renderer, out);
+  if (const std::string step = absl::GetFlag(FLAGS_step); !step.empty())
+    return RunOneStep(args[0], step, **renderer, out);
   const std::string emit = absl::GetFlag(FLAGS_emit);
   if (emit != "src" && emit != "uops" && emit != "stages" && emit != "ast") {
     return UsageError(absl::StrCat("unknown --emit=", emit, " (src, uops, stages or ast)"));

@@ -72,7 +72,8 @@ absl::Status RunShape(absl::Span<const std::string> args, std::ostream& out);
 // uopc compile [--target=clang] [--noopt | --opts=...] [--emit=src|uops|stages|ast] FILE|-
 // uopc compile --jsonl [--target=clang] [--noopt] [--time] FILE|-
 // uopc compile --step=STEP [--target=clang] FILE|-
-inline constexpr absl::string_view kCompileFlags[] = {"target", "noopt", "opts", "emit", "jsonl", "time", "step"};
+inline constexpr absl::string_view kCompileFlags[] = {"target", "noopt", "opts", "emit",
+                                                      "jsonl",  "time",  "step"};
 absl::Status RunCompile(absl::Span<const std::string> args, std::ostream& out);
 // uopc run --jsonl [--device=CPU|INTERP] [--noopt] FILE|-
 inline constexpr absl::string_view kRunFlags[] = {"device", "noopt", "jsonl"};

@@ -1,5 +1,5 @@
-// KernelInfo: the arg of a kernel's SINK once codegen has chosen its optimizations (tinygrad's KernelInfo, which
-// lives in its ops.py too: codegen writes it, and the renderers read the kernel's name from it).
+// KernelInfo: the arg of a kernel's SINK once codegen has chosen its optimizations (tinygrad's KernelInfo,
+// which lives in its ops.py too: codegen writes it, and the renderers read the kernel's name from it).
 //
 // It names the kernel (`E_3`, `r_16_16_4`) and says how many of the leading shape axes are local dimensions
 // and how many of the trailing ones are upcasted; the lowerer reads it to map axes to SPECIAL, RANGE or
