@@ -1,9 +1,9 @@
 // The devices by name (tinygrad's `Device["CPU"]`): each is made on first use and lives for the process.
 //
-// "CPU" is built in. Another runtime (the interpreter's "INTERP") registers a factory, from a static
-// initializer in an alwayslink library or from main():
+// "CPU" and "INTERP" are built in. Another runtime registers a factory, from a static initializer in an
+// alwayslink library or from main():
 //
-//   RegisterDevice("INTERP", [] { return MakeInterpDevice(); });
+//   RegisterDevice("MYDEV", [] { return MakeMyDevice(); });
 //   absl::StatusOr<Device*> d = GetDevice("interp");   // names are case-insensitive; ":0" is dropped
 #ifndef UOPC_RUNTIME_REGISTRY_H_
 #define UOPC_RUNTIME_REGISTRY_H_
