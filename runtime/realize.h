@@ -1,0 +1,83 @@
+// Realize: running a schedule on its devices (tinygrad v0.10.3's engine/realize.py and the buffers of
+// `UOp.buffer`).
+//
+// The memory of a tensor-level BUFFER node lives in the process-wide `BufferStore`, keyed by the node: a Tensor
+// made from values writes them there, a kernel's outputs are allocated there when it first runs, and reading a
+// tensor back reads them. `RunSchedule` compiles each kernel through the codegen stages for its device's renderer
+// (once per AST and device: a per-process kernel cache), allocates the buffers it needs, and launches the kernels
+// in order; COPY items copy between devices. A BUFFER nobody holds any more (only the store) is freed by
+// `BufferStore::Collect`, which RunSchedule calls first.
+//
+//   ASSIGN_OR_RETURN(Schedule s, CreateSchedule(sink));
+//   RETURN_IF_ERROR(RunSchedule(s, {.debug = 2}));
+//   ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, BufferStore::Global().Read(buffer_node));
+#ifndef UOPC_RUNTIME_REALIZE_H_
+#define UOPC_RUNTIME_REALIZE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/types/span.h"
+#include "runtime/device.h"
+#include "schedule/schedule.h"
+#include "uop/uop.h"
+
+namespace uopc {
+
+// Device memory of BUFFER nodes. Thread safe.
+class BufferStore {
+ public:
+  static BufferStore& Global();
+
+  // The node's memory, allocated on its device (DEVICE source) on first use.
+  absl::StatusOr<Buffer*> GetOrAllocate(const UOpPtr& buffer);
+  // nullptr when the node has no memory yet.
+  Buffer* Find(const UOp* buffer);
+  bool IsAllocated(const UOp* buffer) { return Find(buffer) != nullptr; }
+  // Host bytes in and out (exactly the buffer's size in bytes).
+  absl::Status Write(const UOpPtr& buffer, absl::Span<const uint8_t> bytes);
+  absl::StatusOr<std::vector<uint8_t>> Read(const UOpPtr& buffer);
+  // Frees the memory of nodes nothing but the store holds.
+  void Collect();
+  size_t size();
+
+ private:
+  struct Entry {
+    UOpPtr node;
+    std::unique_ptr<Buffer> buffer;
+  };
+  absl::Mutex mu_;
+  absl::flat_hash_map<const UOp*, Entry> entries_ ABSL_GUARDED_BY(mu_);
+};
+
+struct RealizeOptions {
+  // tinygrad's DEBUG: 2 prints a line per kernel run (name, time, GFLOPS, GB/s), 3 adds its buffers and opts,
+  // 4 its source, 6 its uop listing.
+  int debug = 0;
+  // NOOPT=1: no opts (the kernels as the scheduler wrote them).
+  bool noopt = false;
+  // Where DEBUG output goes (stderr when null).
+  std::string* debug_out = nullptr;
+};
+
+// What one kernel run took (for examples and DEBUG=2).
+struct KernelRun {
+  std::string name;
+  std::string device;
+  double compile_seconds = 0;  // 0 when the kernel came from the cache
+  double run_seconds = 0;
+  double flops = 0;
+  double bytes = 0;
+};
+
+absl::StatusOr<std::vector<KernelRun>> RunSchedule(const Schedule& schedule, const RealizeOptions& options = {});
+
+}  // namespace uopc
+
+#endif  // UOPC_RUNTIME_REALIZE_H_

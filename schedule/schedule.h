@@ -1,0 +1,53 @@
+// The scheduler: from a lazy tensor graph to kernels (tinygrad v0.10.3's engine/grouper.py, engine/schedule.py and
+// engine/memory.py).
+//
+// `CreateSchedule` takes the SINK of the tensors to realize. It simplifies the graph (merged views, size-0 and
+// stride-0 reductions, no-op CONTIGUOUS), decides which nodes become kernel outputs (the grouper: realized
+// tensors, reductions that cannot fuse with their consumers, expands of reductions, CONTIGUOUS, ASSIGN, COPY),
+// gives each output a BUFFER and a KERNEL, pushes movement ops to the edges of each kernel (view_left /
+// view_right) and writes each kernel's AST in the form codegen takes (SINK(STORE(DEFINE_GLOBAL, VIEW, value))).
+// The kernels come out in an order that respects their dependencies (BFS over the kernel graph, as tinygrad),
+// with the memory planner's buffer reuse applied, and `becomes_map` says what each tensor node of the input is
+// afterwards (a BUFFER, a view of one, or a constant), so a caller can update its tensors.
+//
+//   ASSIGN_OR_RETURN(Schedule s, CreateSchedule(UOp::Sink({a, b})));
+//   for (const ScheduleItem& item : s.items) { ... item.ast, item.bufs ... }
+#ifndef UOPC_SCHEDULE_SCHEDULE_H_
+#define UOPC_SCHEDULE_SCHEDULE_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "uop/uop.h"
+
+namespace uopc {
+
+struct ScheduleItem {
+  // A kernel AST (SINK), or a COPY / BUFFER_VIEW node for the meta ops.
+  UOpPtr ast;
+  // The BUFFER nodes the kernel uses, in DEFINE_GLOBAL order (outputs first); after memory planning.
+  std::vector<UOpPtr> bufs;
+};
+
+struct Schedule {
+  std::vector<ScheduleItem> items;
+  // Each node of the input graph that changed, mapped to what it becomes (tinygrad's becomes_map).
+  absl::flat_hash_map<const UOp*, UOpPtr> becomes_map;
+  // The values of the variables bound in the graph (BIND), by their DEFINE_VAR.
+  std::vector<std::pair<UOpPtr, int64_t>> var_vals;
+  // Keeps the input graph alive while becomes_map's keys point into it.
+  UOpPtr input;
+};
+
+struct ScheduleOptions {
+  // The memory planner (tinygrad's NO_MEMORY_PLANNER=1 turns it off).
+  bool plan_memory = true;
+};
+
+absl::StatusOr<Schedule> CreateSchedule(const UOpPtr& big_sink, const ScheduleOptions& options = {});
+
+}  // namespace uopc
+
+#endif  // UOPC_SCHEDULE_SCHEDULE_H_

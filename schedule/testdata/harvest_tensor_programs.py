@@ -1,0 +1,99 @@
+# Writes tensor_graphs.jsonl: for every program of the reference corpus's tensor_programs.jsonl, the tensor-level
+# graph tinygrad v0.10.3 hands its scheduler (the SINK of the outputs' UOps, inputs realized), and the ASTs its
+# scheduler made from it, in schedule order, with the buffers each kernel reads and writes. The scheduler test checks
+# uopc's schedule of `graph` against `kernels`; the Tensor API test checks the graph its C++ program builds against
+# `graph`. UNIQUE args are renumbered in toposort order, so the file does not depend on what ran before.
+# Run from the root of this checkout with the directory holding tinygrad v0.10.3's `tinygrad` package:
+#   CPU=1 python3 schedule/testdata/harvest_tensor_programs.py DIR PROGRAMS.jsonl > schedule/testdata/tensor_graphs.jsonl
+#   CPU=1 python3 schedule/testdata/harvest_tensor_programs.py DIR - benchmarks > schedule/testdata/benchmark_graphs.jsonl
+# where PROGRAMS.jsonl is ../shared/reference/tinygrad-v0.10.3/corpus/tensor_programs.jsonl.
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from tinygrad import Tensor, dtypes
+from tinygrad.ops import UOp, Ops
+from tinygrad.dtype import DType, PtrDType
+
+NAMES = {'float16':dtypes.half,'bfloat16':dtypes.bfloat16,'float32':dtypes.float32,'float64':dtypes.float64,'int8':dtypes.int8,
+  'uint8':dtypes.uint8,'int16':dtypes.int16,'uint16':dtypes.uint16,'int32':dtypes.int32,'uint32':dtypes.uint32,'int64':dtypes.int64,
+  'uint64':dtypes.uint64,'bool':dtypes.bool,'void':dtypes.void}
+REV = {v.name: k for k, v in NAMES.items()}
+
+def ir_dt(d):
+  if isinstance(d, PtrDType):
+    return ir_dt(d.base) + f".ptr({d.size}" + (", local=True" if d.local else "") + ")" + (f".vec({d.v})" if d.v > 1 else "")
+  return REV[d.scalar().name] + (f".vec({d.count})" if d.count > 1 else "")
+
+def ir_arg(a):
+  if isinstance(a, tuple): return "(" + ", ".join(ir_arg(x) for x in a) + ("," if len(a) == 1 else "") + ")"
+  if isinstance(a, DType): return "dtypes." + ir_dt(a)
+  if isinstance(a, Ops): return "Ops." + a.name
+  if isinstance(a, float) and a != a: return "nan"
+  return repr(a)
+
+def to_ir(root, uniques):
+  ids, lines = {}, []
+  for u in root.toposort():
+    ids[u] = f"%{len(ids)}"
+    arg = uniques.setdefault(u.arg, len(uniques)) if u.op is Ops.UNIQUE else u.arg
+    s = f"{ids[u]} = {u.op.name} : {ir_dt(u.dtype)}"
+    if u.src: s += " (" + ", ".join(ids[x] for x in u.src) + ")"
+    if arg is not None: s += " arg=" + ir_arg(arg)
+    lines.append(s)
+  return "\n".join(lines) + f"\nreturn {ids[root]}\n"
+
+def value(dt, b, j):
+  k = ((j * 2654435761 + b * 40503 + 12345) % 2**32) >> 8
+  if dtypes.is_float(dt): return (k % 2049 - 1024) / 512
+  if dt == dtypes.bool: return k % 2 == 1
+  if dtypes.is_unsigned(dt): return k % 201
+  return k % 201 - 100
+
+def R(*shape, dtype=dtypes.float32, seed=0):
+  n = 1
+  for s in shape: n *= s
+  return Tensor([value(dtype, seed + 1, j) for j in range(n)], dtype=dtype).reshape(shape).contiguous().realize()
+
+class T(Tensor):  # a tensor from a Python list, realized like the program's inputs
+  def __new__(cls, data, **kw): return Tensor(data, **kw).realize()
+
+f, i, h, u8, b = dtypes.float32, dtypes.int32, dtypes.half, dtypes.uint8, dtypes.bool
+ns = dict(R=R, Tensor=Tensor, dtypes=dtypes, f=f, i=i, h=h, u8=u8, b=b)
+
+def harvest(name, python):
+  Tensor.manual_seed(42)
+  code = python.split('#')[0].replace('Tensor([', 'T([')
+  out = eval(code, dict(ns, T=Tensor, attention=attention))
+  outs = [out, out.sum()] if name == 'multi_output' else [out]
+  big_sink = UOp.sink(*[t.lazydata for t in outs])
+  uniques = {}
+  graph = to_ir(big_sink, uniques)
+  sched = outs[0].schedule(*outs[1:])
+  buf_ids, kernels = {}, []
+  for si in sched:  # each kernel's buffers, numbered in order of first use (the memory planner's reuse shows)
+    kernels.append({"ast": to_ir(si.ast, {}) if si.ast.op is Ops.SINK else si.ast.op.name,
+                    "bufs": [buf_ids.setdefault(id(x.base), len(buf_ids)) for x in si.bufs]})
+  print(json.dumps({"program": name, "graph": graph, "kernels": kernels}))
+
+# The four graphs tinygrad's schedule + codegen was timed on (reference README): with a third argument, they are
+# written instead, in the same form (program = the graph's name).
+BENCHMARKS = {
+  "matmul_1024": "R(1024, 1024) @ R(1024, 1024, seed=1)",
+  "mlp_784_512_512_10": "(((R(64, 784) @ R(784, 512, seed=1) + R(512, seed=2)).relu() @ R(512, 512, seed=3) + R(512, seed=4)).relu()"
+                        " @ R(512, 10, seed=5) + R(10, seed=6))",
+  "resnet_basic_block": "(R(8, 64, 32, 32).conv2d(R(64, 64, 3, 3, seed=1), padding=1).batchnorm(R(64, seed=2), R(64, seed=3), R(64, seed=4),"
+                        " R(64, seed=5).abs().add(1e-5).rsqrt().realize()).relu().conv2d(R(64, 64, 3, 3, seed=6), padding=1)"
+                        ".batchnorm(R(64, seed=7), R(64, seed=8), R(64, seed=9), R(64, seed=10).abs().add(1e-5).rsqrt().realize())"
+                        " + R(8, 64, 32, 32)).relu()",
+  "attention_block": "attention(R(4, 128, 256), R(256, 256, seed=1), R(256, 256, seed=2), R(256, 256, seed=3), R(256, 256, seed=4))",
+}
+def attention(x, wq, wk, wv, wo, heads=8):
+  b, s, d = x.shape
+  q, k, v = [(x @ w).reshape(b, s, heads, d // heads).transpose(1, 2) for w in (wq, wk, wv)]
+  return q.scaled_dot_product_attention(k, v, is_causal=True).transpose(1, 2).reshape(b, s, d) @ wo
+
+if len(sys.argv) > 3:
+  for name, python in BENCHMARKS.items(): harvest(name, python)
+else:
+  for line in open(sys.argv[2] if len(sys.argv) > 2 else 'testdata/corpus/tensor_programs.jsonl'):
+    prog = json.loads(line)
+    harvest(prog['program'], prog['python'])
