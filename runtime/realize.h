@@ -1,12 +1,12 @@
 // Realize: running a schedule on its devices (tinygrad v0.10.3's engine/realize.py and the buffers of
 // `UOp.buffer`).
 //
-// The memory of a tensor-level BUFFER node lives in the process-wide `BufferStore`, keyed by the node: a Tensor
-// made from values writes them there, a kernel's outputs are allocated there when it first runs, and reading a
-// tensor back reads them. `RunSchedule` compiles each kernel through the codegen stages for its device's renderer
-// (once per AST and device: a per-process kernel cache), allocates the buffers it needs, and launches the kernels
-// in order; COPY items copy between devices. A BUFFER nobody holds any more (only the store) is freed by
-// `BufferStore::Collect`, which RunSchedule calls first.
+// The memory of a tensor-level BUFFER node lives in the process-wide `BufferStore`, keyed by the node: a
+// Tensor made from values writes them there, a kernel's outputs are allocated there when it first runs, and
+// reading a tensor back reads them. `RunSchedule` compiles each kernel through the codegen stages for its
+// device's renderer (once per AST and device: a per-process kernel cache), allocates the buffers it needs,
+// and launches the kernels in order; COPY items copy between devices. A BUFFER nobody holds any more (only
+// the store) is freed by `BufferStore::Collect`, which RunSchedule calls first.
 //
 //   ASSIGN_OR_RETURN(Schedule s, CreateSchedule(sink));
 //   RETURN_IF_ERROR(RunSchedule(s, {.debug = 2}));
@@ -76,7 +76,8 @@ struct KernelRun {
   double bytes = 0;
 };
 
-absl::StatusOr<std::vector<KernelRun>> RunSchedule(const Schedule& schedule, const RealizeOptions& options = {});
+absl::StatusOr<std::vector<KernelRun>> RunSchedule(const Schedule& schedule,
+                                                   const RealizeOptions& options = {});
 
 }  // namespace uopc
 

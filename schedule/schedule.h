@@ -1,14 +1,15 @@
-// The scheduler: from a lazy tensor graph to kernels (tinygrad v0.10.3's engine/grouper.py, engine/schedule.py and
-// engine/memory.py).
+// The scheduler: from a lazy tensor graph to kernels (tinygrad v0.10.3's engine/grouper.py,
+// engine/schedule.py and engine/memory.py).
 //
-// `CreateSchedule` takes the SINK of the tensors to realize. It simplifies the graph (merged views, size-0 and
-// stride-0 reductions, no-op CONTIGUOUS), decides which nodes become kernel outputs (the grouper: realized
-// tensors, reductions that cannot fuse with their consumers, expands of reductions, CONTIGUOUS, ASSIGN, COPY),
-// gives each output a BUFFER and a KERNEL, pushes movement ops to the edges of each kernel (view_left /
-// view_right) and writes each kernel's AST in the form codegen takes (SINK(STORE(DEFINE_GLOBAL, VIEW, value))).
-// The kernels come out in an order that respects their dependencies (BFS over the kernel graph, as tinygrad),
-// with the memory planner's buffer reuse applied, and `becomes_map` says what each tensor node of the input is
-// afterwards (a BUFFER, a view of one, or a constant), so a caller can update its tensors.
+// `CreateSchedule` takes the SINK of the tensors to realize. It simplifies the graph (merged views, size-0
+// and stride-0 reductions, no-op CONTIGUOUS), decides which nodes become kernel outputs (the grouper:
+// realized tensors, reductions that cannot fuse with their consumers, expands of reductions, CONTIGUOUS,
+// ASSIGN, COPY), gives each output a BUFFER and a KERNEL, pushes movement ops to the edges of each kernel
+// (view_left / view_right) and writes each kernel's AST in the form codegen takes (SINK(STORE(DEFINE_GLOBAL,
+// VIEW, value))). The kernels come out in an order that respects their dependencies (BFS over the kernel
+// graph, as tinygrad), with the memory planner's buffer reuse applied, and `becomes_map` says what each
+// tensor node of the input is afterwards (a BUFFER, a view of one, or a constant), so a caller can update its
+// tensors.
 //
 //   ASSIGN_OR_RETURN(Schedule s, CreateSchedule(UOp::Sink({a, b})));
 //   for (const ScheduleItem& item : s.items) { ... item.ast, item.bufs ... }

@@ -1,6 +1,6 @@
-// The tensor-level UOp: the graph a Tensor program builds and the scheduler cuts into kernels (tinygrad v0.10.3's
-// UOp methods for shapes, devices and movement: `st`, `shape`, `base`, `device`, `_mop`, `r`, `const_like`,
-// `metaop`, `new_buffer`).
+// The tensor-level UOp: the graph a Tensor program builds and the scheduler cuts into kernels (tinygrad
+// v0.10.3's UOp methods for shapes, devices and movement: `st`, `shape`, `base`, `device`, `_mop`, `r`,
+// `const_like`, `metaop`, `new_buffer`).
 //
 // A tensor-level node has a ShapeTracker when its shape is known: a VIEW's is its arg, a movement op applies
 // itself to its source's, BUFFER and KERNEL have a flat shape of their size, and every other node takes the
@@ -8,7 +8,7 @@
 // caches this on the node; here a `TensorShapes` memo holds it for one pass over a graph.
 //
 //   TensorShapes shapes;
-//   ASSIGN_OR_RETURN(UOpPtr r, Reshape(x, {2, 3}, shapes));   // x itself when the shape does not change
+//   UOPC_ASSIGN_OR_RETURN(UOpPtr r, Reshape(x, {2, 3}, shapes));   // x itself when the shape does not change
 //   const ShapeTracker* st = shapes.St(r);
 #ifndef UOPC_SCHEDULE_TENSOR_UOP_H_
 #define UOPC_SCHEDULE_TENSOR_UOP_H_
@@ -30,9 +30,9 @@ namespace uopc {
 // Shapes of tensor-level nodes, computed once per node and kept while the memo lives (it holds the nodes).
 class TensorShapes {
  public:
-  // The node's ShapeTracker, or nullptr when it has none (DEVICE, UNIQUE, SINK, a bare CONST...). A node whose
-  // sources disagree on the shape, or a movement op its source's shape rejects, is an InvalidArgument naming the
-  // node; St then returns nullptr for it and `TrySt` gives the error.
+  // The node's ShapeTracker, or nullptr when it has none (DEVICE, UNIQUE, SINK, a bare CONST...). A node
+  // whose sources disagree on the shape, or a movement op its source's shape rejects, is an InvalidArgument
+  // naming the node; St then returns nullptr for it and `TrySt` gives the error.
   const ShapeTracker* St(const UOpPtr& u);
   absl::StatusOr<const ShapeTracker*> TrySt(const UOpPtr& u);
   // St(u)->shape(); UOPC_CHECKs that u has a shape.
@@ -57,8 +57,8 @@ absl::StatusOr<ShapeTracker> ApplyMovementOp(const ShapeTracker& st, Ops op, con
 const UOp* BaseOf(const UOp* u);
 inline UOpPtr BaseOf(const UOpPtr& u) { return BaseOf(u.get())->ref(); }
 
-// The device a node lives on: DEVICE's arg, a BUFFER's or COPY's second source's, else the first source that has
-// one; "" when none does.
+// The device a node lives on: DEVICE's arg, a BUFFER's or COPY's second source's, else the first source that
+// has one; "" when none does.
 std::string DeviceOf(const UOp* u);
 
 // VIEW(base(x)) with `st` (UOp.view).

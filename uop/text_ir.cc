@@ -447,6 +447,7 @@ class Parser {
     if (absl::Status s = ParseOptionalField("arg", ArgIntsAreUnsigned(*op, *dtype), &arg); !s.ok()) return s;
     if (absl::Status s = ParseOptionalField("tag", false, &tag); !s.ok()) return s;
 
+    if (*op == Ops::UNIQUE && arg.is_int()) internal::ReserveUniqueNumbers(arg.as_int() + 1);
     last_ = UOp::New(*op, *dtype, absl::MakeConstSpan(src), std::move(arg), std::move(tag));
     return Define(*name, name_pos, last_);
   }

@@ -497,6 +497,19 @@ SmallConstCache& SmallConsts() {
 
 }  // namespace
 
+namespace {
+std::atomic<int64_t> next_unique_number{0};
+}  // namespace
+
+int64_t internal::NextUniqueNumber() { return next_unique_number.fetch_add(1, std::memory_order_relaxed); }
+
+void internal::ReserveUniqueNumbers(int64_t at_least) {
+  int64_t current = next_unique_number.load(std::memory_order_relaxed);
+  while (current < at_least &&
+         !next_unique_number.compare_exchange_weak(current, at_least, std::memory_order_relaxed)) {
+  }
+}
+
 size_t UOp::LiveCount() {
   size_t n = 0;
   for (Shard& shard : Shards()) {

@@ -377,6 +377,12 @@ std::optional<std::pair<absl::int128, absl::int128>> IntDivModBounds(Ops op, abs
                                                                      absl::int128 xhi, absl::int128 ylo,
                                                                      absl::int128 yhi);
 
+// Numbers for UNIQUE nodes (tinygrad's UOp.unique_num), process-wide and never repeated. The textual IR parser
+// reserves the numbers it reads, so a UNIQUE made afterwards never equals a parsed one (which would make two
+// buffers one node).
+int64_t NextUniqueNumber();
+void ReserveUniqueNumbers(int64_t at_least);
+
 // For tests: how many chunks of node memory the process has carved (0 in ASan builds, which allocate each
 // node on its own).
 size_t NodeChunksForTesting();
