@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "rewrite/graph_rewrite.h"
 #include "rewrite/pattern_matcher.h"
+#include "shapetracker/contraction.h"
 #include "shapetracker/shapetracker.h"
 #include "uop/kernel_info.h"
 
@@ -22,36 +23,6 @@ namespace {
 
 std::string IntsString(absl::Span<const int64_t> v) {
   return absl::StrCat("(", absl::StrJoin(v, ", "), v.size() == 1 ? ",)" : ")");
-}
-
-// The axes of `old_shape` whose products make up each dim of `new_shape` (tinygrad's get_contraction), or
-// nullopt when new_shape is not such a grouping. Integer shapes only.
-std::optional<std::vector<std::vector<int64_t>>> GetContraction(absl::Span<const int64_t> old_shape,
-                                                                absl::Span<const int64_t> new_shape) {
-  std::vector<int64_t> acc_old, acc_new;
-  int64_t p = 1;
-  for (int64_t d : old_shape) acc_old.push_back(p *= d);
-  p = 1;
-  for (int64_t d : new_shape) acc_new.push_back(p *= d);
-  std::vector<int64_t> split;
-  for (int64_t acc : acc_new) {
-    if (acc == 1) {
-      split.push_back(0);
-      continue;
-    }
-    auto it = std::find(acc_old.begin(), acc_old.end(), acc);
-    if (it == acc_old.end()) return std::nullopt;
-    split.push_back(it - acc_old.begin() + 1);
-  }
-  std::vector<std::vector<int64_t>> ret;
-  for (size_t i = 0; i < split.size(); ++i) {
-    int64_t start = i == 0 ? 0 : split[i - 1];
-    int64_t end = i + 1 < split.size() ? split[i] : static_cast<int64_t>(old_shape.size());
-    std::vector<int64_t> axes;
-    for (int64_t a = start; a < end; ++a) axes.push_back(a);
-    ret.push_back(std::move(axes));
-  }
-  return ret;
 }
 
 // Merges adjacent dims, leftmost first, until they fit `max_sizes` (tinygrad's _group_dims); nullopt when no

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "uop/uop.h"
 
@@ -43,8 +44,12 @@ struct Schedule {
 };
 
 struct ScheduleOptions {
-  // The memory planner (tinygrad's NO_MEMORY_PLANNER=1 turns it off).
+  // The memory planner (tinygrad's NO_MEMORY_PLANNER=1 turns it off): kernels reuse the buffers of
+  // intermediate results no longer needed.
   bool plan_memory = true;
+  // The nodes of the input graph that live tensors hold. Their buffers are never reused; when null, no buffer
+  // a node of the input graph becomes is (tinygrad's behaviour, where every such buffer is still referenced).
+  const absl::flat_hash_set<const UOp*>* live_nodes = nullptr;
 };
 
 absl::StatusOr<Schedule> CreateSchedule(const UOpPtr& big_sink, const ScheduleOptions& options = {});
