@@ -17,15 +17,16 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 // The device, or a skip naming why there is none (no OpenCL platform installed).
-#define UOPC_OPENCL_DEVICE_OR_SKIP(var)                                                         \
-  absl::StatusOr<std::unique_ptr<Device>> var##_or = MakeOpenCLDevice(OpenCLDeviceOptions{       \
-      .cache_directory = absl::StrCat(std::getenv("TEST_TMPDIR"), "/uopc_cache")});              \
-  if (absl::IsFailedPrecondition(var##_or.status())) GTEST_SKIP() << var##_or.status().message(); \
-  ASSERT_TRUE(var##_or.ok()) << var##_or.status();                                               \
+#define UOPC_OPENCL_DEVICE_OR_SKIP(var)                                                                 \
+  absl::StatusOr<std::unique_ptr<Device>> var##_or = MakeOpenCLDevice(                                  \
+      OpenCLDeviceOptions{.cache_directory = absl::StrCat(std::getenv("TEST_TMPDIR"), "/uopc_cache")}); \
+  if (absl::IsFailedPrecondition(var##_or.status())) GTEST_SKIP() << var##_or.status().message();       \
+  ASSERT_TRUE(var##_or.ok()) << var##_or.status();                                                      \
   OpenCLDevice& var = static_cast<OpenCLDevice&>(**var##_or)
 
 // tinygrad's `opencl` rendering of the corpus's add_int3: one work-group of three work-items.
-constexpr char kAddSource[] = R"(__kernel void E_3(__global int* data0, __global int* data1, __global int* data2) {
+constexpr char kAddSource[] =
+    R"(__kernel void E_3(__global int* data0, __global int* data1, __global int* data2) {
   int lidx0 = get_local_id(0); /* 3 */
   int val0 = *(data1+lidx0);
   int val1 = *(data2+lidx0);
