@@ -9,10 +9,12 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "absl/synchronization/mutex.h"
 
 namespace uopc {
 namespace {
@@ -97,89 +99,97 @@ void Resolve(void* library, const char* symbol, F* function, std::vector<std::st
   if (*function == nullptr) missing.push_back(symbol);
 }
 
-// The driver API, loaded once per process (libraries stay loaded: the driver does not support unloading).
-absl::StatusOr<const CudaApi*> LoadCudaApi() {
-  static const absl::StatusOr<const CudaApi*>* api = [] {
-    auto load = []() -> absl::StatusOr<const CudaApi*> {
-      absl::StatusOr<void*> lib = OpenFirst({"libcuda.so.1", "libcuda.so"});
-      if (!lib.ok()) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "CUDA is not available: cannot load the NVIDIA driver library (", lib.status().message(), ")"));
-      }
-      auto* a = new CudaApi();
-      std::vector<std::string> missing;
-      Resolve(*lib, "cuInit", &a->cuInit, missing);
-      Resolve(*lib, "cuDriverGetVersion", &a->cuDriverGetVersion, missing);
-      Resolve(*lib, "cuDeviceGetCount", &a->cuDeviceGetCount, missing);
-      Resolve(*lib, "cuDeviceGet", &a->cuDeviceGet, missing);
-      Resolve(*lib, "cuDeviceGetName", &a->cuDeviceGetName, missing);
-      Resolve(*lib, "cuDeviceGetAttribute", &a->cuDeviceGetAttribute, missing);
-      Resolve(*lib, "cuCtxCreate_v2", &a->cuCtxCreate, missing);
-      Resolve(*lib, "cuCtxDestroy_v2", &a->cuCtxDestroy, missing);
-      Resolve(*lib, "cuCtxSetCurrent", &a->cuCtxSetCurrent, missing);
-      Resolve(*lib, "cuCtxSynchronize", &a->cuCtxSynchronize, missing);
-      Resolve(*lib, "cuMemAlloc_v2", &a->cuMemAlloc, missing);
-      Resolve(*lib, "cuMemFree_v2", &a->cuMemFree, missing);
-      Resolve(*lib, "cuMemcpyHtoD_v2", &a->cuMemcpyHtoD, missing);
-      Resolve(*lib, "cuMemcpyDtoH_v2", &a->cuMemcpyDtoH, missing);
-      Resolve(*lib, "cuModuleLoadDataEx", &a->cuModuleLoadDataEx, missing);
-      Resolve(*lib, "cuModuleUnload", &a->cuModuleUnload, missing);
-      Resolve(*lib, "cuModuleGetFunction", &a->cuModuleGetFunction, missing);
-      Resolve(*lib, "cuLaunchKernel", &a->cuLaunchKernel, missing);
-      Resolve(*lib, "cuEventCreate", &a->cuEventCreate, missing);
-      Resolve(*lib, "cuEventRecord", &a->cuEventRecord, missing);
-      Resolve(*lib, "cuEventSynchronize", &a->cuEventSynchronize, missing);
-      Resolve(*lib, "cuEventElapsedTime", &a->cuEventElapsedTime, missing);
-      Resolve(*lib, "cuEventDestroy_v2", &a->cuEventDestroy, missing);
-      Resolve(*lib, "cuGetErrorName", &a->cuGetErrorName, missing);
-      Resolve(*lib, "cuGetErrorString", &a->cuGetErrorString, missing);
-      if (!missing.empty()) {
-        delete a;
-        return absl::FailedPreconditionError(absl::StrCat("CUDA is not available: libcuda.so.1 lacks ",
-                                                          absl::StrJoin(missing, ", "),
-                                                          " (driver too old?)"));
-      }
-      return a;
-    };
-    return new absl::StatusOr<const CudaApi*>(load());
-  }();
-  return *api;
+// Loads a library's API once per process and path (libraries stay loaded: the driver does not support
+// unloading). `load` runs under the lock.
+template <typename Api>
+absl::StatusOr<const Api*> LoadOnce(const std::string& library,
+                                    absl::StatusOr<const Api*> (*load)(const std::string& library)) {
+  static absl::Mutex mutex(absl::kConstInit);
+  static auto* loaded = new absl::flat_hash_map<std::string, absl::StatusOr<const Api*>>();
+  absl::MutexLock lock(&mutex);
+  auto it = loaded->find(library);
+  if (it == loaded->end()) it = loaded->emplace(library, load(library)).first;
+  return it->second;
 }
 
-absl::StatusOr<const NvrtcApi*> LoadNvrtcApi() {
-  static const absl::StatusOr<const NvrtcApi*>* api = [] {
-    auto load = []() -> absl::StatusOr<const NvrtcApi*> {
-      // Unversioned first (a CUDA toolkit's development link), then the sonames of recent releases.
-      std::vector<std::string> names = {"libnvrtc.so"};
-      for (const char* version : {"13", "12", "11.2", "11.1", "11.0"})
-        names.push_back(absl::StrCat("libnvrtc.so.", version));
-      absl::StatusOr<void*> lib = OpenFirst(names);
-      if (!lib.ok()) {
-        return absl::FailedPreconditionError(
-            absl::StrCat("CUDA is not available: cannot load NVRTC, which compiles CUDA C (",
-                         lib.status().message(), "; tried ", absl::StrJoin(names, ", "), ")"));
-      }
-      auto* a = new NvrtcApi();
-      std::vector<std::string> missing;
-      Resolve(*lib, "nvrtcVersion", &a->nvrtcVersion, missing);
-      Resolve(*lib, "nvrtcCreateProgram", &a->nvrtcCreateProgram, missing);
-      Resolve(*lib, "nvrtcCompileProgram", &a->nvrtcCompileProgram, missing);
-      Resolve(*lib, "nvrtcGetProgramLogSize", &a->nvrtcGetProgramLogSize, missing);
-      Resolve(*lib, "nvrtcGetProgramLog", &a->nvrtcGetProgramLog, missing);
-      Resolve(*lib, "nvrtcGetPTXSize", &a->nvrtcGetPTXSize, missing);
-      Resolve(*lib, "nvrtcGetPTX", &a->nvrtcGetPTX, missing);
-      Resolve(*lib, "nvrtcDestroyProgram", &a->nvrtcDestroyProgram, missing);
-      Resolve(*lib, "nvrtcGetErrorString", &a->nvrtcGetErrorString, missing);
-      if (!missing.empty()) {
-        delete a;
-        return absl::FailedPreconditionError(
-            absl::StrCat("CUDA is not available: NVRTC lacks ", absl::StrJoin(missing, ", ")));
-      }
-      return a;
-    };
-    return new absl::StatusOr<const NvrtcApi*>(load());
-  }();
-  return *api;
+// The driver API from `library`, or from libcuda.so.1 when empty.
+absl::StatusOr<const CudaApi*> LoadCudaApi(const std::string& library) {
+  return LoadOnce<CudaApi>(library, [](const std::string& library) -> absl::StatusOr<const CudaApi*> {
+    absl::StatusOr<void*> lib =
+        OpenFirst(library.empty() ? std::vector<std::string>{"libcuda.so.1", "libcuda.so"}
+                                  : std::vector<std::string>{library});
+    if (!lib.ok()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "CUDA is not available: cannot load the NVIDIA driver library (", lib.status().message(), ")"));
+    }
+    auto* a = new CudaApi();
+    std::vector<std::string> missing;
+    Resolve(*lib, "cuInit", &a->cuInit, missing);
+    Resolve(*lib, "cuDriverGetVersion", &a->cuDriverGetVersion, missing);
+    Resolve(*lib, "cuDeviceGetCount", &a->cuDeviceGetCount, missing);
+    Resolve(*lib, "cuDeviceGet", &a->cuDeviceGet, missing);
+    Resolve(*lib, "cuDeviceGetName", &a->cuDeviceGetName, missing);
+    Resolve(*lib, "cuDeviceGetAttribute", &a->cuDeviceGetAttribute, missing);
+    Resolve(*lib, "cuCtxCreate_v2", &a->cuCtxCreate, missing);
+    Resolve(*lib, "cuCtxDestroy_v2", &a->cuCtxDestroy, missing);
+    Resolve(*lib, "cuCtxSetCurrent", &a->cuCtxSetCurrent, missing);
+    Resolve(*lib, "cuCtxSynchronize", &a->cuCtxSynchronize, missing);
+    Resolve(*lib, "cuMemAlloc_v2", &a->cuMemAlloc, missing);
+    Resolve(*lib, "cuMemFree_v2", &a->cuMemFree, missing);
+    Resolve(*lib, "cuMemcpyHtoD_v2", &a->cuMemcpyHtoD, missing);
+    Resolve(*lib, "cuMemcpyDtoH_v2", &a->cuMemcpyDtoH, missing);
+    Resolve(*lib, "cuModuleLoadDataEx", &a->cuModuleLoadDataEx, missing);
+    Resolve(*lib, "cuModuleUnload", &a->cuModuleUnload, missing);
+    Resolve(*lib, "cuModuleGetFunction", &a->cuModuleGetFunction, missing);
+    Resolve(*lib, "cuLaunchKernel", &a->cuLaunchKernel, missing);
+    Resolve(*lib, "cuEventCreate", &a->cuEventCreate, missing);
+    Resolve(*lib, "cuEventRecord", &a->cuEventRecord, missing);
+    Resolve(*lib, "cuEventSynchronize", &a->cuEventSynchronize, missing);
+    Resolve(*lib, "cuEventElapsedTime", &a->cuEventElapsedTime, missing);
+    Resolve(*lib, "cuEventDestroy_v2", &a->cuEventDestroy, missing);
+    Resolve(*lib, "cuGetErrorName", &a->cuGetErrorName, missing);
+    Resolve(*lib, "cuGetErrorString", &a->cuGetErrorString, missing);
+    if (!missing.empty()) {
+      delete a;
+      return absl::FailedPreconditionError(absl::StrCat("CUDA is not available: the driver library lacks ",
+                                                        absl::StrJoin(missing, ", "), " (driver too old?)"));
+    }
+    return a;
+  });
+}
+
+// NVRTC from `library`, or from its usual names when empty.
+absl::StatusOr<const NvrtcApi*> LoadNvrtcApi(const std::string& library) {
+  return LoadOnce<NvrtcApi>(library, [](const std::string& library) -> absl::StatusOr<const NvrtcApi*> {
+    // Unversioned first (a CUDA toolkit's development link), then the sonames of recent releases.
+    std::vector<std::string> names = {"libnvrtc.so"};
+    for (const char* version : {"13", "12", "11.2", "11.1", "11.0"})
+      names.push_back(absl::StrCat("libnvrtc.so.", version));
+    if (!library.empty()) names = {library};
+    absl::StatusOr<void*> lib = OpenFirst(names);
+    if (!lib.ok()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("CUDA is not available: cannot load NVRTC, which compiles CUDA C (",
+                       lib.status().message(), "; tried ", absl::StrJoin(names, ", "), ")"));
+    }
+    auto* a = new NvrtcApi();
+    std::vector<std::string> missing;
+    Resolve(*lib, "nvrtcVersion", &a->nvrtcVersion, missing);
+    Resolve(*lib, "nvrtcCreateProgram", &a->nvrtcCreateProgram, missing);
+    Resolve(*lib, "nvrtcCompileProgram", &a->nvrtcCompileProgram, missing);
+    Resolve(*lib, "nvrtcGetProgramLogSize", &a->nvrtcGetProgramLogSize, missing);
+    Resolve(*lib, "nvrtcGetProgramLog", &a->nvrtcGetProgramLog, missing);
+    Resolve(*lib, "nvrtcGetPTXSize", &a->nvrtcGetPTXSize, missing);
+    Resolve(*lib, "nvrtcGetPTX", &a->nvrtcGetPTX, missing);
+    Resolve(*lib, "nvrtcDestroyProgram", &a->nvrtcDestroyProgram, missing);
+    Resolve(*lib, "nvrtcGetErrorString", &a->nvrtcGetErrorString, missing);
+    if (!missing.empty()) {
+      delete a;
+      return absl::FailedPreconditionError(
+          absl::StrCat("CUDA is not available: NVRTC lacks ", absl::StrJoin(missing, ", ")));
+    }
+    return a;
+  });
 }
 
 std::string CudaErrorText(const CudaApi& api, CUresult code) {
@@ -476,7 +486,7 @@ class CudaDevice : public Device {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Device>> MakeCudaDevice(CudaDeviceOptions options) {
-  absl::StatusOr<const CudaApi*> api = LoadCudaApi();
+  absl::StatusOr<const CudaApi*> api = LoadCudaApi(options.driver_library);
   if (!api.ok()) return api.status();
   const CudaApi& cu = **api;
   if (CUresult r = cu.cuInit(0); r != kCudaSuccess) {
@@ -516,7 +526,7 @@ absl::StatusOr<std::unique_ptr<Device>> MakeCudaDevice(CudaDeviceOptions options
   if (options.language == CudaDeviceOptions::Language::kPtx) {
     compiler = std::make_unique<PtxCompiler>(context->arch);
   } else {
-    absl::StatusOr<const NvrtcApi*> nvrtc = LoadNvrtcApi();
+    absl::StatusOr<const NvrtcApi*> nvrtc = LoadNvrtcApi(options.nvrtc_library);
     if (!nvrtc.ok()) return nvrtc.status();
     compiler = std::make_unique<NvrtcCompiler>(
         *nvrtc, context->arch,

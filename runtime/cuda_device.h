@@ -37,6 +37,10 @@ struct CudaDeviceOptions {
   int device_ordinal = 0;
   // nullopt: CompileCache::DefaultDirectory(); "": no cache.
   std::optional<std::string> cache_directory = std::nullopt;
+  // The driver and NVRTC libraries to load; empty: libcuda.so.1, and libnvrtc.so or a versioned soname.
+  // (Tests point them at stand-ins.)
+  std::string driver_library = "";
+  std::string nvrtc_library = "";
   // The codegen target the device reports (CUDA C or PTX renderer, from renderer/). May be null.
   std::shared_ptr<const Renderer> renderer = nullptr;
 };

@@ -1,5 +1,7 @@
 #include "runtime/cuda_device.h"
 
+#include <dlfcn.h>
+
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -141,6 +143,82 @@ TEST(CudaDeviceTest, PtxErrorsCarryTheJitLog) {
       ProgramSpec{.name = "E_3", .src = ".version VERSION\n.target TARGET\nnot ptx at all\n"});
   ASSERT_FALSE(program.ok());
   EXPECT_THAT(std::string(program.status().message()), HasSubstr("cannot load the module of E_3"));
+}
+
+// ---- the device's plumbing against a stand-in driver and NVRTC (runtime/fake_cuda_driver.cc) ----
+
+constexpr char kFakeLibrary[] = "./runtime/libfake_cuda.so";
+
+absl::StatusOr<std::unique_ptr<Device>> MakeFakeCudaDevice(CudaDeviceOptions::Language language) {
+  return MakeCudaDevice(CudaDeviceOptions{.language = language,
+                                          .cache_directory = "",
+                                          .driver_library = kFakeLibrary,
+                                          .nvrtc_library = kFakeLibrary});
+}
+
+// The stand-in's controls, through the handle the device loaded.
+template <typename F>
+F FakeControl(const char* name) {
+  void* library = dlopen(kFakeLibrary, RTLD_NOW | RTLD_LOCAL);
+  UOPC_CHECK(library != nullptr, "the fake driver loads");
+  F f = reinterpret_cast<F>(dlsym(library, name));
+  UOPC_CHECK(f != nullptr, "the fake driver exports its controls");
+  return f;
+}
+
+TEST(FakeCudaDriverTest, CudaCThroughNvrtcLaunchesWithTinygradsDims) {
+  absl::StatusOr<std::unique_ptr<Device>> cuda = MakeFakeCudaDevice(CudaDeviceOptions::Language::kCudaC);
+  ASSERT_TRUE(cuda.ok()) << cuda.status();
+  RunAdd(**cuda, kAddCuda);
+  unsigned dims[6];
+  FakeControl<void (*)(unsigned*)>("fake_cuda_last_launch")(dims);
+  EXPECT_THAT(dims, ElementsAre(1, 1, 1, 3, 1, 1));  // grid = global size, block = local size
+}
+
+TEST(FakeCudaDriverTest, PtxIsLoadedWithItsPlaceholdersFilled) {
+  absl::StatusOr<std::unique_ptr<Device>> cuda = MakeFakeCudaDevice(CudaDeviceOptions::Language::kPtx);
+  ASSERT_TRUE(cuda.ok()) << cuda.status();
+  RunAdd(**cuda, kAddPtx);
+}
+
+TEST(FakeCudaDriverTest, ErrorsCarryTheCompilersLogs) {
+  absl::StatusOr<std::unique_ptr<Device>> cuda = MakeFakeCudaDevice(CudaDeviceOptions::Language::kCudaC);
+  ASSERT_TRUE(cuda.ok()) << cuda.status();
+  absl::StatusOr<std::unique_ptr<Program>> program = (*cuda)->CreateProgram(ProgramSpec{
+      .name = "broken", .src = "extern \"C\" __global__ void broken(int* d) { *d = undeclared_thing; }"});
+  ASSERT_FALSE(program.ok());
+  EXPECT_THAT(std::string(program.status().message()),
+              HasSubstr("identifier \"undeclared_thing\" is undefined"));
+  // A kernel name the module does not have.
+  program = (*cuda)->CreateProgram(ProgramSpec{.name = "E_4", .src = kAddCuda, .globals = {0, 1, 2}});
+  ASSERT_FALSE(program.ok());
+  EXPECT_THAT(std::string(program.status().message()), HasSubstr("no kernel 'E_4'"));
+
+  absl::StatusOr<std::unique_ptr<Device>> ptx = MakeFakeCudaDevice(CudaDeviceOptions::Language::kPtx);
+  ASSERT_TRUE(ptx.ok()) << ptx.status();
+  program =
+      (*ptx)->CreateProgram(ProgramSpec{.name = "E_3", .src = ".version VERSION\n.target TARGET\nnot ptx\n"});
+  ASSERT_FALSE(program.ok());
+  EXPECT_THAT(std::string(program.status().message()), HasSubstr("CUDA_ERROR_INVALID_PTX"));
+  EXPECT_THAT(std::string(program.status().message()), HasSubstr("fake ptxas: no entry"));
+}
+
+TEST(FakeCudaDriverTest, NoGpuIsOneClearError) {
+  auto set_count = FakeControl<void (*)(int)>("fake_cuda_set_device_count");
+  set_count(0);
+  absl::StatusOr<std::unique_ptr<Device>> cuda = MakeFakeCudaDevice(CudaDeviceOptions::Language::kPtx);
+  set_count(1);
+  ASSERT_FALSE(cuda.ok());
+  EXPECT_EQ(cuda.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(
+      cuda.status().message(),
+      "CUDA is not available: cuInit failed: CUDA_ERROR_NO_DEVICE (no CUDA-capable device is detected)");
+  // A library that is not a driver at all.
+  absl::StatusOr<std::unique_ptr<Device>> none =
+      MakeCudaDevice(CudaDeviceOptions{.driver_library = "./runtime/no_such_libcuda.so"});
+  ASSERT_FALSE(none.ok());
+  EXPECT_THAT(std::string(none.status().message()),
+              StartsWith("CUDA is not available: cannot load the NVIDIA"));
 }
 
 TEST(PtxForArchTest, FillsTinygradsPlaceholders) {
