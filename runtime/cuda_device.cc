@@ -15,6 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/synchronization/mutex.h"
+#include "renderer/ptx.h"
 
 namespace uopc {
 namespace {
@@ -525,6 +526,7 @@ absl::StatusOr<std::unique_ptr<Device>> MakeCudaDevice(CudaDeviceOptions options
   std::unique_ptr<Compiler> compiler;
   if (options.language == CudaDeviceOptions::Language::kPtx) {
     compiler = std::make_unique<PtxCompiler>(context->arch);
+    if (options.renderer == nullptr) options.renderer = std::make_shared<PTXRenderer>(context->arch);
   } else {
     absl::StatusOr<const NvrtcApi*> nvrtc = LoadNvrtcApi(options.nvrtc_library);
     if (!nvrtc.ok()) return nvrtc.status();

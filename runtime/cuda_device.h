@@ -41,7 +41,8 @@ struct CudaDeviceOptions {
   // (Tests point them at stand-ins.)
   std::string driver_library = "";
   std::string nvrtc_library = "";
-  // The codegen target the device reports (CUDA C or PTX renderer, from renderer/). May be null.
+  // The codegen target the device reports. Null: for kPtx, PTXRenderer for the GPU's arch; for kCudaC, none
+  // (the CUDA C renderer is given by whoever makes the device).
   std::shared_ptr<const Renderer> renderer = nullptr;
 };
 

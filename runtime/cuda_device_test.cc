@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "renderer/ptx.h"
 #include "runtime/device.h"
 #include "uop/check.h"
 
@@ -179,6 +180,11 @@ TEST(FakeCudaDriverTest, PtxIsLoadedWithItsPlaceholdersFilled) {
   absl::StatusOr<std::unique_ptr<Device>> cuda = MakeFakeCudaDevice(CudaDeviceOptions::Language::kPtx);
   ASSERT_TRUE(cuda.ok()) << cuda.status();
   RunAdd(**cuda, kAddPtx);
+  // The PTX device's codegen target is the PTX renderer for the GPU's arch.
+  ASSERT_NE((*cuda)->renderer(), nullptr);
+  const auto* ptx = dynamic_cast<const PTXRenderer*>((*cuda)->renderer());
+  ASSERT_NE(ptx, nullptr);
+  EXPECT_EQ(ptx->arch(), "sm_80");
 }
 
 TEST(FakeCudaDriverTest, ErrorsCarryTheCompilersLogs) {
