@@ -93,6 +93,9 @@ std::string RenderVal(const ConstValue& v, DType dt) {
 
 std::string RenderVal(int64_t v, DType dt) { return RenderVal(ConstValue::Int(v), dt); }
 
+// A string without its first character ("s32" -> "32", "%ridx_s32_0" -> "ridx_s32_0"); "" stays "".
+std::string Tail(const std::string& s) { return s.empty() ? s : s.substr(1); }
+
 // tinygrad's modifier: the rounding of a conversion from b to a.
 std::string CvtModifier(DType a, DType b) {
   if (a.is_int() && b.is_float()) return ".rzi";
@@ -106,7 +109,7 @@ std::optional<std::vector<std::string>> AsmForOp(Ops op, const std::string& d,
                                                  const std::vector<std::string>& a, DType dt,
                                                  const std::string& name) {
   auto one = [](std::string s) { return std::optional<std::vector<std::string>>({std::move(s)}); };
-  const std::string bits = name.substr(1);  // "s32" -> "32"
+  const std::string bits = Tail(name);  // "s32" -> "32"
   const bool is_bool = dt == dtypes::kBool;
   const size_t arity = groups::kTernary.contains(op) ? 3 : groups::kBinary.contains(op) ? 2 : 1;
   if (a.size() != arity) return std::nullopt;
@@ -225,7 +228,11 @@ class PtxContext {
     Regs copy = regs_.at(other);  // (inserting may rehash: copy before)
     regs_[u] = std::move(copy);
   }
-  size_t Position(const UOp* u) const { return position_.at(u); }
+  // The uop's index in the program, or nullopt for one outside it.
+  std::optional<size_t> Position(const UOp* u) const {
+    auto it = position_.find(u);
+    return it == position_.end() ? std::nullopt : std::optional<size_t>(it->second);
+  }
   const std::vector<std::pair<std::string, int64_t>>& counters() const { return counters_; }
 
  private:
@@ -458,10 +465,22 @@ absl::StatusOr<std::string> PTXRenderer::Render(absl::Span<const UOp* const> uop
       if (!u->arg().is_int()) return error("a DEFINE_GLOBAL needs a buffer number");
       params.emplace_back(absl::StrCat("data", u->arg().as_int()), u->dtype());
     } else if (op == Ops::WMMA) {
-      if (u->num_src() != 3 || !u->arg().is_tuple() || u->arg().size() < 4 || !u->arg()[2].is_dtype() ||
-          !u->arg()[3].is_dtype()) {
+      if (u->num_src() != 3 || !u->arg().is_tuple() || u->arg().size() < 4 || !u->arg()[1].is_tuple() ||
+          u->arg()[1].size() != 3 || !u->arg()[1][0].is_int() || !u->arg()[1][1].is_int() ||
+          !u->arg()[1][2].is_int() || !u->arg()[2].is_dtype() || !u->arg()[3].is_dtype()) {
         return error("a WMMA with three sources and tinygrad's arg");
       }
+      // Lanes are packed into 32-bit registers: halfs two to a register, floats one.
+      const DType in = u->arg()[2].as_dtype(), out = u->arg()[3].as_dtype();
+      const bool sizes_agree = (in == dtypes::kFloat16 || in == dtypes::kFloat32) &&
+                               (out == dtypes::kFloat16 || out == dtypes::kFloat32) &&
+                               u->src(0)->dtype().scalar().itemsize() == in.itemsize() &&
+                               u->src(1)->dtype().scalar().itemsize() == in.itemsize() &&
+                               u->src(2)->dtype().scalar().itemsize() == out.itemsize() &&
+                               u->dtype().scalar().itemsize() == out.itemsize() &&
+                               u->dtype().count() == static_cast<int>(regs(u->src(2)).names.size());
+      if (!missing.ok()) return missing;
+      if (!sizes_agree) return error("a WMMA whose operands do not match its half or float types");
       const int in_per_reg = 4 / u->arg()[2].as_dtype().itemsize(),
                 out_per_reg = 4 / u->arg()[3].as_dtype().itemsize();
       for (int s = 0; s < 3; ++s) {
@@ -530,8 +549,8 @@ absl::StatusOr<std::string> PTXRenderer::Render(absl::Span<const UOp* const> uop
     if (op == Ops::CONST && dt == dtypes::kBool) {
       lines.push_back(absl::StrCat("setp.ne.s16 ", reg(u), ", ", RenderVal(u->const_value(), dt), ", 0;"));
     } else if (op == Ops::CONST) {
-      lines.push_back(absl::StrCat("mov.b", reg_type(dt).substr(1), " ", reg(u), ", ",
-                                   RenderVal(u->const_value(), dt), ";"));
+      lines.push_back(
+          absl::StrCat("mov.b", Tail(reg_type(dt)), " ", reg(u), ", ", RenderVal(u->const_value(), dt), ";"));
     } else if (op == Ops::STORE && u->num_src() >= 2) {
       const UOp* var = src(1);
       const int count = var->dtype().count();
@@ -556,12 +575,12 @@ absl::StatusOr<std::string> PTXRenderer::Render(absl::Span<const UOp* const> uop
       for (const UOpPtr& s : u->src()) operands.push_back(s.get());
       rendered = alu(op, reg(u), operands, dt);
     } else if (op == Ops::BITCAST && u->num_src() >= 1) {
-      lines.push_back(absl::StrCat("mov.b", reg_type(dt).substr(1), " ", reg(u), ", ", reg(src(0)), ";"));
+      lines.push_back(absl::StrCat("mov.b", Tail(reg_type(dt)), " ", reg(u), ", ", reg(src(0)), ";"));
     } else if (op == Ops::CAST && u->num_src() == 1 && src(0)->dtype() == dtypes::kBool) {
-      lines.push_back(absl::StrCat("selp.b", reg_type(dt).substr(1), " ", reg(u), ", ", RenderVal(1, dt),
-                                   ", ", RenderVal(0, dt), ", ", reg(src(0)), ";"));
+      lines.push_back(absl::StrCat("selp.b", Tail(reg_type(dt)), " ", reg(u), ", ", RenderVal(1, dt), ", ",
+                                   RenderVal(0, dt), ", ", reg(src(0)), ";"));
     } else if (op == Ops::CAST && u->num_src() == 1 && dt == dtypes::kBool) {
-      lines.push_back(absl::StrCat("setp.ne.b", reg_type(src(0)->dtype()).substr(1), " ", reg(u), ", ",
+      lines.push_back(absl::StrCat("setp.ne.b", Tail(reg_type(src(0)->dtype())), " ", reg(u), ", ",
                                    reg(src(0)), ", ", RenderVal(0, src(0)->dtype()), ";"));
     } else if (op == Ops::CAST && u->num_src() == 1) {
       lines.push_back(absl::StrCat("cvt", CvtModifier(dt, src(0)->dtype()), ".", reg_type(dt), ".",
@@ -579,8 +598,8 @@ absl::StatusOr<std::string> PTXRenderer::Render(absl::Span<const UOp* const> uop
       } else {
         lines.push_back(absl::StrCat("@", gate, " ld.", where, ".", mem_type(scalar), " ", reg(u), ", [",
                                      address, "+0];"));
-        lines.push_back(absl::StrCat("@!", gate, " mov.b", reg_type(scalar).substr(1), " ", reg(u), ", ",
-                                     reg(src(1)), ";"));
+        lines.push_back(
+            absl::StrCat("@!", gate, " mov.b", Tail(reg_type(scalar)), " ", reg(u), ", ", reg(src(1)), ";"));
       }
     } else if (op == Ops::LOAD) {
       const std::string where = MemSpace(u), address = reg(src(0));
@@ -596,22 +615,21 @@ absl::StatusOr<std::string> PTXRenderer::Render(absl::Span<const UOp* const> uop
                                    RenderVal(src(0)->const_value(), src(0)->dtype()), ", 0;"));
       lines.push_back(absl::StrCat("mov.pred ", reg(u), ", ", reg(src(0)), ";"));
     } else if (op == Ops::DEFINE_ACC && u->num_src() >= 1 && src(0)->op() == Ops::CONST) {
-      lines.push_back(absl::StrCat("mov.b", reg_type(dt).substr(1), " ", reg(u), ", ",
+      lines.push_back(absl::StrCat("mov.b", Tail(reg_type(dt)), " ", reg(u), ", ",
                                    RenderVal(src(0)->const_value(), dt), ";"));
     } else if (op == Ops::RANGE) {
       const std::string r = reg(u);
       lines.push_back(absl::StrCat("mov.u32 ", r, ", 0;"));
-      lines.push_back(absl::StrCat("LOOP_", r.substr(1), ":"));
+      lines.push_back(absl::StrCat("LOOP_", Tail(r), ":"));
     } else if (op == Ops::ASSIGN && u->num_src() >= 2 && dt == dtypes::kBool) {
       lines.push_back(absl::StrCat("mov.pred ", reg(src(0)), ", ", reg(src(1)), ";"));
     } else if (op == Ops::ASSIGN && u->num_src() >= 2) {
-      lines.push_back(
-          absl::StrCat("mov.b", reg_type(dt).substr(1), " ", reg(src(0)), ", ", reg(src(1)), ";"));
+      lines.push_back(absl::StrCat("mov.b", Tail(reg_type(dt)), " ", reg(src(0)), ", ", reg(src(1)), ";"));
     } else if (op == Ops::ENDRANGE && u->num_src() == 1 && src(0)->num_src() >= 1) {
       const std::string counter = reg(src(0));
       lines.push_back(absl::StrCat("add.s32 ", counter, ", ", counter, ", 1;"));
       lines.push_back(absl::StrCat("setp.lt.s32 ", reg(u), ", ", counter, ", ", reg(src(0)->src(0)), ";"));
-      lines.push_back(absl::StrCat("@", reg(u), " bra LOOP_", counter.substr(1), ";"));
+      lines.push_back(absl::StrCat("@", reg(u), " bra LOOP_", Tail(counter), ";"));
     } else if (op == Ops::DEFINE_LOCAL) {
       if (!u->arg().is_string()) return error("a DEFINE_LOCAL needs a name");
       const std::string& local = u->arg().as_string();
@@ -619,9 +637,11 @@ absl::StatusOr<std::string> PTXRenderer::Render(absl::Span<const UOp* const> uop
       lines.push_back(absl::StrCat("mov.u64 ", reg(u), ", ", local, "[0];"));
     } else if (op == Ops::IF && u->num_src() >= 1) {
       const std::string gate = reg(src(0));
-      lines.push_back(absl::StrCat("@!", gate, " bra IF_", gate.substr(1), "_", ctx.Position(u), ";"));
+      lines.push_back(absl::StrCat("@!", gate, " bra IF_", Tail(gate), "_", pos, ";"));
     } else if (op == Ops::ENDIF && u->num_src() >= 1 && src(0)->num_src() >= 1) {
-      lines.push_back(absl::StrCat("IF_", reg(src(0)->src(0)).substr(1), "_", ctx.Position(src(0)), ":"));
+      std::optional<size_t> if_at = ctx.Position(src(0));
+      if (!if_at.has_value()) return error("an ENDIF of an IF outside the program");
+      lines.push_back(absl::StrCat("IF_", Tail(reg(src(0)->src(0))), "_", *if_at, ":"));
     } else if (op == Ops::WMMA) {
       // Pack the inputs and accumulator into 32-bit registers, multiply, unpack.
       for (int s = 0; s < 3; ++s) {
