@@ -121,16 +121,17 @@ class OpenCLAllocator : public Allocator {
 // OpenCL C to the device's program binary (tinygrad's CLCompiler).
 class OpenCLCompiler : public Compiler {
  public:
+  // The cache key is the implementation and device, their versions, and the host CPU (which a CPU
+  // implementation such as POCL compiles for).
   OpenCLCompiler(std::shared_ptr<OpenCLContext> context, CompileCache cache)
-      : Compiler(std::move(cache)), context_(std::move(context)) {}
+      : Compiler(std::move(cache)),
+        context_(std::move(context)),
+        key_(absl::StrCat(context_->platform_name, "\n", context_->platform_version, "\n",
+                          context_->device_name, "\n", context_->device_version, "\n",
+                          context_->driver_version, "\n", context_->extensions, "\n", HostCpuIdentity())) {}
 
   std::string CacheName() const override { return "opencl"; }
-  // The implementation and device, their versions, and the host CPU (which a CPU implementation targets).
-  absl::StatusOr<std::string> CacheKey() const override {
-    return absl::StrCat(context_->platform_name, "\n", context_->platform_version, "\n",
-                        context_->device_name, "\n", context_->device_version, "\n", context_->driver_version,
-                        "\n", context_->extensions, "\n", HostCpuIdentity());
-  }
+  absl::StatusOr<std::string> CacheKey() const override { return key_; }
 
   absl::StatusOr<std::string> Compile(absl::string_view src) const override {
     if (OpenCLSourceUsesHalf(src) && !HasExtension(context_->extensions, "cl_khr_fp16")) {
@@ -174,6 +175,7 @@ class OpenCLCompiler : public Compiler {
   }
 
   std::shared_ptr<OpenCLContext> context_;
+  std::string key_;
 };
 
 // ---- programs ----
