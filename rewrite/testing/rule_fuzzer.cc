@@ -4,10 +4,10 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <memory>
-#include <optional>
 #include <functional>
 #include <limits>
+#include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -224,7 +224,8 @@ struct RuleFuzzer::CoverageState {
 namespace {
 
 // pm's rules again, with callbacks that count into `state`; same patterns, order and locations.
-PatternMatcher CountingMatcher(const PatternMatcher& pm, const std::shared_ptr<RuleFuzzer::CoverageState>& state) {
+PatternMatcher CountingMatcher(const PatternMatcher& pm,
+                               const std::shared_ptr<RuleFuzzer::CoverageState>& state) {
   state->rules.resize(pm.size());
   state->matched_now.assign(pm.size(), 0);
   std::vector<RuleSpec> specs;
@@ -276,8 +277,8 @@ int RuleFuzzer::rules_fired() const {
 std::string RuleFuzzer::CoverageReport() const {
   std::string s;
   for (const RuleCoverage& c : coverage_->rules) {
-    absl::StrAppendFormat(&s, "%-24s generated %6d  matched %6d  replaced %6d  declined %6d  %s\n", c.location,
-                          c.generated, c.matched, c.replaced, c.declined, c.pattern);
+    absl::StrAppendFormat(&s, "%-24s generated %6d  matched %6d  replaced %6d  declined %6d  %s\n",
+                          c.location, c.generated, c.matched, c.replaced, c.declined, c.pattern);
   }
   absl::StrAppend(&s, rules_fired(), " of ", coverage_->rules.size(), " rules fired\n");
   return s;
@@ -323,7 +324,8 @@ class ExprGen {
                           {Random(dtypes::kBool, depth - 1), Random(dtypes::kBool, depth - 1),
                            Random(dtypes::kBool, depth - 1)});
         default:
-          return UOp::New(op, dtypes::kBool, {Random(dtypes::kBool, depth - 1), Random(dtypes::kBool, depth - 1)});
+          return UOp::New(op, dtypes::kBool,
+                          {Random(dtypes::kBool, depth - 1), Random(dtypes::kBool, depth - 1)});
       }
     }
     if (depth <= 0 || int_ops_.empty() || ch_.Chance(25)) return IntLeaf();
@@ -470,9 +472,7 @@ class PatternGen : public ExprGen {
     for (const UPat& s : n.src) CollectConsts(s, depth + 1);
   }
 
-  int64_t Clamp(int64_t v) const {
-    return std::clamp<int64_t>(v, -(int64_t{1} << 30), int64_t{1} << 30);
-  }
+  int64_t Clamp(int64_t v) const { return std::clamp<int64_t>(v, -(int64_t{1} << 30), int64_t{1} << 30); }
 
   // Constants where rules break.
   int64_t IntConstValue() override {
@@ -608,7 +608,7 @@ class PatternGen : public ExprGen {
     }
     std::vector<Ops> candidates;
     for (Ops op : {Ops::ADD, Ops::MUL, Ops::IDIV, Ops::MOD, Ops::MAX, Ops::AND, Ops::OR, Ops::XOR, Ops::SHL,
-                   Ops::SHR, Ops::CMPLT, Ops::CMPNE, Ops::WHERE, Ops::CONST, Ops::DEFINE_VAR}) {
+                   Ops::SHR, Ops::CMPLT, Ops::CMPNE, Ops::WHERE, Ops::CAST, Ops::CONST, Ops::DEFINE_VAR}) {
       if (!n.any_op && !n.ops.contains(op)) continue;
       if (n.any_op && (op == Ops::CONST || op == Ops::DEFINE_VAR)) continue;
       if (!leaf_pattern && (op == Ops::CONST || op == Ops::DEFINE_VAR)) continue;
@@ -627,6 +627,22 @@ class PatternGen : public ExprGen {
       std::optional<DType> dt = PickDType(n.dtype, want, 0);
       if (!dt || dt->is_bool()) return nullptr;
       return Bind(n, vars_[ch_.Below(vars_.size())]);
+    }
+    if (op == Ops::CAST) {
+      // Between int32 and bool, either way (or to the same dtype, which the rules remove).
+      std::optional<DType> dt = PickDType(n.dtype, want, 30);
+      if (!dt) return nullptr;
+      DType from = ch_.Chance(50) ? dtypes::kBool : dtypes::kInt32;
+      UOpPtr s;
+      if (n.src_kind == UPat::SrcKind::kNone) {
+        s = Random(from, static_cast<int>(ch_.Between(0, 2)));
+      } else if (n.src.size() == 1 &&
+                 (n.src_kind == UPat::SrcKind::kTuple || n.src_kind == UPat::SrcKind::kAnyOrder ||
+                  n.src_kind == UPat::SrcKind::kRepeat)) {
+        s = Inst(n.src[0], from, depth + 1);
+      }
+      if (s == nullptr) return nullptr;
+      return Bind(n, UOp::New(Ops::CAST, *dt, {s}));
     }
     const bool cmp = op == Ops::CMPLT || op == Ops::CMPNE;
     const bool int_only = op == Ops::IDIV || op == Ops::MOD || op == Ops::SHL || op == Ops::SHR;
@@ -976,8 +992,9 @@ std::optional<RuleFailure> RuleFuzzer::Shrink(RuleFailure failure) {
     if (!Judgeable(cand)) return false;
     --budget;
     bool judged = false, changed = false;
-    std::optional<RuleFailure> f = CheckImpl(
-        counting_pm_, options_, cand, best.assignment.empty() ? nullptr : &best.assignment, &judged, &changed);
+    std::optional<RuleFailure> f =
+        CheckImpl(counting_pm_, options_, cand, best.assignment.empty() ? nullptr : &best.assignment, &judged,
+                  &changed);
     if (!f || f->kind != best.kind) return false;
     best = *std::move(f);
     return true;
@@ -1049,16 +1066,16 @@ absl::Status RuleFuzzer::Run(int num_expressions) {
   std::vector<std::string> unfired;
   for (const RuleCoverage& c : coverage_->rules) {
     if (c.replaced == 0) {
-      unfired.push_back(absl::StrCat("  ", c.location, " ", c.pattern, " (generated ", c.generated, ", matched ",
-                                     c.matched, ", declined ", c.declined, ")"));
+      unfired.push_back(absl::StrCat("  ", c.location, " ", c.pattern, " (generated ", c.generated,
+                                     ", matched ", c.matched, ", declined ", c.declined, ")"));
     }
   }
   if (unfired.empty()) return absl::OkStatus();
-  std::string message =
-      absl::StrCat(unfired.size(), " of ", coverage_->rules.size(), " rules never fired in ", num_expressions,
-                   " expressions: they are untested, not passed (RuleFuzzerOptions::allow_unfired_rules makes "
-                   "this a warning):\n",
-                   absl::StrJoin(unfired, "\n"), "\n");
+  std::string message = absl::StrCat(
+      unfired.size(), " of ", coverage_->rules.size(), " rules never fired in ", num_expressions,
+      " expressions: they are untested, not passed (RuleFuzzerOptions::allow_unfired_rules makes "
+      "this a warning):\n",
+      absl::StrJoin(unfired, "\n"), "\n");
   if (options_.allow_unfired_rules) {
     std::fprintf(stderr, "RuleFuzzer warning: %s", message.c_str());
     return absl::OkStatus();

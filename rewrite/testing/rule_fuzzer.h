@@ -90,12 +90,12 @@ struct RuleFuzzerOptions {
 
 // What the fuzzer did with one rule.
 struct RuleCoverage {
-  std::string location;    // "symbolic.cc:123"
-  std::string pattern;     // UPat::ToString()
-  int64_t generated = 0;   // expressions instantiated from this rule's pattern
-  int64_t matched = 0;     // rewrites in which the pattern matched (the callback ran at least once)
-  int64_t replaced = 0;    // callback results that replaced a node
-  int64_t declined = 0;    // callback results that declined (null, or the node itself)
+  std::string location;   // "symbolic.cc:123"
+  std::string pattern;    // UPat::ToString()
+  int64_t generated = 0;  // expressions instantiated from this rule's pattern
+  int64_t matched = 0;    // rewrites in which the pattern matched (the callback ran at least once)
+  int64_t replaced = 0;   // callback results that replaced a node
+  int64_t declined = 0;   // callback results that declined (null, or the node itself)
 };
 
 struct RuleFailure {
@@ -140,7 +140,8 @@ class RuleFuzzer {
   // The same without shrinking.
   std::optional<RuleFailure> CheckOneUnshrunk(const UOpPtr& expr);
   // CheckOne, trying `assignment` (values of expr's variables) first: for counterexamples found elsewhere.
-  std::optional<RuleFailure> CheckAt(const UOpPtr& expr, const absl::flat_hash_map<std::string, int64_t>& assignment);
+  std::optional<RuleFailure> CheckAt(const UOpPtr& expr,
+                                     const absl::flat_hash_map<std::string, int64_t>& assignment);
   // For libFuzzer: an expression derived deterministically from the bytes (variable ranges included),
   // checked.
   std::optional<RuleFailure> FuzzOneInput(const uint8_t* data, size_t size);

@@ -242,13 +242,15 @@ TEST(RuleFuzzerIssueTableTest, MulModDistributedWronglyIsFound) {
 TEST(RuleFuzzerIssueTableTest, OrOfLessThansIsFound) {
   ExpectFound("(x < c) | (x < c2) -> x < min(c, c2)",
               PatternMatcher({{kX.lt(kC) | kX.lt(kC2), [](const Match& m) {
-                                 int64_t a = m["c"]->const_value().AsInt64(), b = m["c2"]->const_value().AsInt64();
+                                 int64_t a = m["c"]->const_value().AsInt64(),
+                                         b = m["c2"]->const_value().AsInt64();
                                  return m["x"].lt(m["x"].const_like(std::min(a, b)));
                                }}}));
 }
 
 TEST(RuleFuzzerIssueTableTest, DivTimesConstDroppedIsFound) {
-  ExpectFound("(x // c) * c -> x", PatternMatcher({{kX.idiv(kC) * kC, [](const Match& m) { return m["x"]; }}}));
+  ExpectFound("(x // c) * c -> x",
+              PatternMatcher({{kX.idiv(kC) * kC, [](const Match& m) { return m["x"]; }}}));
 }
 
 TEST(RuleFuzzerIssueTableTest, RightRulePassesAndFires) {

@@ -1,7 +1,7 @@
 // libFuzzer target for one symbolic rule set (UOPC_FUZZ_RULES: Symbolic or Sym, set by the BUILD target): the
-// rules must rewrite every expression RuleFuzzer derives from the input to one with the same values, within its
-// bounds, idempotently and within the step limit. A finding is printed shrunk, as infix text with the variable
-// ranges and the failing assignment, and aborts.
+// rules must rewrite every expression RuleFuzzer derives from the input to one with the same values, within
+// its bounds, idempotently and within the step limit. A finding is printed shrunk, as infix text with the
+// variable ranges and the failing assignment, and aborts.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
