@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <optional>
 
 #ifndef UOPC_FUZZ_RULES
@@ -24,7 +25,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // Fewer assignments per input than the unit test: executions per second matter more here.
     options.max_exhaustive = 512;
     options.num_samples = 64;
-    return new uopc::RuleFuzzer(uopc::UOPC_FUZZ_RULES(), options);
+    const char* generator = std::getenv("UOPC_FUZZ_GENERATOR");
+    if (generator != nullptr && std::strcmp(generator, "random") == 0) options.pattern_percent = 0;
+    static uopc::RuleFuzzer* f = new uopc::RuleFuzzer(uopc::UOPC_FUZZ_RULES(), options);
+    std::atexit([] {
+      std::fprintf(stderr, UOPC_NAME(UOPC_FUZZ_RULES) "() rule coverage (%lld inputs checked):\n%s",
+                   static_cast<long long>(f->checked()), f->CoverageReport().c_str());
+    });
+    return f;
   }();
   std::optional<uopc::RuleFailure> failure = fuzzer->FuzzOneInput(data, size);
   if (failure) {
