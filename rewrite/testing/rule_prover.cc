@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <utility>
@@ -78,6 +80,9 @@ class RuleProver::Z3 {
       v = Verdict::kFound;
       Z3_model m = Z3_solver_get_model(ctx_, s);
       Z3_model_inc_ref(ctx_, m);
+      if (std::getenv("UOPC_PROVER_DEBUG") != nullptr) {
+        std::fprintf(stderr, "%s\nmodel:\n%s\n", Z3_solver_to_string(ctx_, s), Z3_model_to_string(ctx_, m));
+      }
       for (const auto& [name, var] : vars_) {
         Z3_ast value = nullptr;
         uint64_t u = 0;
@@ -114,8 +119,9 @@ class RuleProver::Z3 {
       if (!u->vmax().AsBool()) goal->push_back(t);
       return;
     }
-    goal->push_back(Z3_mk_bvslt(ctx_, t, Bv(u->vmin().AsInt64())));
-    goal->push_back(Z3_mk_bvslt(ctx_, Bv(u->vmax().AsInt64()), t));
+    // Bounds beyond int32 (range analysis of a graph that may wrap) bound nothing.
+    if (u->vmin() > ConstValue::Int(INT32_MIN)) goal->push_back(Z3_mk_bvslt(ctx_, t, Bv(u->vmin().AsInt64())));
+    if (u->vmax() < ConstValue::Int(INT32_MAX)) goal->push_back(Z3_mk_bvslt(ctx_, Bv(u->vmax().AsInt64()), t));
   }
 
   // The term for `root`, or null when a node has an op or dtype this does not translate. Conditions under
@@ -286,6 +292,9 @@ RuleProver::Verdict RuleProver::ProveOne(const UOpPtr& expr, std::optional<RuleF
     f.expr = expr;
     f.rewritten = rewritten;
     f.assignment = assignment;
+    for (const UOp* u : expr->Toposort()) {
+      if (u->op() == Ops::DEFINE_VAR) f.vars.push_back({u->var_name(), u->vmin().AsInt64(), u->vmax().AsInt64()});
+    }
     f.detail = "z3 found this assignment, but exec_alu gives equal values: a bug in the prover's translation";
     *failure = f;
   }

@@ -35,7 +35,7 @@ namespace uopc {
 
 struct RuleProverOptions {
   // The generator's settings (seed, variables, constants); context_percent applies too.
-  RuleFuzzerOptions fuzzer;
+  RuleFuzzerOptions fuzzer = {};
   // Instantiations per rule in which the rule fires (at most 4 times as many are tried).
   int instantiations_per_rule = 40;
   // z3's time limit per query, in milliseconds.

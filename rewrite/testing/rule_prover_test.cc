@@ -10,6 +10,7 @@
 #include "absl/numeric/bits.h"
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
+#include "rewrite/infix.h"
 #include "rewrite/pattern_matcher.h"
 #include "rewrite/symbolic.h"
 #include "rewrite/testing/rule_fuzzer.h"
@@ -155,6 +156,17 @@ TEST(RuleProverTest, SymbolicSimpleIsProven) {
   int64_t proven = 0;
   for (const RuleProof& r : prover.results()) proven += r.proven;
   EXPECT_GT(proven, 50);
+}
+
+// The rewritten graph's range leaves int32 (x * -1 of INT_MIN): its bounds bound nothing, and the rewrite is
+// proven (a translation that wrapped the bounds around claimed a counterexample exec_alu disagreed with).
+TEST(RuleProverTest, BoundsBeyondInt32BoundNothing) {
+  absl::StatusOr<UOpPtr> e = ParseInfix("((a // 0) // where(true, c, c))", {{"a", -4, 8}, {"c", -8, -1}});
+  ASSERT_TRUE(e.ok()) << e.status();
+  RuleProver prover(Symbolic());
+  std::optional<RuleFailure> f;
+  RuleProver::Verdict v = prover.ProveOne(*e, &f);
+  EXPECT_EQ(v, RuleProver::Verdict::kProven) << RuleProverVerdictName(v) << "\n" << (f ? f->ToString() : "");
 }
 
 }  // namespace
