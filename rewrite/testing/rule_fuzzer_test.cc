@@ -22,7 +22,10 @@ namespace {
 int NodeCount(const UOpPtr& u) { return static_cast<int>(u->Toposort().size()); }
 
 // Runs `pm` on `n` random expressions; returns the Status and reports the time taken.
-absl::Status RunTimed(const char* name, const PatternMatcher& pm, int n, RuleFuzzerOptions options = {}) {
+// `min_fired`: a floor on the rules that fired (the generator's reach; rules for vectors, loads and floats
+// are out of it).
+absl::Status RunTimed(const char* name, const PatternMatcher& pm, int n, RuleFuzzerOptions options = {},
+                      int min_fired = 0) {
   // These rule sets have rules for vectors, loads, floats, ...: the generator cannot reach them.
   options.allow_unfired_rules = true;
   RuleFuzzer fuzzer(pm, options);
@@ -36,22 +39,23 @@ absl::Status RunTimed(const char* name, const PatternMatcher& pm, int n, RuleFuz
     EXPECT_GE(fuzzer.checked(), n * 9 / 10) << name;
     EXPECT_GE(fuzzer.changed(), n / 10) << name << ": the rules rewrote almost nothing";
   }
+  EXPECT_GE(fuzzer.rules_fired(), min_fired) << name << "\n" << fuzzer.CoverageReport();
   return s;
 }
 
 // 10,000 random expressions per rule set: values, bounds, idempotence and termination.
 TEST(RuleFuzzerTest, SymbolicSimpleOn10000Expressions) {
-  absl::Status s = RunTimed("SymbolicSimple", SymbolicSimple(), 10000);
+  absl::Status s = RunTimed("SymbolicSimple", SymbolicSimple(), 10000, {}, 23);
   EXPECT_TRUE(s.ok()) << s.message();
 }
 
 TEST(RuleFuzzerTest, SymbolicOn10000Expressions) {
-  absl::Status s = RunTimed("Symbolic", Symbolic(), 10000, {.seed = 2});
+  absl::Status s = RunTimed("Symbolic", Symbolic(), 10000, {.seed = 2}, 60);
   EXPECT_TRUE(s.ok()) << s.message();
 }
 
 TEST(RuleFuzzerTest, SymOn10000Expressions) {
-  absl::Status s = RunTimed("Sym", Sym(), 10000, {.seed = 3});
+  absl::Status s = RunTimed("Sym", Sym(), 10000, {.seed = 3}, 65);
   EXPECT_TRUE(s.ok()) << s.message();
 }
 
@@ -262,6 +266,40 @@ TEST(RuleFuzzerIssueTableTest, RightRulePassesAndFires) {
   EXPECT_GT(fuzzer.coverage()[0].replaced, 100);
   EXPECT_GT(fuzzer.coverage()[0].matched, 100);
   EXPECT_EQ(fuzzer.rules_fired(), 1);
+}
+
+// A rule the generator cannot exercise (a float op) fails Run, by its location; the option makes it a
+// warning.
+TEST(RuleFuzzerCoverageTest, RulesThatNeverFiredFailRun) {
+  PatternMatcher pm({{kX + 0, [](const Match& m) { return m["x"]; }},
+                     {kX.sqrt().sqrt(), [](const Match& m) { return m["x"]; }}});
+  const std::string unreachable = pm.rule(1).location();
+  RuleFuzzer fuzzer(pm);
+  absl::Status s = fuzzer.Run(500);
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+  EXPECT_NE(s.message().find("1 of 2 rules never fired"), std::string::npos) << s;
+  EXPECT_NE(s.message().find(unreachable), std::string::npos) << s;
+  EXPECT_EQ(s.message().find(pm.rule(0).location()), std::string::npos) << s;
+  EXPECT_GT(fuzzer.coverage()[0].replaced, 0);
+  EXPECT_EQ(fuzzer.coverage()[1].matched, 0);
+  EXPECT_NE(fuzzer.CoverageReport().find("1 of 2 rules fired"), std::string::npos);
+
+  RuleFuzzer lenient(pm, {.allow_unfired_rules = true});
+  EXPECT_TRUE(lenient.Run(500).ok());
+}
+
+// Declines are counted apart from replacements.
+TEST(RuleFuzzerCoverageTest, CountsDeclines) {
+  PatternMatcher pm({{kX * kC, [](const Match& m) -> UOpPtr {
+                        return m["c"]->const_value().AsInt64() == 1 ? m["x"] : nullptr;
+                      }}});
+  RuleFuzzer fuzzer(pm);
+  EXPECT_TRUE(fuzzer.Run(2000).ok());
+  const RuleCoverage& c = fuzzer.coverage()[0];
+  EXPECT_GT(c.generated, 0);
+  EXPECT_GT(c.replaced, 0);
+  EXPECT_GT(c.declined, c.replaced);
+  EXPECT_GE(c.replaced + c.declined, c.matched);
 }
 
 }  // namespace

@@ -120,8 +120,10 @@ class RuleProver::Z3 {
       return;
     }
     // Bounds beyond int32 (range analysis of a graph that may wrap) bound nothing.
-    if (u->vmin() > ConstValue::Int(INT32_MIN)) goal->push_back(Z3_mk_bvslt(ctx_, t, Bv(u->vmin().AsInt64())));
-    if (u->vmax() < ConstValue::Int(INT32_MAX)) goal->push_back(Z3_mk_bvslt(ctx_, Bv(u->vmax().AsInt64()), t));
+    if (u->vmin() > ConstValue::Int(INT32_MIN))
+      goal->push_back(Z3_mk_bvslt(ctx_, t, Bv(u->vmin().AsInt64())));
+    if (u->vmax() < ConstValue::Int(INT32_MAX))
+      goal->push_back(Z3_mk_bvslt(ctx_, Bv(u->vmax().AsInt64()), t));
   }
 
   // The term for `root`, or null when a node has an op or dtype this does not translate. Conditions under
@@ -292,8 +294,10 @@ RuleProver::Verdict RuleProver::ProveOne(const UOpPtr& expr, std::optional<RuleF
     f.expr = expr;
     f.rewritten = rewritten;
     f.assignment = assignment;
+    f.original_size = static_cast<int>(expr->Toposort().size());
     for (const UOp* u : expr->Toposort()) {
-      if (u->op() == Ops::DEFINE_VAR) f.vars.push_back({u->var_name(), u->vmin().AsInt64(), u->vmax().AsInt64()});
+      if (u->op() == Ops::DEFINE_VAR)
+        f.vars.push_back({u->var_name(), u->vmin().AsInt64(), u->vmax().AsInt64()});
     }
     f.detail = "z3 found this assignment, but exec_alu gives equal values: a bug in the prover's translation";
     *failure = f;

@@ -1,6 +1,6 @@
 // Uses uopc's RuleFuzzer from another workspace, as a user testing their own rewrite rules would, through
-// `@uopc//rewrite` and `@uopc//rewrite/testing:rule_fuzzer` alone, with the default options: a wrong rule must
-// be found, and a right one must pass with its rule fired. Exits non-zero otherwise.
+// `@uopc//rewrite` and `@uopc//rewrite/testing:rule_fuzzer` alone, with the default options: a wrong rule
+// must be found, and a right one must pass with its rule fired. Exits non-zero otherwise.
 #include <cstdlib>
 #include <iostream>
 #include <string>
