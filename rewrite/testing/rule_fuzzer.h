@@ -57,7 +57,9 @@
 namespace uopc {
 
 struct RuleFuzzerOptions {
-  // Ops the generator builds. Supported: ADD MUL IDIV MOD MAX AND OR XOR SHL SHR CMPLT CMPNE WHERE.
+  // Ops random expressions (and the subexpressions captures bind to) are built from. Supported: ADD MUL IDIV
+  // MOD MAX AND OR XOR SHL SHR CMPLT CMPNE WHERE. A rule's instantiation takes its ops from the pattern:
+  // these, and CAST between int32 and bool; rules on other ops or dtypes cannot be instantiated.
   OpSet ops = {Ops::ADD, Ops::MUL, Ops::IDIV, Ops::MOD, Ops::CMPLT, Ops::CMPNE,
                Ops::AND, Ops::OR,  Ops::XOR,  Ops::MAX, Ops::WHERE};
   // Root dtypes generated (int32 and/or bool; inner nodes use both as the ops require).
