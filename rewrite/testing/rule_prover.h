@@ -15,6 +15,8 @@
 //   absl::Status s = prover.Run();   // kInternal with every counterexample; per-rule counts in results()
 //   std::printf("%s", prover.Report().c_str());
 //
+// With UOPC_PROVER_DEBUG set in the environment, every satisfiable query and its model go to stderr.
+//
 // Instantiations that may overflow (as RuleFuzzer::Judgeable) or use ops or dtypes other than int32/bool
 // arithmetic are skipped. Links Debian's libz3 (//third_party:z3): a separate target, so users of the fuzzer
 // alone do not need it.
