@@ -64,6 +64,9 @@ struct RealizeOptions {
   bool noopt = false;
   // Where DEBUG output goes (stderr when null).
   std::string* debug_out = nullptr;
+
+  // DEBUG and NOOPT from the environment, as tinygrad reads them.
+  static RealizeOptions FromEnvironment();
 };
 
 // What one kernel run took (for examples and DEBUG=2).

@@ -157,28 +157,40 @@ absl::StatusOr<Schedule> CreateSchedule(const UOpPtr& big_sink, const ScheduleOp
                                             kernels.size(), " kernels ordered (a cycle)"));
   }
 
-  // What each tensor node becomes: its buffer (or a view of it) or a constant.
-  UOpMap assign_to_buffer;
-  for (const UOp* u : sched_topo) {
-    if (u->op() == Ops::ASSIGN) assign_to_buffer[u] = BufUop(u)->ref();
+  // What each tensor node becomes: its buffer (or a view of it) or a constant. As tinygrad applies its two
+  // becomes maps to the tensors, every node that changed into a kernel's output (or a constant) is replaced,
+  // then every ASSIGN by its buffer.
+  UOpMap replacements;
+  auto becomes = [&](const UOpPtr& v) {
+    const UOp* base = BaseOf(v.get());
+    if (base->op() == Ops::BUFFER || base->op() == Ops::ASSIGN) return true;
+    if (base->op() != Ops::CONST) return false;
+    const ShapeTracker* st = ctx.St(v);
+    if (st == nullptr) return false;
+    for (const Sint& s : st->shape()) {
+      if (!s.is_int()) return false;
+    }
+    return true;
+  };
+  for (const auto& [k, v] : ast_map) {
+    if (k != v.get() && becomes(v)) replacements[k] = v;
   }
+  for (const UOp* u : sched_topo) {
+    if (u->op() == Ops::ASSIGN) replacements[u] = BufUop(u)->ref();
+  }
+  std::vector<const UOp*> changed;
+  std::vector<UOpPtr> values;
   absl::flat_hash_set<const UOp*> protected_bufs;
   for (const UOp* u : big_sink->Toposort()) {
     if (u->op() == Ops::BUFFER) protected_bufs.insert(u);
     auto it = ast_map.find(u);
-    if (it == ast_map.end() || it->second.get() == u) continue;
-    const UOp* base = BaseOf(it->second.get());
-    bool keep = base->op() == Ops::BUFFER || base->op() == Ops::ASSIGN;
-    if (base->op() == Ops::CONST) {
-      const ShapeTracker* st = ctx.St(it->second);
-      keep = st != nullptr;
-      if (st != nullptr) {
-        for (const Sint& s : st->shape()) keep = keep && s.is_int();
-      }
-    }
-    if (!keep) continue;
-    UOpPtr value = assign_to_buffer.empty() ? it->second : Substitute(it->second, assign_to_buffer);
-    schedule.becomes_map[u] = value;
+    if (it == ast_map.end() || it->second.get() == u || !becomes(it->second)) continue;
+    changed.push_back(u);
+    values.push_back(it->second);
+  }
+  if (!values.empty()) {
+    UOpPtr substituted = Substitute(UOp::Sink(values), replacements);
+    for (size_t i = 0; i < changed.size(); ++i) schedule.becomes_map[changed[i]] = substituted->src()[i];
   }
   if (options.plan_memory) {
     // A buffer a tensor can reach after the schedule keeps its own memory; so do inputs and copies' buffers.

@@ -54,11 +54,14 @@ class UOpPtr {
 
   const UOp* get() const { return ptr_; }
   const UOp* operator->() const { return ptr_; }
+  // How many handles hold the node (the intern table holds none): 1 means this is the only one.
+  int32_t use_count() const;
   const UOp& operator*() const { return *ptr_; }
   explicit operator bool() const { return ptr_ != nullptr; }
   operator const UOp*() const { return ptr_; }  // NOLINT: borrowing is always safe while the handle lives
 
-  // ---- tinygrad's MathTrait builders. Plain numbers become constants of this node's dtype (const_like). ----
+  // ---- tinygrad's MathTrait builders. Plain numbers become constants of this node's dtype (const_like).
+  // ----
   UOpPtr alu(Ops op, absl::Span<const UOpPtr> more = {}) const;
   UOpPtr const_like(ConstValue v) const;
   UOpPtr const_like(int64_t v) const { return const_like(ConstValue::Int(v)); }
@@ -71,7 +74,7 @@ class UOpPtr {
   UOpPtr add(const UOpPtr& x) const { return alu(Ops::ADD, {x}); }
   UOpPtr sub(const UOpPtr& x) const { return add(x.neg()); }
   UOpPtr mul(const UOpPtr& x) const { return alu(Ops::MUL, {x}); }
-  UOpPtr div(const UOpPtr& x) const { return mul(x.reciprocal()); }  // float division
+  UOpPtr div(const UOpPtr& x) const { return mul(x.reciprocal()); }   // float division
   UOpPtr idiv(const UOpPtr& x) const { return alu(Ops::IDIV, {x}); }  // C-truncating (tinygrad's `//`)
   UOpPtr idiv(int64_t x) const { return idiv(const_like(x)); }
   UOpPtr mod(const UOpPtr& x) const { return alu(Ops::MOD, {x}); }
@@ -140,8 +143,8 @@ class UOpPtr {
   const UOp* ptr_ = nullptr;
 };
 
-// Arithmetic operators: tinygrad's __add__, __mul__, ... A number on either side becomes a constant of the node's
-// dtype; a number on the left is the left operand (2 - x is ADD(CONST 2, MUL(x, -1))).
+// Arithmetic operators: tinygrad's __add__, __mul__, ... A number on either side becomes a constant of the
+// node's dtype; a number on the left is the left operand (2 - x is ADD(CONST 2, MUL(x, -1))).
 UOpPtr operator+(const UOpPtr& a, const UOpPtr& b);
 UOpPtr operator-(const UOpPtr& a, const UOpPtr& b);
 UOpPtr operator*(const UOpPtr& a, const UOpPtr& b);
@@ -153,19 +156,19 @@ UOpPtr operator^(const UOpPtr& a, const UOpPtr& b);
 UOpPtr operator<<(const UOpPtr& a, const UOpPtr& b);
 UOpPtr operator>>(const UOpPtr& a, const UOpPtr& b);
 UOpPtr operator-(const UOpPtr& a);
-#define UOPC_DECLARE_SCALAR_OPERATORS(T)       \
-  UOpPtr operator+(const UOpPtr& a, T b);      \
-  UOpPtr operator+(T a, const UOpPtr& b);      \
-  UOpPtr operator-(const UOpPtr& a, T b);      \
-  UOpPtr operator-(T a, const UOpPtr& b);      \
-  UOpPtr operator*(const UOpPtr& a, T b);      \
-  UOpPtr operator*(T a, const UOpPtr& b);      \
-  UOpPtr operator/(const UOpPtr& a, T b);      \
-  UOpPtr operator%(const UOpPtr& a, T b);      \
-  UOpPtr operator&(const UOpPtr& a, T b);      \
-  UOpPtr operator|(const UOpPtr& a, T b);      \
-  UOpPtr operator^(const UOpPtr& a, T b);      \
-  UOpPtr operator<<(const UOpPtr& a, T b);     \
+#define UOPC_DECLARE_SCALAR_OPERATORS(T)   \
+  UOpPtr operator+(const UOpPtr& a, T b);  \
+  UOpPtr operator+(T a, const UOpPtr& b);  \
+  UOpPtr operator-(const UOpPtr& a, T b);  \
+  UOpPtr operator-(T a, const UOpPtr& b);  \
+  UOpPtr operator*(const UOpPtr& a, T b);  \
+  UOpPtr operator*(T a, const UOpPtr& b);  \
+  UOpPtr operator/(const UOpPtr& a, T b);  \
+  UOpPtr operator%(const UOpPtr& a, T b);  \
+  UOpPtr operator&(const UOpPtr& a, T b);  \
+  UOpPtr operator|(const UOpPtr& a, T b);  \
+  UOpPtr operator^(const UOpPtr& a, T b);  \
+  UOpPtr operator<<(const UOpPtr& a, T b); \
   UOpPtr operator>>(const UOpPtr& a, T b);
 UOPC_DECLARE_SCALAR_OPERATORS(int)
 UOPC_DECLARE_SCALAR_OPERATORS(int64_t)
@@ -221,13 +224,13 @@ class UOp {
   }
   bool is_const() const { return op_ == Ops::CONST; }
 
-  // Range analysis (tinygrad's _min_max): bounds on every value this node can take. For integer nodes these are
-  // exact Python-integer bounds (no wraparound), for floats doubles, for bools bools.
+  // Range analysis (tinygrad's _min_max): bounds on every value this node can take. For integer nodes these
+  // are exact Python-integer bounds (no wraparound), for floats doubles, for bools bools.
   ConstValue vmin() const { return LoadBound(vmin_); }
   ConstValue vmax() const { return LoadBound(vmax_); }
 
-  // Every node reachable from this one, each after all of its sources (tinygrad's toposort order). `gate`, when
-  // given, stops the walk below nodes for which it returns false (those nodes are not included).
+  // Every node reachable from this one, each after all of its sources (tinygrad's toposort order). `gate`,
+  // when given, stops the walk below nodes for which it returns false (those nodes are not included).
   std::vector<const UOp*> Toposort(const std::function<bool(const UOp*)>& gate = nullptr) const;
 
   // Replaces every occurrence of a key of `replacements` (the keys are not searched inside the replacement
@@ -359,15 +362,21 @@ inline UOpPtr::~UOpPtr() {
   if (ptr_) ptr_->Release();
 }
 
-// Range analysis of a would-be node, used when interning; exposed for tests and for rules that want the bounds
-// of a node before building it.
-std::pair<ConstValue, ConstValue> ComputeBounds(Ops op, DType dtype, absl::Span<const UOpPtr> src, const Arg& arg);
+// Range analysis of a would-be node, used when interning; exposed for tests and for rules that want the
+// bounds of a node before building it.
+std::pair<ConstValue, ConstValue> ComputeBounds(Ops op, DType dtype, absl::Span<const UOpPtr> src,
+                                                const Arg& arg);
 // The bounds ComputeBounds gives an integer node `op(a, b)` whose sources have bounds [a_lo, a_hi] and
 // [b_lo, b_hi], without building it (rules use it to test a rewrite before committing to it); nullopt for
 // ops that interval arithmetic does not cover.
 std::optional<std::pair<ConstValue, ConstValue>> IntBinaryBounds(Ops op, const ConstValue& a_lo,
-                                                                  const ConstValue& a_hi, const ConstValue& b_lo,
-                                                                  const ConstValue& b_hi);
+                                                                 const ConstValue& a_hi,
+                                                                 const ConstValue& b_lo,
+                                                                 const ConstValue& b_hi);
+
+inline int32_t UOpPtr::use_count() const {
+  return ptr_ == nullptr ? 0 : ptr_->refs_.load(std::memory_order_relaxed);
+}
 
 namespace internal {
 // The bounds of x % y (op MOD) and x // y (op IDIV) in C's truncating division, for integer bounds of x and y
@@ -377,9 +386,9 @@ std::optional<std::pair<absl::int128, absl::int128>> IntDivModBounds(Ops op, abs
                                                                      absl::int128 xhi, absl::int128 ylo,
                                                                      absl::int128 yhi);
 
-// Numbers for UNIQUE nodes (tinygrad's UOp.unique_num), process-wide and never repeated. The textual IR parser
-// reserves the numbers it reads, so a UNIQUE made afterwards never equals a parsed one (which would make two
-// buffers one node).
+// Numbers for UNIQUE nodes (tinygrad's UOp.unique_num), process-wide and never repeated. The textual IR
+// parser reserves the numbers it reads, so a UNIQUE made afterwards never equals a parsed one (which would
+// make two buffers one node).
 int64_t NextUniqueNumber();
 void ReserveUniqueNumbers(int64_t at_least);
 

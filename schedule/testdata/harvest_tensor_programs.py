@@ -48,10 +48,25 @@ def value(dt, b, j):
   if dtypes.is_unsigned(dt): return k % 201
   return k % 201 - 100
 
+INPUT_ARGS = {}  # UNIQUE arg of each R input's buffer -> the formula's buffer argument (seed + 1)
+
 def R(*shape, dtype=dtypes.float32, seed=0):
   n = 1
   for s in shape: n *= s
-  return Tensor([value(dtype, seed + 1, j) for j in range(n)], dtype=dtype).reshape(shape).contiguous().realize()
+  t = Tensor([value(dtype, seed + 1, j) for j in range(n)], dtype=dtype).reshape(shape).contiguous().realize()
+  INPUT_ARGS[t.lazydata.base.src[0].arg] = seed + 1
+  return t
+
+def inputs_of(root, uniques):
+  # how to fill each buffer the graph reads: {"arg": a} for an R input (the corpus formula with argument a),
+  # {"values": [...]} for the values of a Python list (a buffer on the PYTHON device)
+  out = {}
+  for u in root.toposort():
+    if u.op is not Ops.BUFFER: continue
+    n = str(uniques[u.src[0].arg])
+    if u.src[1].arg == 'PYTHON': out[n] = {"values": u.buffer.as_buffer().cast(u.dtype.fmt).tolist()}
+    elif u.src[0].arg in INPUT_ARGS: out[n] = {"arg": INPUT_ARGS[u.src[0].arg]}
+  return out
 
 class T(Tensor):  # a tensor from a Python list, realized like the program's inputs
   def __new__(cls, data, **kw): return Tensor(data, **kw).realize()
@@ -67,12 +82,13 @@ def harvest(name, python):
   big_sink = UOp.sink(*[t.lazydata for t in outs])
   uniques = {}
   graph = to_ir(big_sink, uniques)
+  inputs = inputs_of(big_sink, uniques)
   sched = outs[0].schedule(*outs[1:])
   buf_ids, kernels = {}, []
   for si in sched:  # each kernel's buffers, numbered in order of first use (the memory planner's reuse shows)
     kernels.append({"ast": to_ir(si.ast, {}) if si.ast.op is Ops.SINK else si.ast.op.name,
                     "bufs": [buf_ids.setdefault(id(x.base), len(buf_ids)) for x in si.bufs]})
-  print(json.dumps({"program": name, "graph": graph, "kernels": kernels}))
+  print(json.dumps({"program": name, "graph": graph, "inputs": inputs, "kernels": kernels}))
 
 # The four graphs tinygrad's schedule + codegen was timed on (reference README): with a third argument, they are
 # written instead, in the same form (program = the graph's name).

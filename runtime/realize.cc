@@ -1,0 +1,335 @@
+#include "runtime/realize.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "codegen/codegen.h"
+#include "codegen/kernel.h"
+#include "runtime/registry.h"
+#include "schedule/tensor_uop.h"
+#include "uop/print.h"
+#include "uop/status_macros.h"
+
+namespace uopc {
+namespace {
+
+// "PYTHON": host memory holding the values tensors are made from (tinygrad keeps Python lists on a device of
+// that name and COPYs them to the target device). It runs no kernels.
+class HostDataDevice : public Device {
+ public:
+  HostDataDevice() : Device("PYTHON") {}
+  Allocator& allocator() override { return allocator_; }
+  const Compiler& compiler() const override { return compiler_; }
+  const Renderer* renderer() const override { return nullptr; }
+  absl::StatusOr<std::unique_ptr<Program>> LoadProgram(const ProgramSpec&, absl::string_view) override {
+    return absl::FailedPreconditionError("the PYTHON device holds values; it runs no kernels");
+  }
+
+ private:
+  HostAllocator allocator_;
+  SourceCompiler compiler_;
+};
+
+absl::StatusOr<Device*> DeviceFor(const std::string& name) {
+  static const bool registered = [] {
+    RegisterDevice("PYTHON", []() -> absl::StatusOr<std::unique_ptr<Device>> {
+      return std::unique_ptr<Device>(new HostDataDevice());
+    });
+    return true;
+  }();
+  (void)registered;
+  return GetDevice(name);
+}
+
+// tinygrad's Estimates.from_uops(ignore_indexing=True): operations and bytes loaded and stored.
+struct Estimates {
+  double ops = 0;
+  double lds = 0;
+  double mem = 0;
+};
+
+Estimates Estimate(const ProgramSpec& spec, const std::vector<UOpPtr>& bufs) {
+  Estimates e;
+  absl::flat_hash_set<const UOp*> dont_count;
+  for (const UOpPtr& u : spec.uops) {
+    if (u->op() == Ops::LOAD || u->op() == Ops::STORE) {
+      for (const UOp* x : u->src(0)->Toposort()) dont_count.insert(x);
+      if (u->num_src() > 2) {
+        for (const UOp* x : u->src(2)->Toposort()) dont_count.insert(x);
+      }
+    } else if (u->op() == Ops::IF) {
+      for (const UOp* x : u->src(0)->Toposort()) dont_count.insert(x);
+    }
+  }
+  double mults = 1;
+  std::vector<double> stack;
+  for (const UOpPtr& u : spec.uops) {
+    if (u->op() == Ops::RANGE) {
+      stack.push_back(mults);
+      if (u->src(0)->op() == Ops::CONST) mults *= static_cast<double>(u->src(0)->const_value().AsInt64());
+    } else if (u->op() == Ops::ENDRANGE) {
+      if (!stack.empty()) {
+        mults = stack.back();
+        stack.pop_back();
+      }
+    } else if (u->op() == Ops::SPECIAL) {
+      if (u->arg().is_tuple() && u->arg().as_tuple().size() > 1 && u->arg()[1].is_int())
+        mults *= u->arg()[1].as_int();
+    } else if (u->op() == Ops::LOAD) {
+      e.lds += u->dtype().itemsize() * mults;
+    } else if (u->op() == Ops::STORE) {
+      e.lds += u->src(1)->dtype().itemsize() * mults;
+    } else if (groups::kALU.contains(u->op()) && !dont_count.contains(u.get())) {
+      e.ops += mults * (u->op() == Ops::MULACC ? 2 : 1) * u->dtype().count();
+    }
+  }
+  for (const UOpPtr& b : bufs) e.mem += static_cast<double>(b->arg().as_int() * b->dtype().itemsize());
+  return e;
+}
+
+// tinygrad's time_to_str.
+std::string TimeToStr(double t, int w) {
+  if (t > 10) return absl::StrFormat("%*.2fs ", w, t);
+  if (t > 10e-3) return absl::StrFormat("%*.2fms", w, t * 1e3);
+  return absl::StrFormat("%*.2fus", w, t * 1e6);
+}
+
+struct CompiledKernel {
+  UOpPtr ast;
+  ProgramSpec spec;
+  std::unique_ptr<Program> program;
+  double compile_seconds = 0;
+};
+
+// The per-process kernel cache: one program per (AST, device, opts on or off). Kernel names are numbered
+// across the process, as tinygrad numbers repeated names.
+class KernelCache {
+ public:
+  static KernelCache& Global() {
+    static KernelCache* cache = new KernelCache();
+    return *cache;
+  }
+
+  absl::StatusOr<CompiledKernel*> Get(const UOpPtr& ast, Device& device, bool noopt, bool* fresh) {
+    absl::MutexLock lock(&mu_);
+    Key key{ast.get(), device.name(), noopt};
+    if (auto it = kernels_.find(key); it != kernels_.end()) {
+      *fresh = false;
+      return it->second.get();
+    }
+    if (device.renderer() == nullptr) {
+      return absl::FailedPreconditionError(absl::StrCat("device ", device.name(), " cannot run kernels"));
+    }
+    auto start = std::chrono::steady_clock::now();
+    CompileOptions options;
+    options.optimize = !noopt;
+    UOPC_ASSIGN_OR_RETURN(ProgramSpec spec, CompileKernel(ast, *device.renderer(), options, &names_));
+    UOPC_ASSIGN_OR_RETURN(std::unique_ptr<Program> program, device.CreateProgram(spec));
+    auto kernel = std::make_unique<CompiledKernel>();
+    kernel->ast = ast;
+    kernel->spec = std::move(spec);
+    kernel->program = std::move(program);
+    kernel->compile_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    *fresh = true;
+    CompiledKernel* out = kernel.get();
+    kernels_.emplace(key, std::move(kernel));
+    return out;
+  }
+
+ private:
+  using Key = std::tuple<const UOp*, std::string, bool>;
+  absl::Mutex mu_;
+  // The entry holds its AST, so the key's pointer stays valid.
+  absl::flat_hash_map<Key, std::unique_ptr<CompiledKernel>> kernels_ ABSL_GUARDED_BY(mu_);
+  KernelNameCounter names_ ABSL_GUARDED_BY(mu_);
+};
+
+struct DebugState {
+  int64_t kernel_count = 0;
+  double time_sum = 0;
+};
+
+void Emit(const RealizeOptions& options, const std::string& text) {
+  if (options.debug_out != nullptr) {
+    options.debug_out->append(text);
+  } else {
+    std::fputs(text.c_str(), stderr);
+  }
+}
+
+}  // namespace
+
+BufferStore& BufferStore::Global() {
+  static BufferStore* store = new BufferStore();
+  return *store;
+}
+
+absl::StatusOr<Buffer*> BufferStore::GetOrAllocate(const UOpPtr& buffer) {
+  if (buffer == nullptr || buffer->op() != Ops::BUFFER || !buffer->arg().is_int()) {
+    return absl::InvalidArgumentError("BufferStore takes BUFFER nodes");
+  }
+  absl::MutexLock lock(&mu_);
+  if (auto it = entries_.find(buffer.get()); it != entries_.end()) return it->second.buffer.get();
+  std::string device_name = DeviceOf(buffer.get());
+  UOPC_ASSIGN_OR_RETURN(Device * device, DeviceFor(device_name));
+  UOPC_ASSIGN_OR_RETURN(Buffer b, Buffer::Allocate(*device, buffer->dtype(), buffer->arg().as_int()));
+  Entry entry{buffer, std::make_unique<Buffer>(std::move(b))};
+  Buffer* out = entry.buffer.get();
+  entries_.emplace(buffer.get(), std::move(entry));
+  return out;
+}
+
+Buffer* BufferStore::Find(const UOp* buffer) {
+  absl::MutexLock lock(&mu_);
+  auto it = entries_.find(buffer);
+  return it == entries_.end() ? nullptr : it->second.buffer.get();
+}
+
+absl::Status BufferStore::Write(const UOpPtr& buffer, absl::Span<const uint8_t> bytes) {
+  UOPC_ASSIGN_OR_RETURN(Buffer * b, GetOrAllocate(buffer));
+  return b->CopyIn(bytes);
+}
+
+absl::StatusOr<std::vector<uint8_t>> BufferStore::Read(const UOpPtr& buffer) {
+  Buffer* b = Find(buffer.get());
+  if (b == nullptr) return absl::FailedPreconditionError("the buffer has no memory: it was never realized");
+  return b->ToBytes();
+}
+
+void BufferStore::Collect() {
+  absl::MutexLock lock(&mu_);
+  // A node only this store holds can never be named again (it is interned: an equal one would be this one).
+  absl::erase_if(entries_, [](const auto& kv) { return kv.second.node.use_count() == 1; });
+}
+
+size_t BufferStore::size() {
+  absl::MutexLock lock(&mu_);
+  return entries_.size();
+}
+
+RealizeOptions RealizeOptions::FromEnvironment() {
+  RealizeOptions options;
+  auto read = [](const char* name) {
+    int value = 0;
+    const char* s = std::getenv(name);
+    return s != nullptr && absl::SimpleAtoi(s, &value) ? value : 0;
+  };
+  options.debug = read("DEBUG");
+  options.noopt = read("NOOPT") != 0;
+  return options;
+}
+
+absl::StatusOr<std::vector<KernelRun>> RunSchedule(const Schedule& schedule, const RealizeOptions& options) {
+  static DebugState* debug_state = new DebugState();
+  BufferStore& store = BufferStore::Global();
+  store.Collect();
+  std::vector<KernelRun> runs;
+  for (const ScheduleItem& item : schedule.items) {
+    if (item.bufs.empty()) return absl::InternalError("a schedule item without buffers");
+    std::vector<Buffer*> buffers;
+    for (const UOpPtr& b : item.bufs) {
+      UOPC_ASSIGN_OR_RETURN(Buffer * buffer, store.GetOrAllocate(b));
+      buffers.push_back(buffer);
+    }
+    KernelRun run;
+    if (item.ast->op() == Ops::COPY) {
+      if (buffers.size() != 2 || buffers[0]->nbytes() != buffers[1]->nbytes()) {
+        return absl::InternalError("a COPY takes two buffers of one size");
+      }
+      auto start = std::chrono::steady_clock::now();
+      UOPC_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, buffers[1]->ToBytes());
+      UOPC_RETURN_IF_ERROR(buffers[0]->CopyIn(bytes));
+      run.run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      run.name = absl::StrCat("copy ", buffers[0]->nbytes(), ", ", buffers[0]->device().name(), " <- ",
+                              buffers[1]->device().name());
+      run.device = buffers[0]->device().name();
+      run.bytes = static_cast<double>(buffers[0]->nbytes());
+    } else if (item.ast->op() == Ops::SINK) {
+      Device& device = buffers[0]->device();
+      bool fresh = false;
+      UOPC_ASSIGN_OR_RETURN(CompiledKernel * kernel,
+                            KernelCache::Global().Get(item.ast, device, options.noopt, &fresh));
+      const ProgramSpec& spec = kernel->spec;
+      std::vector<Buffer*> params;
+      for (int64_t g : spec.globals) {
+        if (g < 0 || g >= static_cast<int64_t>(buffers.size())) {
+          return absl::InternalError(
+              absl::StrCat("kernel ", spec.name, " reads buffer ", g, " of ", buffers.size()));
+        }
+        params.push_back(buffers[g]);
+      }
+      std::vector<int64_t> var_values;
+      for (const std::string& name : spec.vars) {
+        bool found = false;
+        for (const auto& [var, value] : schedule.var_vals) {
+          if (var->var_name() == name) {
+            var_values.push_back(value);
+            found = true;
+            break;
+          }
+        }
+        if (!found) return absl::InvalidArgumentError(absl::StrCat("no value bound for variable ", name));
+      }
+      LaunchParams launch;
+      for (size_t i = 0; spec.global_size && i < spec.global_size->size() && i < 3; ++i) {
+        launch.global_size[i] = (*spec.global_size)[i];
+      }
+      for (size_t i = 0; spec.local_size && i < spec.local_size->size() && i < 3; ++i) {
+        launch.local_size[i] = (*spec.local_size)[i];
+      }
+      double seconds = 0;
+      UOPC_RETURN_IF_ERROR(kernel->program->Launch(params, var_values, launch, &seconds));
+      Estimates e = Estimate(spec, item.bufs);
+      run.name = spec.name;
+      run.device = device.name();
+      run.compile_seconds = fresh ? kernel->compile_seconds : 0;
+      run.run_seconds = seconds;
+      run.flops = e.ops;
+      run.bytes = std::min(e.mem, e.lds);
+      if (options.debug >= 3) {
+        std::string text;
+        for (size_t i = 0; i < item.bufs.size(); ++i) {
+          absl::StrAppend(&text, absl::StrFormat("%3d: %-10s %8d %s\n", i, item.bufs[i]->dtype().ToString(),
+                                                 item.bufs[i]->arg().as_int(), DeviceOf(item.bufs[i].get())));
+        }
+        std::vector<std::string> opts;
+        for (const Opt& o : spec.applied_opts) opts.push_back(o.ToString());
+        absl::StrAppend(&text, "[", absl::StrJoin(opts, ", "), "]\n");
+        Emit(options, text);
+      }
+      if (options.debug >= 4 && fresh) Emit(options, spec.src + "\n");
+      if (options.debug >= 6 && fresh) {
+        std::vector<const UOp*> uops;
+        for (const UOpPtr& u : spec.uops) uops.push_back(u.get());
+        Emit(options, PrintUOpsListing(uops) + "\n");
+      }
+    } else {
+      return absl::UnimplementedError(absl::StrCat("schedule items of op ", OpName(item.ast->op())));
+    }
+    if (options.debug >= 2) {
+      debug_state->kernel_count += 1;
+      debug_state->time_sum += run.run_seconds;
+      double et = run.run_seconds > 0 ? run.run_seconds : 1e-20;
+      std::string name = run.name;
+      if (name.size() < 41) name.append(41 - name.size(), ' ');
+      Emit(options,
+           absl::StrFormat(
+               "*** %-7s %4d %s arg %2d mem %5.2f GB tm %s/%9.2fms (%9.2f GFLOPS %6.1f|%-7.1f GB/s)\n",
+               run.device.substr(0, 7), debug_state->kernel_count, name, item.bufs.size(), 0.0,
+               TimeToStr(run.run_seconds, 9), debug_state->time_sum * 1e3, run.flops / (et * 1e9),
+               run.bytes / (et * 1e9), run.bytes / (et * 1e9)));
+    }
+    runs.push_back(std::move(run));
+  }
+  return runs;
+}
+
+}  // namespace uopc
