@@ -83,7 +83,7 @@ std::string ShapeStr(absl::Span<const int64_t> shape) {
   return absl::StrCat("(", absl::StrJoin(shape, ", "), ")");
 }
 
-int64_t Prod(absl::Span<const int64_t> shape) {
+int64_t NumElements(absl::Span<const int64_t> shape) {
   int64_t p = 1;
   for (int64_t s : shape) p *= s;
   return p;
@@ -153,7 +153,7 @@ Dims Tensor::Shape() const {
   return s.ok() ? *s : Dims{};
 }
 
-int64_t Tensor::numel() const { return tensor_internal::Prod(Shape()); }
+int64_t Tensor::numel() const { return tensor_internal::NumElements(Shape()); }
 DType Tensor::dtype() const { return ok() ? uop()->dtype() : dtypes::kVoid; }
 std::string Tensor::Device() const { return ok() ? DeviceOf(uop().get()) : ""; }
 void Tensor::SetUOp(UOpPtr uop) const { node_->uop = std::move(uop); }

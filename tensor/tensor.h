@@ -67,6 +67,14 @@ struct Ellipsis {};
 
 struct TensorNode;
 
+// Tensor::Conv2d's options (tinygrad's conv2d keywords).
+struct ConvOptions {
+  int64_t groups = 1;
+  Dims stride = {1};    // one value for every spatial axis, or one per axis
+  Dims dilation = {1};
+  Dims padding = {0};   // one value, one per axis, or (before, after) pairs flat, last axis first, as PyTorch's
+};
+
 class Tensor {
  public:
   using IndexItem = std::variant<int64_t, Slice, NewAxis, Ellipsis, std::shared_ptr<Tensor>>;
@@ -94,12 +102,12 @@ class Tensor {
   // ---- creation (tensor_creation.cc) ----
   // A realized contiguous buffer on `device` with `values` (count must equal the shape's product), as tinygrad has
   // after `Tensor(list).reshape(shape).contiguous().realize()`: BUFFER for 1-D, else VIEW(BUFFER).
-  template <typename T>
-  static Tensor FromVector(const std::vector<T>& values, const Dims& shape, DType dtype,
+  template <typename E>
+  static Tensor FromVector(const std::vector<E>& values, const Dims& shape, DType dtype,
                            const std::string& device = "CPU");
-  template <typename T>
-  static Tensor FromVector(const std::vector<T>& values, const Dims& shape) {
-    return FromVector<T>(values, shape, DTypeOf<T>());
+  template <typename E>
+  static Tensor FromVector(const std::vector<E>& values, const Dims& shape) {
+    return FromVector<E>(values, shape, DTypeOf<E>());
   }
   static Tensor FromBytes(std::vector<uint8_t> bytes, const Dims& shape, DType dtype,
                           const std::string& device = "CPU");
@@ -219,8 +227,8 @@ class Tensor {
   Tensor Repeat(const Dims& repeats) const;
   // Python indexing: t[2:8, ::-1], t[idx_tensor], t[..., None].
   Tensor Index(const std::vector<IndexItem>& indices) const;
-  // t[index] for an int tensor index on the first axis.
-  Tensor Index(const Tensor& index) const;
+  // t[index] for an int tensor index on the first axis (Python's t[Tensor([...])]).
+  Tensor IndexWith(const Tensor& index) const;
   // Tensor.gather(dim, index).
   Tensor Gather(int64_t dim, const Tensor& index) const;
   Tensor Cat(const std::vector<Tensor>& others, int64_t dim = 0) const;
@@ -258,12 +266,6 @@ class Tensor {
   Tensor Dot(const Tensor& w, std::optional<DType> acc_dtype = std::nullopt) const;
   Tensor Matmul(const Tensor& w, std::optional<DType> acc_dtype = std::nullopt) const { return Dot(w, acc_dtype); }
   Tensor Linear(const Tensor& weight, const Tensor* bias = nullptr) const;
-  struct ConvOptions {
-    int64_t groups = 1;
-    Dims stride = {1};    // one value for every spatial axis, or one per axis
-    Dims dilation = {1};
-    Dims padding = {0};   // one value, one per axis, or (before, after) pairs flat as PyTorch's
-  };
   Tensor Conv2d(const Tensor& weight, const Tensor* bias = nullptr, const ConvOptions& options = {}) const;
   Tensor Conv2d(const Tensor& weight, const ConvOptions& options) const { return Conv2d(weight, nullptr, options); }
   Tensor MaxPool2d(Dims kernel_size = {2, 2}, Dims stride = {}, Dims dilation = {1}, Dims padding = {0}) const;
@@ -283,14 +285,14 @@ class Tensor {
   absl::Status Realize(absl::Span<const Tensor> others = {}) const;
   static absl::Status RealizeAll(absl::Span<const Tensor> tensors);
   // The values in row-major order (T must have the dtype's size; bool reads as bool or uint8).
-  template <typename T>
-  absl::StatusOr<std::vector<T>> ToVector() const;
-  template <typename T>
-  absl::StatusOr<T> Item() const;
+  template <typename E>
+  absl::StatusOr<std::vector<E>> ToVector() const;
+  template <typename E>
+  absl::StatusOr<E> Item() const;
   absl::StatusOr<std::vector<uint8_t>> ToBytes() const;
 
   // ---- internals shared by the implementation files ----
-  template <typename T>
+  template <typename E>
   static DType DTypeOf();
   // Broadcasts this and `y` to one shape with one dtype (tinygrad's _broadcasted).
   std::pair<Tensor, Tensor> Broadcasted(const Operand& y, bool reverse = false, bool match_dtype = true) const;
@@ -344,53 +346,53 @@ inline Tensor operator<<(const Tensor& a, int64_t bits) { return a.LShift(bits);
 inline Tensor operator>>(const Tensor& a, int64_t bits) { return a.RShift(bits); }
 
 // ---- templates ----
-template <typename T>
+template <typename E>
 DType Tensor::DTypeOf() {
-  if constexpr (std::is_same_v<T, bool>) return dtypes::kBool;
-  else if constexpr (std::is_same_v<T, float>) return dtypes::kFloat32;
-  else if constexpr (std::is_same_v<T, double>) return dtypes::kFloat64;
-  else if constexpr (std::is_same_v<T, int8_t>) return dtypes::kInt8;
-  else if constexpr (std::is_same_v<T, uint8_t>) return dtypes::kUInt8;
-  else if constexpr (std::is_same_v<T, int16_t>) return dtypes::kInt16;
-  else if constexpr (std::is_same_v<T, uint16_t>) return dtypes::kUInt16;
-  else if constexpr (std::is_same_v<T, int32_t>) return dtypes::kInt32;
-  else if constexpr (std::is_same_v<T, uint32_t>) return dtypes::kUInt32;
-  else if constexpr (std::is_same_v<T, int64_t>) return dtypes::kInt64;
-  else if constexpr (std::is_same_v<T, uint64_t>) return dtypes::kUInt64;
-  else static_assert(sizeof(T) == 0, "no dtype for this C++ type");
+  if constexpr (std::is_same_v<E, bool>) return dtypes::kBool;
+  else if constexpr (std::is_same_v<E, float>) return dtypes::kFloat32;
+  else if constexpr (std::is_same_v<E, double>) return dtypes::kFloat64;
+  else if constexpr (std::is_same_v<E, int8_t>) return dtypes::kInt8;
+  else if constexpr (std::is_same_v<E, uint8_t>) return dtypes::kUInt8;
+  else if constexpr (std::is_same_v<E, int16_t>) return dtypes::kInt16;
+  else if constexpr (std::is_same_v<E, uint16_t>) return dtypes::kUInt16;
+  else if constexpr (std::is_same_v<E, int32_t>) return dtypes::kInt32;
+  else if constexpr (std::is_same_v<E, uint32_t>) return dtypes::kUInt32;
+  else if constexpr (std::is_same_v<E, int64_t>) return dtypes::kInt64;
+  else if constexpr (std::is_same_v<E, uint64_t>) return dtypes::kUInt64;
+  else static_assert(sizeof(E) == 0, "no dtype for this C++ type");
 }
 
-template <typename T>
-Tensor Tensor::FromVector(const std::vector<T>& values, const Dims& shape, DType dtype, const std::string& device) {
-  if (static_cast<int>(sizeof(T)) != dtype.itemsize()) {
-    return FromError(absl::InvalidArgumentError("FromVector: the C++ element size " + std::to_string(sizeof(T)) +
+template <typename E>
+Tensor Tensor::FromVector(const std::vector<E>& values, const Dims& shape, DType dtype, const std::string& device) {
+  if (static_cast<int>(sizeof(E)) != dtype.itemsize()) {
+    return FromError(absl::InvalidArgumentError("FromVector: the C++ element size " + std::to_string(sizeof(E)) +
                                                 " is not the size of " + dtype.ToString()));
   }
-  std::vector<uint8_t> bytes(values.size() * sizeof(T));
+  std::vector<uint8_t> bytes(values.size() * sizeof(E));
   if (!values.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
   return FromBytes(std::move(bytes), shape, dtype, device);
 }
 
-template <typename T>
-absl::StatusOr<std::vector<T>> Tensor::ToVector() const {
+template <typename E>
+absl::StatusOr<std::vector<E>> Tensor::ToVector() const {
   absl::StatusOr<std::vector<uint8_t>> bytes = ToBytes();
   if (!bytes.ok()) return bytes.status();
-  if (static_cast<int>(sizeof(T)) != dtype().itemsize()) {
-    return absl::InvalidArgumentError("ToVector: the C++ element size " + std::to_string(sizeof(T)) +
+  if (static_cast<int>(sizeof(E)) != dtype().itemsize()) {
+    return absl::InvalidArgumentError("ToVector: the C++ element size " + std::to_string(sizeof(E)) +
                                       " is not the size of " + dtype().ToString());
   }
-  std::vector<T> out(bytes->size() / sizeof(T));
-  if (!out.empty()) std::memcpy(out.data(), bytes->data(), out.size() * sizeof(T));
+  std::vector<E> out(bytes->size() / sizeof(E));
+  if (!out.empty()) std::memcpy(out.data(), bytes->data(), out.size() * sizeof(E));
   return out;
 }
 
-template <typename T>
-absl::StatusOr<T> Tensor::Item() const {
+template <typename E>
+absl::StatusOr<E> Tensor::Item() const {
   if (ok() && numel() != 1) {
     return absl::InvalidArgumentError("Item: the tensor must have one element, its shape has " +
                                       std::to_string(numel()));
   }
-  absl::StatusOr<std::vector<T>> v = ToVector<T>();
+  absl::StatusOr<std::vector<E>> v = ToVector<E>();
   if (!v.ok()) return v.status();
   return (*v)[0];
 }

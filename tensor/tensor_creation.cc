@@ -13,8 +13,8 @@
 namespace uopc {
 
 using tensor_internal::CeilDiv;
+using tensor_internal::PackValues;
 using tensor_internal::Error;
-using tensor_internal::Prod;
 using tensor_internal::ShapeStr;
 
 namespace {
@@ -47,11 +47,6 @@ void PackValue(ConstValue v, DType dtype, uint8_t* out) {
   }
 }
 
-std::vector<uint8_t> PackValues(absl::Span<const ConstValue> values, DType dtype) {
-  std::vector<uint8_t> bytes(values.size() * dtype.itemsize());
-  for (size_t i = 0; i < values.size(); ++i) PackValue(values[i], dtype, bytes.data() + i * dtype.itemsize());
-  return bytes;
-}
 
 // The random-number state of Tensor.manual_seed: the seed, and per device the seed and counter tensors.
 struct RngState {
@@ -67,8 +62,14 @@ RngState& Rng() {
 
 }  // namespace
 
+std::vector<uint8_t> tensor_internal::PackValues(absl::Span<const ConstValue> values, DType dtype) {
+  std::vector<uint8_t> bytes(values.size() * dtype.itemsize());
+  for (size_t i = 0; i < values.size(); ++i) PackValue(values[i], dtype, bytes.data() + i * dtype.itemsize());
+  return bytes;
+}
+
 Tensor Tensor::FromBytes(std::vector<uint8_t> bytes, const Dims& shape, DType dtype, const std::string& device) {
-  int64_t n = Prod(shape);
+  int64_t n = tensor_internal::NumElements(shape);
   if (static_cast<int64_t>(bytes.size()) != n * dtype.itemsize()) {
     return Error("FromVector", absl::StrCat(bytes.size() / std::max(1, dtype.itemsize()),
                                             " values do not fill the shape ", ShapeStr(shape)));
@@ -84,7 +85,7 @@ Tensor Tensor::FromBytes(std::vector<uint8_t> bytes, const Dims& shape, DType dt
 }
 
 Tensor Tensor::LiteralBytes(std::vector<uint8_t> bytes, const Dims& shape, DType dtype, const std::string& device) {
-  UOpPtr buffer = NewBuffer("PYTHON", Prod(shape), dtype);
+  UOpPtr buffer = NewBuffer("PYTHON", tensor_internal::NumElements(shape), dtype);
   tensor_internal::AddHostData(buffer, std::move(bytes));
   Tensor t = tensor_internal::Movement(Tensor(buffer), Ops::RESHAPE, shape);
   if (!t.ok()) return t;
@@ -107,7 +108,10 @@ Tensor Tensor::Literal(const std::vector<double>& values, std::optional<DType> d
 
 Tensor Tensor::Const(Scalar value, std::optional<DType> dtype, const std::string& device) {
   DType dt = dtype.value_or(value.PyDType());
-  return Tensor(TensorConst(dt, AsConst(value.value, dt), {}, device));
+  // CONST(VIEW(DEVICE)) with the 0-d ShapeTracker (UOp.metaop for shape ()).
+  UOpPtr view = UOp::New(Ops::VIEW, dtypes::kVoid, {UOp::New(Ops::DEVICE, dtypes::kVoid, {}, Arg(device))},
+                         Arg(std::make_shared<ShapeTrackerArg>(*ShapeTracker::FromShape({}))));
+  return Tensor(UOp::New(Ops::CONST, dt, {view}, UOp::Const(dt, AsConst(value.value, dt))->arg()));
 }
 
 Tensor Tensor::Full(const Dims& shape, Scalar value, std::optional<DType> dtype, const std::string& device) {
@@ -126,7 +130,7 @@ Tensor Tensor::Ones(const Dims& shape, DType dtype, const std::string& device) {
 Tensor Tensor::Empty(const Dims& shape, DType dtype, const std::string& device) {
   for (int64_t s : shape)
     if (s < 0) return Error("Empty", "negative size in shape " + ShapeStr(shape));
-  return Tensor(NewBuffer(device, Prod(shape), dtype)).Reshape(shape);
+  return Tensor(NewBuffer(device, tensor_internal::NumElements(shape), dtype)).Reshape(shape);
 }
 
 Tensor Tensor::FullLike(Scalar value, std::optional<DType> dtype) const {
@@ -211,7 +215,7 @@ Tensor Tensor::Rand(const Dims& shape, DType dtype, const std::string& device, b
   if (!dtype.is_float()) return Error("Rand", "rand only supports float dtypes, got " + dtype.ToString());
   for (int64_t s : shape)
     if (s < 0) return Error("Rand", "invalid shape " + ShapeStr(shape));
-  int64_t numel = Prod(shape);
+  int64_t numel = tensor_internal::NumElements(shape);
   if (numel == 0) return Zeros(shape, dtype, device);
   int64_t num = CeilDiv(numel * dtype.itemsize(), 4);
   Tensor seeds, counter;

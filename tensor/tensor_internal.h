@@ -38,12 +38,15 @@ void UnlockShapes();
 
 // "(2, 3)".
 std::string ShapeStr(absl::Span<const int64_t> shape);
-int64_t Prod(absl::Span<const int64_t> shape);
+int64_t NumElements(absl::Span<const int64_t> shape);
 int64_t CeilDiv(int64_t a, int64_t b);
 
 // A tensor of `u`, or of the error.
 Tensor FromStatusOr(absl::StatusOr<UOpPtr> u);
 Tensor Error(absl::string_view op, const std::string& message);
+
+// Values in `dtype`'s memory layout (as Python's struct.pack after tinygrad's truncate).
+std::vector<uint8_t> PackValues(absl::Span<const ConstValue> values, DType dtype);
 
 // Bytes waiting to be uploaded into BUFFER nodes at the next realize (Tensor::FromBytes and literals).
 void AddHostData(const UOpPtr& buffer, std::vector<uint8_t> bytes);

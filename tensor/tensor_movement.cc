@@ -9,7 +9,6 @@ namespace uopc {
 
 using tensor_internal::CeilDiv;
 using tensor_internal::Error;
-using tensor_internal::Prod;
 using tensor_internal::ShapeStr;
 
 namespace tensor_internal {
@@ -46,15 +45,15 @@ Tensor Tensor::Reshape(const Dims& shape) const {
   for (int64_t s : shape)
     if (s < -1) return Error("Reshape", "negative size in " + ShapeStr(shape));
   if (infer == 1) {
-    int64_t known = -Prod(shape);
-    if (known == 0 || Prod(cur) % known != 0) {
+    int64_t known = -tensor_internal::NumElements(shape);
+    if (known == 0 || tensor_internal::NumElements(cur) % known != 0) {
       return Error("Reshape", absl::StrCat("cannot reshape a tensor of shape ", ShapeStr(cur), " to ", ShapeStr(shape)));
     }
     for (int64_t& s : new_shape)
-      if (s == -1) s = Prod(cur) / known;
+      if (s == -1) s = tensor_internal::NumElements(cur) / known;
   }
-  if (Prod(new_shape) != Prod(cur)) {
-    return Error("Reshape", absl::StrCat("cannot reshape a tensor of shape ", ShapeStr(cur), " (", Prod(cur),
+  if (tensor_internal::NumElements(new_shape) != tensor_internal::NumElements(cur)) {
+    return Error("Reshape", absl::StrCat("cannot reshape a tensor of shape ", ShapeStr(cur), " (", tensor_internal::NumElements(cur),
                                          " elements) to ", ShapeStr(shape)));
   }
   if (new_shape == cur) return *this;
@@ -174,7 +173,7 @@ Tensor Tensor::Flatten(int64_t start_dim, int64_t end_dim) const {
   int64_t s = ResolveDim(start_dim, false, &err), e = ResolveDim(end_dim, false, &err);
   if (!err.ok()) return FromError(err);
   Dims cur = Shape(), out(cur.begin(), cur.begin() + s);
-  out.push_back(Prod(absl::MakeConstSpan(cur).subspan(s, std::max<int64_t>(0, e + 1 - s))));
+  out.push_back(tensor_internal::NumElements(absl::MakeConstSpan(cur).subspan(s, std::max<int64_t>(0, e + 1 - s))));
   out.insert(out.end(), cur.begin() + std::min<int64_t>(e + 1, cur.size()), cur.end());
   return Reshape(out);
 }
@@ -245,7 +244,7 @@ void SliceIndices(const Slice& s, int64_t size, int64_t* start, int64_t* stop, i
 
 }  // namespace
 
-Tensor Tensor::Index(const Tensor& index) const { return Index(std::vector<IndexItem>{std::make_shared<Tensor>(index)}); }
+Tensor Tensor::IndexWith(const Tensor& index) const { return Index(std::vector<IndexItem>{std::make_shared<Tensor>(index)}); }
 
 Tensor Tensor::Index(const std::vector<IndexItem>& indices_in) const {
   UOPC_TENSOR_PROPAGATE(this);

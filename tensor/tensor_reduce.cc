@@ -9,7 +9,6 @@ namespace uopc {
 
 using tensor_internal::CeilDiv;
 using tensor_internal::Error;
-using tensor_internal::Prod;
 using tensor_internal::ShapeStr;
 
 namespace {
@@ -104,7 +103,12 @@ Tensor Pool(const Tensor& self, const Dims& k, const Dims& stride_in, const Dims
   }
   Dims o(nk);
   for (size_t j = 0; j < nk; ++j) o[j] = CeilDiv(i[j] - d[j] * (k[j] - 1), s[j]);
-  auto noop_pairs = [&]() { return std::vector<std::pair<int64_t, int64_t>>(nn, {0, 0}); };
+  // None in tinygrad's shrink args: the whole axis.
+  auto noop_pairs = [&]() {
+    std::vector<std::pair<int64_t, int64_t>> p;
+    for (size_t j = 0; j < nn; ++j) p.push_back({0, shape[j]});
+    return p;
+  };
   bool general = false;
   for (size_t j = 0; j < nk; ++j)
     if (k[j] > s[j] || d[j] != 1) general = true;
@@ -146,7 +150,7 @@ Tensor Pool(const Tensor& self, const Dims& k, const Dims& stride_in, const Dims
     for (size_t j = 0; j < nk; ++j) perm.push_back(nn + j * 2);
     return x.Permute(perm);
   }
-  auto pads = noop_pairs();
+  std::vector<std::pair<int64_t, int64_t>> pads(nn, {0, 0});
   auto sh = noop_pairs();
   for (size_t j = 0; j < nk; ++j) {
     pads.push_back({0, std::max<int64_t>(0, o[j] * s[j] - i[j])});
