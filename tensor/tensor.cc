@@ -206,7 +206,7 @@ Tensor Tensor::BroadcastTo(const Dims& new_shape) const {
                                     absl::StrCat("cannot broadcast ", ShapeStr(shape), " to ", ShapeStr(new_shape)));
     }
   }
-  return tensor_internal::Movement(tensor_internal::Movement(*this, Ops::RESHAPE, aligned), Ops::EXPAND, new_shape);
+  return tensor_internal::Movement(Reshape(aligned), Ops::EXPAND, new_shape);
 }
 
 std::pair<Tensor, Tensor> Tensor::Broadcasted(const Operand& y, bool reverse, bool match_dtype) const {
