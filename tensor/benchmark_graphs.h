@@ -17,17 +17,17 @@ namespace uopc {
 
 // A realized input whose element j is the corpus formula value(dtype, seed + 1, j) (the harvest script's R).
 Tensor CorpusInput(const Dims& shape, DType dtype = dtypes::kFloat32, int seed = 0,
-                   const std::string& device = "CPU");
+                   const std::string& device = "");
 
 // R(1024, 1024) @ R(1024, 1024, seed=1).
-Tensor MatmulGraph(const std::string& device = "CPU");
+Tensor MatmulGraph(const std::string& device = "");
 // An MLP 784-512-512-10 on a batch of 64 (relu between layers, biases).
-Tensor MlpGraph(const std::string& device = "CPU");
+Tensor MlpGraph(const std::string& device = "");
 // A ResNet basic block on 8x64x32x32: conv3x3, batchnorm, relu, conv3x3, batchnorm, residual add, relu. Its two
 // inverse standard deviations are realized first, as in tinygrad's script (this runs two small kernels).
-Tensor ResnetBasicBlockGraph(const std::string& device = "CPU");
+Tensor ResnetBasicBlockGraph(const std::string& device = "");
 // A causal self-attention block: 4x128x256 input, 8 heads, q/k/v/o projections.
-Tensor AttentionBlockGraph(const std::string& device = "CPU");
+Tensor AttentionBlockGraph(const std::string& device = "");
 
 // name ("matmul_1024", "mlp_784_512_512_10", "resnet_basic_block", "attention_block") -> builder.
 const std::vector<std::pair<std::string, std::function<Tensor()>>>& BenchmarkGraphs();

@@ -99,51 +99,53 @@ class Tensor {
   // True when both are the same Tensor object (share a handle).
   bool Is(const Tensor& o) const { return node_ == o.node_; }
 
-  // ---- creation (tensor_creation.cc) ----
+  // ---- creation (tensor_creation.cc). A `device` of "" is the default device (tinygrad's Device.DEFAULT). ----
+  static void SetDefaultDevice(std::string device);
+  static std::string DefaultDevice();  // "CPU" unless set
   // A realized contiguous buffer on `device` with `values` (count must equal the shape's product), as tinygrad has
   // after `Tensor(list).reshape(shape).contiguous().realize()`: BUFFER for 1-D, else VIEW(BUFFER).
   template <typename E>
   static Tensor FromVector(const std::vector<E>& values, const Dims& shape, DType dtype,
-                           const std::string& device = "CPU");
+                           const std::string& device = "");
   template <typename E>
   static Tensor FromVector(const std::vector<E>& values, const Dims& shape) {
     return FromVector<E>(values, shape, DTypeOf<E>());
   }
   static Tensor FromBytes(std::vector<uint8_t> bytes, const Dims& shape, DType dtype,
-                          const std::string& device = "CPU");
+                          const std::string& device = "");
   // A Python list literal, unrealized: `Tensor([3, 1, 4])` is COPY(BUFFER on "PYTHON", DEVICE). Ints default to
   // int32, floats to float32.
   static Tensor Literal(const std::vector<int64_t>& values, std::optional<DType> dtype = std::nullopt,
-                        const std::string& device = "CPU");
+                        const std::string& device = "");
   static Tensor Literal(const std::vector<double>& values, std::optional<DType> dtype = std::nullopt,
-                        const std::string& device = "CPU");
+                        const std::string& device = "");
   static Tensor LiteralBytes(std::vector<uint8_t> bytes, const Dims& shape, DType dtype, const std::string& device);
   // A scalar tensor (Tensor(3.0)).
-  static Tensor Const(Scalar value, std::optional<DType> dtype = std::nullopt, const std::string& device = "CPU");
+  static Tensor Const(Scalar value, std::optional<DType> dtype = std::nullopt, const std::string& device = "");
   static Tensor Full(const Dims& shape, Scalar value, std::optional<DType> dtype = std::nullopt,
-                     const std::string& device = "CPU");
-  static Tensor Zeros(const Dims& shape, DType dtype = dtypes::kFloat32, const std::string& device = "CPU");
-  static Tensor Ones(const Dims& shape, DType dtype = dtypes::kFloat32, const std::string& device = "CPU");
-  static Tensor Empty(const Dims& shape, DType dtype = dtypes::kFloat32, const std::string& device = "CPU");
+                     const std::string& device = "");
+  static Tensor Zeros(const Dims& shape, DType dtype = dtypes::kFloat32, const std::string& device = "");
+  static Tensor Ones(const Dims& shape, DType dtype = dtypes::kFloat32, const std::string& device = "");
+  static Tensor Empty(const Dims& shape, DType dtype = dtypes::kFloat32, const std::string& device = "");
   // Tensor.arange(start, stop, step): int32 unless a bound is a float.
   static Tensor Arange(Scalar stop);
   static Tensor Arange(Scalar start, Scalar stop, Scalar step = 1, std::optional<DType> dtype = std::nullopt,
-                       const std::string& device = "CPU");
+                       const std::string& device = "");
   static Tensor Eye(int64_t n, std::optional<int64_t> m = std::nullopt, DType dtype = dtypes::kFloat32,
-                    const std::string& device = "CPU");
+                    const std::string& device = "");
   Tensor FullLike(Scalar value, std::optional<DType> dtype = std::nullopt) const;
   Tensor ZerosLike() const { return FullLike(0); }
   Tensor OnesLike() const { return FullLike(1); }
   // Random numbers with tinygrad's threefry, its per-device seeds and counters: the same seed gives tinygrad's
   // numbers.
   static void ManualSeed(int64_t seed = 0);
-  static Tensor Rand(const Dims& shape, DType dtype = dtypes::kFloat32, const std::string& device = "CPU",
+  static Tensor Rand(const Dims& shape, DType dtype = dtypes::kFloat32, const std::string& device = "",
                      bool contiguous = true);
-  static Tensor Randn(const Dims& shape, DType dtype = dtypes::kFloat32, const std::string& device = "CPU");
+  static Tensor Randn(const Dims& shape, DType dtype = dtypes::kFloat32, const std::string& device = "");
   static Tensor Randint(const Dims& shape, int64_t low = 0, int64_t high = 10, DType dtype = dtypes::kInt32,
-                        const std::string& device = "CPU");
+                        const std::string& device = "");
   static Tensor Uniform(const Dims& shape, double low = 0.0, double high = 1.0, DType dtype = dtypes::kFloat32,
-                        const std::string& device = "CPU");
+                        const std::string& device = "");
 
   // ---- dtypes (tensor_elementwise.cc) ----
   Tensor Cast(DType dtype) const;

@@ -60,7 +60,25 @@ RngState& Rng() {
   return *rng;
 }
 
+absl::Mutex default_device_mu;
+std::string& DefaultDeviceName() {
+  static auto* name = new std::string("CPU");
+  return *name;
+}
+
+std::string Dev(const std::string& device) { return device.empty() ? Tensor::DefaultDevice() : device; }
+
 }  // namespace
+
+void Tensor::SetDefaultDevice(std::string device) {
+  absl::MutexLock lock(&default_device_mu);
+  DefaultDeviceName() = std::move(device);
+}
+
+std::string Tensor::DefaultDevice() {
+  absl::MutexLock lock(&default_device_mu);
+  return DefaultDeviceName();
+}
 
 std::vector<uint8_t> tensor_internal::PackValues(absl::Span<const ConstValue> values, DType dtype) {
   std::vector<uint8_t> bytes(values.size() * dtype.itemsize());
@@ -68,7 +86,8 @@ std::vector<uint8_t> tensor_internal::PackValues(absl::Span<const ConstValue> va
   return bytes;
 }
 
-Tensor Tensor::FromBytes(std::vector<uint8_t> bytes, const Dims& shape, DType dtype, const std::string& device) {
+Tensor Tensor::FromBytes(std::vector<uint8_t> bytes, const Dims& shape, DType dtype, const std::string& device_in) {
+  const std::string device = Dev(device_in);
   int64_t n = tensor_internal::NumElements(shape);
   if (static_cast<int64_t>(bytes.size()) != n * dtype.itemsize()) {
     return Error("FromVector", absl::StrCat(bytes.size() / std::max(1, dtype.itemsize()),
@@ -84,7 +103,8 @@ Tensor Tensor::FromBytes(std::vector<uint8_t> bytes, const Dims& shape, DType dt
   return Tensor(ViewOf(buffer, *st));
 }
 
-Tensor Tensor::LiteralBytes(std::vector<uint8_t> bytes, const Dims& shape, DType dtype, const std::string& device) {
+Tensor Tensor::LiteralBytes(std::vector<uint8_t> bytes, const Dims& shape, DType dtype, const std::string& device_in) {
+  const std::string device = Dev(device_in);
   UOpPtr buffer = NewBuffer("PYTHON", tensor_internal::NumElements(shape), dtype);
   tensor_internal::AddHostData(buffer, std::move(bytes));
   Tensor t = tensor_internal::Movement(Tensor(buffer), Ops::RESHAPE, shape);
@@ -106,7 +126,8 @@ Tensor Tensor::Literal(const std::vector<double>& values, std::optional<DType> d
   return LiteralBytes(PackValues(cv, dt), {static_cast<int64_t>(values.size())}, dt, device);
 }
 
-Tensor Tensor::Const(Scalar value, std::optional<DType> dtype, const std::string& device) {
+Tensor Tensor::Const(Scalar value, std::optional<DType> dtype, const std::string& device_in) {
+  const std::string device = Dev(device_in);
   DType dt = dtype.value_or(value.PyDType());
   // CONST(VIEW(DEVICE)) with the 0-d ShapeTracker (UOp.metaop for shape ()).
   UOpPtr view = UOp::New(Ops::VIEW, dtypes::kVoid, {UOp::New(Ops::DEVICE, dtypes::kVoid, {}, Arg(device))},
@@ -127,7 +148,8 @@ Tensor Tensor::Ones(const Dims& shape, DType dtype, const std::string& device) {
   return Full(shape, 1.0, dtype, device);
 }
 
-Tensor Tensor::Empty(const Dims& shape, DType dtype, const std::string& device) {
+Tensor Tensor::Empty(const Dims& shape, DType dtype, const std::string& device_in) {
+  const std::string device = Dev(device_in);
   for (int64_t s : shape)
     if (s < 0) return Error("Empty", "negative size in shape " + ShapeStr(shape));
   return Tensor(NewBuffer(device, tensor_internal::NumElements(shape), dtype)).Reshape(shape);
@@ -211,7 +233,8 @@ DType UIntOfSize(int size) {
 
 }  // namespace
 
-Tensor Tensor::Rand(const Dims& shape, DType dtype, const std::string& device, bool contiguous) {
+Tensor Tensor::Rand(const Dims& shape, DType dtype, const std::string& device_in, bool contiguous) {
+  const std::string device = Dev(device_in);
   if (!dtype.is_float()) return Error("Rand", "rand only supports float dtypes, got " + dtype.ToString());
   for (int64_t s : shape)
     if (s < 0) return Error("Rand", "invalid shape " + ShapeStr(shape));

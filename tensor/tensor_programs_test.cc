@@ -160,5 +160,56 @@ TEST(TensorProgramsTest, GraphsAreTinygrads) {
   EXPECT_EQ(equal, 70);
 }
 
+// Realized on `device`, each program's outputs are tinygrad's results. Returns the programs that differ.
+std::vector<std::string> ResultDifferences(const std::string& device) {
+  std::map<std::string, nlohmann::json> corpus = Load(CorpusPath("tensor_programs.jsonl"));
+  Tensor::SetDefaultDevice(device);
+  std::vector<std::string> failing;
+  for (const auto& [name, program] : Programs()) {
+    Outputs outs = Build(name, program);
+    const nlohmann::json& results = corpus[name]["results"];
+    std::string problem;
+    if (absl::Status s = Tensor::RealizeAll(outs); !s.ok()) problem = s.ToString();
+    if (problem.empty() && results.size() != outs.size()) problem = "a different number of outputs";
+    for (size_t k = 0; problem.empty() && k < outs.size(); ++k) {
+      const nlohmann::json& want = results[k];
+      DType dt = outs[k].dtype();
+      if (CorpusDType(want["dtype"].get<std::string>()).value_or(dtypes::kVoid) != dt) {
+        problem = "dtype " + dt.ToString() + ", tinygrad's is " + want["dtype"].get<std::string>();
+        break;
+      }
+      if (nlohmann::json(outs[k].Shape()) != want["shape"]) {
+        problem = "shape " + nlohmann::json(outs[k].Shape()).dump() + ", tinygrad's is " + want["shape"].dump();
+        break;
+      }
+      absl::StatusOr<std::vector<uint8_t>> bytes = outs[k].ToBytes();
+      if (!bytes.ok()) {
+        problem = bytes.status().ToString();
+        break;
+      }
+      problem = CorpusValuesMismatch(dt, CorpusJsonFromBytes(dt, *bytes).value(), want["values"]);
+    }
+    if (!problem.empty()) {
+      failing.push_back(name);
+      std::cout << device << " " << name << ": " << problem << "\n";
+    }
+  }
+  Tensor::SetDefaultDevice("CPU");
+  return failing;
+}
+
+TEST(TensorProgramsTest, ResultsOnCpu) {
+  std::vector<std::string> failing = ResultDifferences("CPU");
+  std::cout << 70 - failing.size() << "/70 results equal on CPU; failing: " << absl::StrJoin(failing, ", ") << "\n";
+  EXPECT_EQ(failing.size(), 0u);
+}
+
+TEST(TensorProgramsTest, ResultsOnInterp) {
+  std::vector<std::string> failing = ResultDifferences("INTERP");
+  std::cout << 70 - failing.size() << "/70 results equal on INTERP; failing: " << absl::StrJoin(failing, ", ")
+            << "\n";
+  EXPECT_EQ(failing.size(), 0u);
+}
+
 }  // namespace
 }  // namespace uopc

@@ -13,7 +13,7 @@
 namespace uopc {
 
 // A realized input whose element j is the corpus formula value(dtype, seed + 1, j) (the harvest script's R).
-Tensor R(const Dims& shape, DType dtype = dtypes::kFloat32, int seed = 0, const std::string& device = "CPU");
+Tensor R(const Dims& shape, DType dtype = dtypes::kFloat32, int seed = 0, const std::string& device = "");
 
 // SINK of the tensors' UOps with UNIQUE args renumbered 0, 1, ... in toposort order.
 UOpPtr CanonicalSink(const std::vector<Tensor>& outputs);
