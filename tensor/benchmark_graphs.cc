@@ -41,10 +41,15 @@ Tensor AttentionBlockGraph(const std::string& device) {
   auto R = [&](const Dims& shape, int seed) { return CorpusInput(shape, dtypes::kFloat32, seed, device); };
   Tensor x = R({4, 128, 256}, 0);
   constexpr int64_t b = 4, s = 128, d = 256, heads = 8;
-  auto project = [&](const Tensor& w) { return x.Matmul(w).Reshape({b, s, heads, d / heads}).Transpose(1, 2); };
+  auto project = [&](const Tensor& w) {
+    return x.Matmul(w).Reshape({b, s, heads, d / heads}).Transpose(1, 2);
+  };
   Tensor q = project(R({256, 256}, 1)), k = project(R({256, 256}, 2)), v = project(R({256, 256}, 3));
   Tensor wo = R({256, 256}, 4);
-  return q.ScaledDotProductAttention(k, v, nullptr, /*is_causal=*/true).Transpose(1, 2).Reshape({b, s, d}).Matmul(wo);
+  return q.ScaledDotProductAttention(k, v, nullptr, /*is_causal=*/true)
+      .Transpose(1, 2)
+      .Reshape({b, s, d})
+      .Matmul(wo);
 }
 
 const std::vector<std::pair<std::string, std::function<Tensor()>>>& BenchmarkGraphs() {

@@ -1,4 +1,5 @@
-// The four benchmark graphs built with the Tensor API are tinygrad's (schedule/testdata/benchmark_graphs.jsonl).
+// The four benchmark graphs built with the Tensor API are tinygrad's
+// (schedule/testdata/benchmark_graphs.jsonl).
 #include "tensor/benchmark_graphs.h"
 
 #include <map>

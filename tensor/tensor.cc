@@ -195,15 +195,16 @@ Tensor Tensor::BroadcastTo(const Dims& new_shape) const {
   Dims shape = Shape();
   if (shape == new_shape) return *this;
   if (shape.size() > new_shape.size()) {
-    return tensor_internal::Error("broadcast", absl::StrCat("cannot broadcast a tensor of shape ", ShapeStr(shape),
-                                                            " to fewer dimensions ", ShapeStr(new_shape)));
+    return tensor_internal::Error("broadcast",
+                                  absl::StrCat("cannot broadcast a tensor of shape ", ShapeStr(shape),
+                                               " to fewer dimensions ", ShapeStr(new_shape)));
   }
   Dims aligned(new_shape.size() - shape.size(), 1);
   aligned.insert(aligned.end(), shape.begin(), shape.end());
   for (size_t i = 0; i < aligned.size(); ++i) {
     if (aligned[i] != new_shape[i] && aligned[i] != 1) {
-      return tensor_internal::Error("broadcast",
-                                    absl::StrCat("cannot broadcast ", ShapeStr(shape), " to ", ShapeStr(new_shape)));
+      return tensor_internal::Error(
+          "broadcast", absl::StrCat("cannot broadcast ", ShapeStr(shape), " to ", ShapeStr(new_shape)));
     }
   }
   return tensor_internal::Movement(Reshape(aligned), Ops::EXPAND, new_shape);

@@ -1,17 +1,18 @@
 // The C++ Tensor API: tinygrad v0.10.3's Tensor (tensor.py), lazily evaluated.
 //
-// A Tensor holds a shared handle to its current tensor-level UOp (tinygrad's `lazydata`); every operation builds
-// exactly the UOp graph tinygrad's tensor.py builds for it, and nothing runs until `Realize()` (or a read such as
-// `ToVector`) hands the SINK of the tensors to the scheduler and runs the kernels. After a realize every live
-// Tensor whose graph changed points at what its UOp became (tinygrad's `_apply_map_to_tensors`): copies of a
-// Tensor share one handle, and a process-wide registry of weak handles finds them all.
+// A Tensor holds a shared handle to its current tensor-level UOp (tinygrad's `lazydata`); every operation
+// builds exactly the UOp graph tinygrad's tensor.py builds for it, and nothing runs until `Realize()` (or a
+// read such as `ToVector`) hands the SINK of the tensors to the scheduler and runs the kernels. After a
+// realize every live Tensor whose graph changed points at what its UOp became (tinygrad's
+// `_apply_map_to_tensors`): copies of a Tensor share one handle, and a process-wide registry of weak handles
+// finds them all.
 //
 // Errors. A shape error (a bad reshape, mismatched matmul, an axis out of range, ...) is found where the user
-// makes it, and the Tensor that operation returns carries it: `t.status()` is the error, naming the operation and
-// the shapes, and every operation on an errored Tensor returns a Tensor with the same error (the first error
-// wins). So chains such as `(a.Matmul(b) + c).Relu()` stay readable, and a caller checks once, at the end, with
-// `status()`, `Ok()` (a StatusOr<Tensor>), or at the boundary that produces values (`Realize`, `ToVector`,
-// `Item` return Status / StatusOr). Nothing crashes on bad input.
+// makes it, and the Tensor that operation returns carries it: `t.status()` is the error, naming the operation
+// and the shapes, and every operation on an errored Tensor returns a Tensor with the same error (the first
+// error wins). So chains such as `(a.Matmul(b) + c).Relu()` stay readable, and a caller checks once, at the
+// end, with `status()`, `Ok()` (a StatusOr<Tensor>), or at the boundary that produces values (`Realize`,
+// `ToVector`, `Item` return Status / StatusOr). Nothing crashes on bad input.
 //
 // Numbers mix with tensors as Python's do: a C++ `int`/`int64_t` behaves like a Python int, a `double` like a
 // Python float, a `bool` like a Python bool (tinygrad's promotion rules: `int_tensor * 2.5` is float32,
@@ -45,11 +46,11 @@ using Dims = std::vector<int64_t>;
 
 // A Python number: int, float or bool.
 struct Scalar {
-  Scalar(int v) : value(ConstValue::Int(v)) {}                     // NOLINT: numbers convert implicitly
-  Scalar(int64_t v) : value(ConstValue::Int(v)) {}                 // NOLINT
-  Scalar(double v) : value(ConstValue::Float(v)) {}                // NOLINT
-  Scalar(float v) : value(ConstValue::Float(v)) {}                 // NOLINT
-  Scalar(bool v) : value(ConstValue::Bool(v)) {}                   // NOLINT
+  Scalar(int v) : value(ConstValue::Int(v)) {}       // NOLINT: numbers convert implicitly
+  Scalar(int64_t v) : value(ConstValue::Int(v)) {}   // NOLINT
+  Scalar(double v) : value(ConstValue::Float(v)) {}  // NOLINT
+  Scalar(float v) : value(ConstValue::Float(v)) {}   // NOLINT
+  Scalar(bool v) : value(ConstValue::Bool(v)) {}     // NOLINT
   explicit Scalar(ConstValue v) : value(v) {}
   // dtypes.from_py: bool, the default int, or the default float.
   DType PyDType() const;
@@ -58,7 +59,8 @@ struct Scalar {
 
 class Tensor;
 
-// One index of `Tensor::Index` (Python's `t[...]`): an int, a slice, None (a new axis of size 1), or an int tensor.
+// One index of `Tensor::Index` (Python's `t[...]`): an int, a slice, None (a new axis of size 1), or an int
+// tensor.
 struct Slice {
   std::optional<int64_t> start, stop, step;
 };
@@ -70,9 +72,10 @@ struct TensorNode;
 // Tensor::Conv2d's options (tinygrad's conv2d keywords).
 struct ConvOptions {
   int64_t groups = 1;
-  Dims stride = {1};    // one value for every spatial axis, or one per axis
+  Dims stride = {1};  // one value for every spatial axis, or one per axis
   Dims dilation = {1};
-  Dims padding = {0};   // one value, one per axis, or (before, after) pairs flat, last axis first, as PyTorch's
+  Dims padding = {
+      0};  // one value, one per axis, or (before, after) pairs flat, last axis first, as PyTorch's
 };
 
 class Tensor {
@@ -99,11 +102,13 @@ class Tensor {
   // True when both are the same Tensor object (share a handle).
   bool Is(const Tensor& o) const { return node_ == o.node_; }
 
-  // ---- creation (tensor_creation.cc). A `device` of "" is the default device (tinygrad's Device.DEFAULT). ----
+  // ---- creation (tensor_creation.cc). A `device` of "" is the default device (tinygrad's Device.DEFAULT).
+  // ----
   static void SetDefaultDevice(std::string device);
   static std::string DefaultDevice();  // "CPU" unless set
-  // A realized contiguous buffer on `device` with `values` (count must equal the shape's product), as tinygrad has
-  // after `Tensor(list).reshape(shape).contiguous().realize()`: BUFFER for 1-D, else VIEW(BUFFER).
+  // A realized contiguous buffer on `device` with `values` (count must equal the shape's product), as
+  // tinygrad has after `Tensor(list).reshape(shape).contiguous().realize()`: BUFFER for 1-D, else
+  // VIEW(BUFFER).
   template <typename E>
   static Tensor FromVector(const std::vector<E>& values, const Dims& shape, DType dtype,
                            const std::string& device = "");
@@ -113,15 +118,17 @@ class Tensor {
   }
   static Tensor FromBytes(std::vector<uint8_t> bytes, const Dims& shape, DType dtype,
                           const std::string& device = "");
-  // A Python list literal, unrealized: `Tensor([3, 1, 4])` is COPY(BUFFER on "PYTHON", DEVICE). Ints default to
-  // int32, floats to float32.
+  // A Python list literal, unrealized: `Tensor([3, 1, 4])` is COPY(BUFFER on "PYTHON", DEVICE). Ints default
+  // to int32, floats to float32.
   static Tensor Literal(const std::vector<int64_t>& values, std::optional<DType> dtype = std::nullopt,
                         const std::string& device = "");
   static Tensor Literal(const std::vector<double>& values, std::optional<DType> dtype = std::nullopt,
                         const std::string& device = "");
-  static Tensor LiteralBytes(std::vector<uint8_t> bytes, const Dims& shape, DType dtype, const std::string& device);
+  static Tensor LiteralBytes(std::vector<uint8_t> bytes, const Dims& shape, DType dtype,
+                             const std::string& device);
   // A scalar tensor (Tensor(3.0)).
-  static Tensor Const(Scalar value, std::optional<DType> dtype = std::nullopt, const std::string& device = "");
+  static Tensor Const(Scalar value, std::optional<DType> dtype = std::nullopt,
+                      const std::string& device = "");
   static Tensor Full(const Dims& shape, Scalar value, std::optional<DType> dtype = std::nullopt,
                      const std::string& device = "");
   static Tensor Zeros(const Dims& shape, DType dtype = dtypes::kFloat32, const std::string& device = "");
@@ -136,16 +143,16 @@ class Tensor {
   Tensor FullLike(Scalar value, std::optional<DType> dtype = std::nullopt) const;
   Tensor ZerosLike() const { return FullLike(0); }
   Tensor OnesLike() const { return FullLike(1); }
-  // Random numbers with tinygrad's threefry, its per-device seeds and counters: the same seed gives tinygrad's
-  // numbers.
+  // Random numbers with tinygrad's threefry, its per-device seeds and counters: the same seed gives
+  // tinygrad's numbers.
   static void ManualSeed(int64_t seed = 0);
   static Tensor Rand(const Dims& shape, DType dtype = dtypes::kFloat32, const std::string& device = "",
                      bool contiguous = true);
   static Tensor Randn(const Dims& shape, DType dtype = dtypes::kFloat32, const std::string& device = "");
   static Tensor Randint(const Dims& shape, int64_t low = 0, int64_t high = 10, DType dtype = dtypes::kInt32,
                         const std::string& device = "");
-  static Tensor Uniform(const Dims& shape, double low = 0.0, double high = 1.0, DType dtype = dtypes::kFloat32,
-                        const std::string& device = "");
+  static Tensor Uniform(const Dims& shape, double low = 0.0, double high = 1.0,
+                        DType dtype = dtypes::kFloat32, const std::string& device = "");
 
   // ---- dtypes (tensor_elementwise.cc) ----
   Tensor Cast(DType dtype) const;
@@ -160,9 +167,9 @@ class Tensor {
   Tensor Add(const Operand& x, bool reverse = false) const;
   Tensor Sub(const Operand& x, bool reverse = false) const;
   Tensor Mul(const Operand& x, bool reverse = false) const;
-  Tensor Div(const Operand& x, bool reverse = false) const;  // true division (a float result)
+  Tensor Div(const Operand& x, bool reverse = false) const;   // true division (a float result)
   Tensor IDiv(const Operand& x, bool reverse = false) const;  // truncating (tinygrad's `//`)
-  Tensor Mod(const Operand& x, bool reverse = false) const;  // Python's floor modulo
+  Tensor Mod(const Operand& x, bool reverse = false) const;   // Python's floor modulo
   Tensor BitwiseAnd(const Operand& x, bool reverse = false) const;
   Tensor BitwiseOr(const Operand& x, bool reverse = false) const;
   Tensor BitwiseXor(const Operand& x, bool reverse = false) const;
@@ -239,11 +246,11 @@ class Tensor {
 
   // ---- reductions (tensor_reduce.cc). An empty `axes` with `all` reduces every axis. ----
   struct Axes {
-    Axes() : all(true) {}                                       // every axis
-    Axes(int64_t a) : axes({a}), all(false) {}                  // NOLINT
-    Axes(int a) : axes({a}), all(false) {}                      // NOLINT
+    Axes() : all(true) {}                                            // every axis
+    Axes(int64_t a) : axes({a}), all(false) {}                       // NOLINT
+    Axes(int a) : axes({a}), all(false) {}                           // NOLINT
     Axes(std::initializer_list<int64_t> a) : axes(a), all(false) {}  // NOLINT
-    Axes(Dims a) : axes(std::move(a)), all(false) {}            // NOLINT
+    Axes(Dims a) : axes(std::move(a)), all(false) {}                 // NOLINT
     Dims axes;
     bool all;
   };
@@ -266,11 +273,16 @@ class Tensor {
 
   // ---- nn (tensor_nn.cc) ----
   Tensor Dot(const Tensor& w, std::optional<DType> acc_dtype = std::nullopt) const;
-  Tensor Matmul(const Tensor& w, std::optional<DType> acc_dtype = std::nullopt) const { return Dot(w, acc_dtype); }
+  Tensor Matmul(const Tensor& w, std::optional<DType> acc_dtype = std::nullopt) const {
+    return Dot(w, acc_dtype);
+  }
   Tensor Linear(const Tensor& weight, const Tensor* bias = nullptr) const;
   Tensor Conv2d(const Tensor& weight, const Tensor* bias = nullptr, const ConvOptions& options = {}) const;
-  Tensor Conv2d(const Tensor& weight, const ConvOptions& options) const { return Conv2d(weight, nullptr, options); }
-  Tensor MaxPool2d(Dims kernel_size = {2, 2}, Dims stride = {}, Dims dilation = {1}, Dims padding = {0}) const;
+  Tensor Conv2d(const Tensor& weight, const ConvOptions& options) const {
+    return Conv2d(weight, nullptr, options);
+  }
+  Tensor MaxPool2d(Dims kernel_size = {2, 2}, Dims stride = {}, Dims dilation = {1},
+                   Dims padding = {0}) const;
   Tensor AvgPool2d(Dims kernel_size = {2, 2}, Dims stride = {}, Dims dilation = {1}, Dims padding = {0},
                    bool count_include_pad = true) const;
   Tensor Layernorm(Axes axis = -1, double eps = 1e-5) const;
@@ -297,7 +309,8 @@ class Tensor {
   template <typename E>
   static DType DTypeOf();
   // Broadcasts this and `y` to one shape with one dtype (tinygrad's _broadcasted).
-  std::pair<Tensor, Tensor> Broadcasted(const Operand& y, bool reverse = false, bool match_dtype = true) const;
+  std::pair<Tensor, Tensor> Broadcasted(const Operand& y, bool reverse = false,
+                                        bool match_dtype = true) const;
   int64_t ResolveDim(int64_t dim, bool extra, absl::Status* error) const;
   // Replaces this handle's UOp (used by realize and assign).
   void SetUOp(UOpPtr uop) const;
@@ -310,9 +323,9 @@ class Tensor {
 // A tensor or a Python number, as the right side of an elementwise op.
 class Tensor::Operand {
  public:
-  Operand(const Tensor& t) : value_(t) {}  // NOLINT
-  Operand(Scalar s) : value_(s) {}         // NOLINT
-  Operand(int v) : value_(Scalar(v)) {}    // NOLINT
+  Operand(const Tensor& t) : value_(t) {}    // NOLINT
+  Operand(Scalar s) : value_(s) {}           // NOLINT
+  Operand(int v) : value_(Scalar(v)) {}      // NOLINT
   Operand(int64_t v) : value_(Scalar(v)) {}  // NOLINT
   Operand(double v) : value_(Scalar(v)) {}   // NOLINT
   Operand(float v) : value_(Scalar(v)) {}    // NOLINT
@@ -326,8 +339,8 @@ class Tensor::Operand {
 };
 
 // Python's operators. A number on the left is the left operand (2 - t is t.Sub(2, reverse)).
-#define UOPC_TENSOR_BINARY_OPERATOR(OP, METHOD)                                                       \
-  inline Tensor operator OP(const Tensor& a, const Tensor::Operand& b) { return a.METHOD(b); }       \
+#define UOPC_TENSOR_BINARY_OPERATOR(OP, METHOD)                                                \
+  inline Tensor operator OP(const Tensor& a, const Tensor::Operand& b) { return a.METHOD(b); } \
   inline Tensor operator OP(Scalar a, const Tensor& b) { return b.METHOD(Tensor::Operand(a), true); }
 UOPC_TENSOR_BINARY_OPERATOR(+, Add)
 UOPC_TENSOR_BINARY_OPERATOR(-, Sub)
@@ -350,25 +363,39 @@ inline Tensor operator>>(const Tensor& a, int64_t bits) { return a.RShift(bits);
 // ---- templates ----
 template <typename E>
 DType Tensor::DTypeOf() {
-  if constexpr (std::is_same_v<E, bool>) return dtypes::kBool;
-  else if constexpr (std::is_same_v<E, float>) return dtypes::kFloat32;
-  else if constexpr (std::is_same_v<E, double>) return dtypes::kFloat64;
-  else if constexpr (std::is_same_v<E, int8_t>) return dtypes::kInt8;
-  else if constexpr (std::is_same_v<E, uint8_t>) return dtypes::kUInt8;
-  else if constexpr (std::is_same_v<E, int16_t>) return dtypes::kInt16;
-  else if constexpr (std::is_same_v<E, uint16_t>) return dtypes::kUInt16;
-  else if constexpr (std::is_same_v<E, int32_t>) return dtypes::kInt32;
-  else if constexpr (std::is_same_v<E, uint32_t>) return dtypes::kUInt32;
-  else if constexpr (std::is_same_v<E, int64_t>) return dtypes::kInt64;
-  else if constexpr (std::is_same_v<E, uint64_t>) return dtypes::kUInt64;
-  else static_assert(sizeof(E) == 0, "no dtype for this C++ type");
+  if constexpr (std::is_same_v<E, bool>)
+    return dtypes::kBool;
+  else if constexpr (std::is_same_v<E, float>)
+    return dtypes::kFloat32;
+  else if constexpr (std::is_same_v<E, double>)
+    return dtypes::kFloat64;
+  else if constexpr (std::is_same_v<E, int8_t>)
+    return dtypes::kInt8;
+  else if constexpr (std::is_same_v<E, uint8_t>)
+    return dtypes::kUInt8;
+  else if constexpr (std::is_same_v<E, int16_t>)
+    return dtypes::kInt16;
+  else if constexpr (std::is_same_v<E, uint16_t>)
+    return dtypes::kUInt16;
+  else if constexpr (std::is_same_v<E, int32_t>)
+    return dtypes::kInt32;
+  else if constexpr (std::is_same_v<E, uint32_t>)
+    return dtypes::kUInt32;
+  else if constexpr (std::is_same_v<E, int64_t>)
+    return dtypes::kInt64;
+  else if constexpr (std::is_same_v<E, uint64_t>)
+    return dtypes::kUInt64;
+  else
+    static_assert(sizeof(E) == 0, "no dtype for this C++ type");
 }
 
 template <typename E>
-Tensor Tensor::FromVector(const std::vector<E>& values, const Dims& shape, DType dtype, const std::string& device) {
+Tensor Tensor::FromVector(const std::vector<E>& values, const Dims& shape, DType dtype,
+                          const std::string& device) {
   if (static_cast<int>(sizeof(E)) != dtype.itemsize()) {
-    return FromError(absl::InvalidArgumentError("FromVector: the C++ element size " + std::to_string(sizeof(E)) +
-                                                " is not the size of " + dtype.ToString()));
+    return FromError(absl::InvalidArgumentError("FromVector: the C++ element size " +
+                                                std::to_string(sizeof(E)) + " is not the size of " +
+                                                dtype.ToString()));
   }
   std::vector<uint8_t> bytes(values.size() * sizeof(E));
   if (!values.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());

@@ -13,8 +13,8 @@
 namespace uopc {
 
 using tensor_internal::CeilDiv;
-using tensor_internal::PackValues;
 using tensor_internal::Error;
+using tensor_internal::PackValues;
 using tensor_internal::ShapeStr;
 
 namespace {
@@ -24,16 +24,36 @@ void PackValue(ConstValue v, DType dtype, uint8_t* out) {
   ConstValue c = AsConst(v, dtype);
   auto put = [&](auto x) { std::memcpy(out, &x, sizeof(x)); };
   switch (dtype.scalar_type()) {
-    case ScalarType::kBool: put(static_cast<uint8_t>(c.AsBool())); break;
-    case ScalarType::kInt8: put(static_cast<int8_t>(c.AsInt64())); break;
-    case ScalarType::kUInt8: put(static_cast<uint8_t>(c.AsInt64())); break;
-    case ScalarType::kInt16: put(static_cast<int16_t>(c.AsInt64())); break;
-    case ScalarType::kUInt16: put(static_cast<uint16_t>(c.AsInt64())); break;
-    case ScalarType::kInt32: put(static_cast<int32_t>(c.AsInt64())); break;
-    case ScalarType::kUInt32: put(static_cast<uint32_t>(static_cast<uint64_t>(c.AsInt()))); break;
-    case ScalarType::kInt64: put(static_cast<int64_t>(c.AsInt())); break;
-    case ScalarType::kUInt64: put(static_cast<uint64_t>(c.AsInt())); break;
-    case ScalarType::kFloat16: put(FloatToHalfBits(static_cast<float>(c.AsFloat()))); break;
+    case ScalarType::kBool:
+      put(static_cast<uint8_t>(c.AsBool()));
+      break;
+    case ScalarType::kInt8:
+      put(static_cast<int8_t>(c.AsInt64()));
+      break;
+    case ScalarType::kUInt8:
+      put(static_cast<uint8_t>(c.AsInt64()));
+      break;
+    case ScalarType::kInt16:
+      put(static_cast<int16_t>(c.AsInt64()));
+      break;
+    case ScalarType::kUInt16:
+      put(static_cast<uint16_t>(c.AsInt64()));
+      break;
+    case ScalarType::kInt32:
+      put(static_cast<int32_t>(c.AsInt64()));
+      break;
+    case ScalarType::kUInt32:
+      put(static_cast<uint32_t>(static_cast<uint64_t>(c.AsInt())));
+      break;
+    case ScalarType::kInt64:
+      put(static_cast<int64_t>(c.AsInt()));
+      break;
+    case ScalarType::kUInt64:
+      put(static_cast<uint64_t>(c.AsInt()));
+      break;
+    case ScalarType::kFloat16:
+      put(FloatToHalfBits(static_cast<float>(c.AsFloat())));
+      break;
     case ScalarType::kBFloat16: {
       float f = static_cast<float>(c.AsFloat());
       uint32_t bits;
@@ -41,12 +61,16 @@ void PackValue(ConstValue v, DType dtype, uint8_t* out) {
       put(static_cast<uint16_t>(bits >> 16));
       break;
     }
-    case ScalarType::kFloat32: put(static_cast<float>(c.AsFloat())); break;
-    case ScalarType::kFloat64: put(c.AsFloat()); break;
-    default: break;
+    case ScalarType::kFloat32:
+      put(static_cast<float>(c.AsFloat()));
+      break;
+    case ScalarType::kFloat64:
+      put(c.AsFloat());
+      break;
+    default:
+      break;
   }
 }
-
 
 // The random-number state of Tensor.manual_seed: the seed, and per device the seed and counter tensors.
 struct RngState {
@@ -86,7 +110,8 @@ std::vector<uint8_t> tensor_internal::PackValues(absl::Span<const ConstValue> va
   return bytes;
 }
 
-Tensor Tensor::FromBytes(std::vector<uint8_t> bytes, const Dims& shape, DType dtype, const std::string& device_in) {
+Tensor Tensor::FromBytes(std::vector<uint8_t> bytes, const Dims& shape, DType dtype,
+                         const std::string& device_in) {
   const std::string device = Dev(device_in);
   int64_t n = tensor_internal::NumElements(shape);
   if (static_cast<int64_t>(bytes.size()) != n * dtype.itemsize()) {
@@ -103,7 +128,8 @@ Tensor Tensor::FromBytes(std::vector<uint8_t> bytes, const Dims& shape, DType dt
   return Tensor(ViewOf(buffer, *st));
 }
 
-Tensor Tensor::LiteralBytes(std::vector<uint8_t> bytes, const Dims& shape, DType dtype, const std::string& device_in) {
+Tensor Tensor::LiteralBytes(std::vector<uint8_t> bytes, const Dims& shape, DType dtype,
+                            const std::string& device_in) {
   const std::string device = Dev(device_in);
   UOpPtr buffer = NewBuffer("PYTHON", tensor_internal::NumElements(shape), dtype);
   tensor_internal::AddHostData(buffer, std::move(bytes));
@@ -112,14 +138,16 @@ Tensor Tensor::LiteralBytes(std::vector<uint8_t> bytes, const Dims& shape, DType
   return Tensor(UOp::New(Ops::COPY, dtype, {t.uop(), UOp::New(Ops::DEVICE, dtypes::kVoid, {}, Arg(device))}));
 }
 
-Tensor Tensor::Literal(const std::vector<int64_t>& values, std::optional<DType> dtype, const std::string& device) {
+Tensor Tensor::Literal(const std::vector<int64_t>& values, std::optional<DType> dtype,
+                       const std::string& device) {
   DType dt = dtype.value_or(dtypes::kDefaultInt);
   std::vector<ConstValue> cv;
   for (int64_t v : values) cv.push_back(ConstValue::Int(v));
   return LiteralBytes(PackValues(cv, dt), {static_cast<int64_t>(values.size())}, dt, device);
 }
 
-Tensor Tensor::Literal(const std::vector<double>& values, std::optional<DType> dtype, const std::string& device) {
+Tensor Tensor::Literal(const std::vector<double>& values, std::optional<DType> dtype,
+                       const std::string& device) {
   DType dt = dtype.value_or(dtypes::kDefaultFloat);
   std::vector<ConstValue> cv;
   for (double v : values) cv.push_back(ConstValue::Float(v));
@@ -162,7 +190,8 @@ Tensor Tensor::FullLike(Scalar value, std::optional<DType> dtype) const {
 
 Tensor Tensor::Arange(Scalar stop) { return Arange(0, stop); }
 
-Tensor Tensor::Arange(Scalar start, Scalar stop, Scalar step, std::optional<DType> dtype, const std::string& device) {
+Tensor Tensor::Arange(Scalar start, Scalar stop, Scalar step, std::optional<DType> dtype,
+                      const std::string& device) {
   bool any_float = start.value.is_float() || stop.value.is_float() || step.value.is_float();
   DType dt = dtype.value_or(any_float ? dtypes::kDefaultFloat : dtypes::kDefaultInt);
   int64_t len;
@@ -215,19 +244,27 @@ Tensor ThreefryRandomBits(const Tensor& key, const Tensor& counts0, const Tensor
 
 int Mantissa(DType dt) {
   switch (dt.scalar_type()) {
-    case ScalarType::kFloat16: return 10;
-    case ScalarType::kBFloat16: return 7;
-    case ScalarType::kFloat64: return 52;
-    default: return 23;
+    case ScalarType::kFloat16:
+      return 10;
+    case ScalarType::kBFloat16:
+      return 7;
+    case ScalarType::kFloat64:
+      return 52;
+    default:
+      return 23;
   }
 }
 
 DType UIntOfSize(int size) {
   switch (size) {
-    case 1: return dtypes::kUInt8;
-    case 2: return dtypes::kUInt16;
-    case 8: return dtypes::kUInt64;
-    default: return dtypes::kUInt32;
+    case 1:
+      return dtypes::kUInt8;
+    case 2:
+      return dtypes::kUInt16;
+    case 8:
+      return dtypes::kUInt64;
+    default:
+      return dtypes::kUInt32;
   }
 }
 
@@ -246,10 +283,11 @@ Tensor Tensor::Rand(const Dims& shape, DType dtype, const std::string& device_in
     RngState& rng = Rng();
     absl::MutexLock lock(&rng.mu);
     if (!rng.device_seeds.count(device)) {
-      // The device's key: the low 32 bits of sha256 of the number of devices seen so far (4 bytes, big endian).
+      // The device's key: the low 32 bits of sha256 of the number of devices seen so far (4 bytes, big
+      // endian).
       uint32_t index = static_cast<uint32_t>(rng.device_seeds.size());
-      std::string be = {static_cast<char>(index >> 24), static_cast<char>(index >> 16), static_cast<char>(index >> 8),
-                        static_cast<char>(index)};
+      std::string be = {static_cast<char>(index >> 24), static_cast<char>(index >> 16),
+                        static_cast<char>(index >> 8), static_cast<char>(index)};
       std::array<uint8_t, 32> digest = Sha256Digest(be);
       int64_t low = (int64_t{digest[28]} << 24) | (int64_t{digest[29]} << 16) | (int64_t{digest[30]} << 8) |
                     int64_t{digest[31]};

@@ -55,12 +55,16 @@ Tensor Tensor::Bitcast(DType dt) const {
   int ns = dt.itemsize(), os = dtype().itemsize();
   Dims shape = Shape();
   if (ns != os && (shape.empty() || (shape.back() * os) % ns != 0)) {
-    return Error("Bitcast", absl::StrCat("cannot bitcast a tensor of shape ", tensor_internal::ShapeStr(shape),
-                                         " from ", dtype().ToString(), " to ", dt.ToString()));
+    return Error("Bitcast",
+                 absl::StrCat("cannot bitcast a tensor of shape ", tensor_internal::ShapeStr(shape), " from ",
+                              dtype().ToString(), " to ", dt.ToString()));
   }
   if (ns != os) {
     auto uint_of = [](int size) {
-      return size == 1 ? dtypes::kUInt8 : size == 2 ? dtypes::kUInt16 : size == 4 ? dtypes::kUInt32 : dtypes::kUInt64;
+      return size == 1   ? dtypes::kUInt8
+             : size == 2 ? dtypes::kUInt16
+             : size == 4 ? dtypes::kUInt32
+                         : dtypes::kUInt64;
     };
     DType new_uint = uint_of(ns), old_uint = uint_of(os);
     Tensor tmp = Bitcast(old_uint);
@@ -104,11 +108,11 @@ Tensor Tensor::Mod(const Operand& x, bool reverse) const {
   return a - d.Floor().Cast(out) * b;
 }
 
-#define UOPC_BITWISE(METHOD, OP)                                                                    \
-  Tensor Tensor::METHOD(const Operand& x, bool reverse) const {                                     \
-    UOPC_TENSOR_PROPAGATE(this);                                                                    \
-    if (!IntOrBool(dtype())) return Error(#METHOD, dtype().ToString() + " is not supported");       \
-    return Binary(*this, OP, x, reverse);                                                           \
+#define UOPC_BITWISE(METHOD, OP)                                                              \
+  Tensor Tensor::METHOD(const Operand& x, bool reverse) const {                               \
+    UOPC_TENSOR_PROPAGATE(this);                                                              \
+    if (!IntOrBool(dtype())) return Error(#METHOD, dtype().ToString() + " is not supported"); \
+    return Binary(*this, OP, x, reverse);                                                     \
   }
 UOPC_BITWISE(BitwiseAnd, Ops::AND)
 UOPC_BITWISE(BitwiseOr, Ops::OR)
@@ -124,8 +128,8 @@ Tensor Tensor::BitwiseNot() const {
 Tensor Tensor::LShift(int64_t bits) const {
   UOPC_TENSOR_PROPAGATE(this);
   if (!dtype().is_unsigned() || bits < 0 || bits > 62) {
-    return Error("LShift", absl::StrCat("needs an unsigned dtype and a shift in [0, 62], got ", dtype().ToString(),
-                                        " and ", bits));
+    return Error("LShift", absl::StrCat("needs an unsigned dtype and a shift in [0, 62], got ",
+                                        dtype().ToString(), " and ", bits));
   }
   return Mul(int64_t{1} << bits);
 }
@@ -133,8 +137,8 @@ Tensor Tensor::LShift(int64_t bits) const {
 Tensor Tensor::RShift(int64_t bits) const {
   UOPC_TENSOR_PROPAGATE(this);
   if (!dtype().is_unsigned() || bits < 0 || bits > 62) {
-    return Error("RShift", absl::StrCat("needs an unsigned dtype and a shift in [0, 62], got ", dtype().ToString(),
-                                        " and ", bits));
+    return Error("RShift", absl::StrCat("needs an unsigned dtype and a shift in [0, 62], got ",
+                                        dtype().ToString(), " and ", bits));
   }
   return IDiv(int64_t{1} << bits);
 }
@@ -142,7 +146,8 @@ Tensor Tensor::RShift(int64_t bits) const {
 Tensor Tensor::Pow(const Operand& x, bool reverse) const {
   auto [base, exponent] = Broadcasted(x, reverse);
   UOPC_TENSOR_PROPAGATE(&base, &exponent);
-  if (!base.dtype().is_float()) return Error("Pow", "the base needs to be float, got " + base.dtype().ToString());
+  if (!base.dtype().is_float())
+    return Error("Pow", "the base needs to be float, got " + base.dtype().ToString());
   Tensor ret(Alu(Ops::POW, {base.uop(), exponent.uop()}));
   return dtype().is_float() ? ret : ret.Round().Cast(dtype());
 }

@@ -1,5 +1,5 @@
-// What the Tensor implementation files share: the handle a Tensor points at, the registry of live handles (for
-// applying a realize's becomes_map), shape lookup on tensor-level UOps, and helpers for errors.
+// What the Tensor implementation files share: the handle a Tensor points at, the registry of live handles
+// (for applying a realize's becomes_map), shape lookup on tensor-level UOps, and helpers for errors.
 #ifndef UOPC_TENSOR_TENSOR_INTERNAL_H_
 #define UOPC_TENSOR_TENSOR_INTERNAL_H_
 
@@ -74,10 +74,10 @@ auto tensor_internal::WithShapes(F f) {
 }
 
 // Propagates the first error of the operands: `UOPC_TENSOR_PROPAGATE(a, b)` returns it.
-#define UOPC_TENSOR_PROPAGATE(...)                                                  \
-  do {                                                                              \
-    for (const Tensor* uopc_t_ : {__VA_ARGS__})                                     \
-      if (!uopc_t_->ok()) return Tensor::FromError(uopc_t_->status());              \
+#define UOPC_TENSOR_PROPAGATE(...)                                     \
+  do {                                                                 \
+    for (const Tensor* uopc_t_ : {__VA_ARGS__})                        \
+      if (!uopc_t_->ok()) return Tensor::FromError(uopc_t_->status()); \
   } while (0)
 
 }  // namespace uopc

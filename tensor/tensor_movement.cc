@@ -17,9 +17,12 @@ Tensor Movement(const Tensor& x, Ops op, const Dims& arg) {
   UOPC_TENSOR_PROPAGATE(&x);
   return FromStatusOr(WithShapes([&](TensorShapes& shapes) -> absl::StatusOr<UOpPtr> {
     switch (op) {
-      case Ops::RESHAPE: return uopc::Reshape(x.uop(), arg, shapes);
-      case Ops::EXPAND: return uopc::Expand(x.uop(), arg, shapes);
-      default: return uopc::Permute(x.uop(), arg, shapes);
+      case Ops::RESHAPE:
+        return uopc::Reshape(x.uop(), arg, shapes);
+      case Ops::EXPAND:
+        return uopc::Expand(x.uop(), arg, shapes);
+      default:
+        return uopc::Permute(x.uop(), arg, shapes);
     }
   }));
 }
@@ -41,20 +44,23 @@ Tensor Tensor::Reshape(const Dims& shape) const {
   Dims cur = Shape();
   Dims new_shape = shape;
   int64_t infer = std::count(shape.begin(), shape.end(), -1);
-  if (infer > 1) return Error("Reshape", "only one dimension can be inferred using -1, got " + ShapeStr(shape));
+  if (infer > 1)
+    return Error("Reshape", "only one dimension can be inferred using -1, got " + ShapeStr(shape));
   for (int64_t s : shape)
     if (s < -1) return Error("Reshape", "negative size in " + ShapeStr(shape));
   if (infer == 1) {
     int64_t known = -tensor_internal::NumElements(shape);
     if (known == 0 || tensor_internal::NumElements(cur) % known != 0) {
-      return Error("Reshape", absl::StrCat("cannot reshape a tensor of shape ", ShapeStr(cur), " to ", ShapeStr(shape)));
+      return Error("Reshape",
+                   absl::StrCat("cannot reshape a tensor of shape ", ShapeStr(cur), " to ", ShapeStr(shape)));
     }
     for (int64_t& s : new_shape)
       if (s == -1) s = tensor_internal::NumElements(cur) / known;
   }
   if (tensor_internal::NumElements(new_shape) != tensor_internal::NumElements(cur)) {
-    return Error("Reshape", absl::StrCat("cannot reshape a tensor of shape ", ShapeStr(cur), " (", tensor_internal::NumElements(cur),
-                                         " elements) to ", ShapeStr(shape)));
+    return Error("Reshape",
+                 absl::StrCat("cannot reshape a tensor of shape ", ShapeStr(cur), " (",
+                              tensor_internal::NumElements(cur), " elements) to ", ShapeStr(shape)));
   }
   if (new_shape == cur) return *this;
   return Movement(*this, Ops::RESHAPE, new_shape);
@@ -64,7 +70,8 @@ Tensor Tensor::Expand(const Dims& shape) const {
   UOPC_TENSOR_PROPAGATE(this);
   Dims cur = Shape();
   if (shape.size() < cur.size()) {
-    return Error("Expand", absl::StrCat("cannot expand a tensor of shape ", ShapeStr(cur), " to ", ShapeStr(shape)));
+    return Error("Expand",
+                 absl::StrCat("cannot expand a tensor of shape ", ShapeStr(cur), " to ", ShapeStr(shape)));
   }
   Dims aligned(shape.size() - cur.size(), 1);
   aligned.insert(aligned.end(), cur.begin(), cur.end());
@@ -72,7 +79,8 @@ Tensor Tensor::Expand(const Dims& shape) const {
   for (size_t i = 0; i < shape.size(); ++i) new_shape[i] = shape[i] == -1 ? aligned[i] : shape[i];
   Tensor r = BroadcastTo(new_shape);
   if (!r.ok()) {
-    return Error("Expand", absl::StrCat("cannot expand a tensor of shape ", ShapeStr(cur), " to ", ShapeStr(shape)));
+    return Error("Expand",
+                 absl::StrCat("cannot expand a tensor of shape ", ShapeStr(cur), " to ", ShapeStr(shape)));
   }
   return r;
 }
@@ -88,7 +96,8 @@ Tensor Tensor::Permute(const Dims& order) const {
   for (size_t i = 0; i < sorted.size(); ++i)
     if (sorted[i] != static_cast<int64_t>(i) || sorted.size() != static_cast<size_t>(ndim())) sorted.clear();
   if (sorted.size() != static_cast<size_t>(ndim())) {
-    return Error("Permute", absl::StrCat(ShapeStr(order), " is not a valid permutation of the axes of a tensor of shape ",
+    return Error("Permute", absl::StrCat(ShapeStr(order),
+                                         " is not a valid permutation of the axes of a tensor of shape ",
                                          ShapeStr(Shape())));
   }
   return Movement(*this, Ops::PERMUTE, resolved);
@@ -122,8 +131,9 @@ Tensor Tensor::Shrink(const std::vector<std::pair<int64_t, int64_t>>& bounds) co
   bool noop = true;
   for (size_t i = 0; i < cur.size(); ++i) {
     if (bounds[i].first < 0 || bounds[i].second > cur[i] || bounds[i].first > bounds[i].second) {
-      return Error("Shrink", absl::StrCat("bounds (", bounds[i].first, ", ", bounds[i].second, ") out of range for axis ",
-                                          i, " of a tensor of shape ", ShapeStr(cur)));
+      return Error("Shrink",
+                   absl::StrCat("bounds (", bounds[i].first, ", ", bounds[i].second,
+                                ") out of range for axis ", i, " of a tensor of shape ", ShapeStr(cur)));
     }
     if (bounds[i].first != 0 || bounds[i].second != cur[i]) noop = false;
   }
@@ -173,7 +183,8 @@ Tensor Tensor::Flatten(int64_t start_dim, int64_t end_dim) const {
   int64_t s = ResolveDim(start_dim, false, &err), e = ResolveDim(end_dim, false, &err);
   if (!err.ok()) return FromError(err);
   Dims cur = Shape(), out(cur.begin(), cur.begin() + s);
-  out.push_back(tensor_internal::NumElements(absl::MakeConstSpan(cur).subspan(s, std::max<int64_t>(0, e + 1 - s))));
+  out.push_back(
+      tensor_internal::NumElements(absl::MakeConstSpan(cur).subspan(s, std::max<int64_t>(0, e + 1 - s))));
   out.insert(out.end(), cur.begin() + std::min<int64_t>(e + 1, cur.size()), cur.end());
   return Reshape(out);
 }
@@ -244,7 +255,9 @@ void SliceIndices(const Slice& s, int64_t size, int64_t* start, int64_t* stop, i
 
 }  // namespace
 
-Tensor Tensor::IndexWith(const Tensor& index) const { return Index(std::vector<IndexItem>{std::make_shared<Tensor>(index)}); }
+Tensor Tensor::IndexWith(const Tensor& index) const {
+  return Index(std::vector<IndexItem>{std::make_shared<Tensor>(index)});
+}
 
 Tensor Tensor::Index(const std::vector<IndexItem>& indices_in) const {
   UOPC_TENSOR_PROPAGATE(this);
@@ -262,7 +275,8 @@ Tensor Tensor::Index(const std::vector<IndexItem>& indices_in) const {
   if (ellipses > 1) return Error("Index", "indices can only have a single ellipsis");
   int64_t num = static_cast<int64_t>(indices.size()) - ellipses - nones;
   if (num > ndim()) {
-    return Error("Index", absl::StrCat("too many indices (", num, ") for a tensor of shape ", ShapeStr(shape)));
+    return Error("Index",
+                 absl::StrCat("too many indices (", num, ") for a tensor of shape ", ShapeStr(shape)));
   }
   if (ellipses) indices.erase(indices.begin() + fill);
   indices.insert(indices.begin() + fill, ndim() - num, Slice{});
@@ -289,8 +303,8 @@ Tensor Tensor::Index(const std::vector<IndexItem>& indices_in) const {
     p.b1 = size;
     if (const int64_t* i = std::get_if<int64_t>(&index)) {
       if (*i >= size || *i < -size) {
-        return Error("Index", absl::StrCat("index ", *i, " is out of bounds for axis ", dim, " with size ", size,
-                                           " (shape ", ShapeStr(shape), ")"));
+        return Error("Index", absl::StrCat("index ", *i, " is out of bounds for axis ", dim, " with size ",
+                                           size, " (shape ", ShapeStr(shape), ")"));
       }
       p.kind = 0;
       p.b0 = *i >= 0 ? *i : *i + size;
@@ -313,7 +327,8 @@ Tensor Tensor::Index(const std::vector<IndexItem>& indices_in) const {
     } else if (const auto* t = std::get_if<std::shared_ptr<Tensor>>(&index)) {
       const Tensor& idx = **t;
       UOPC_TENSOR_PROPAGATE(&idx);
-      if (!idx.dtype().is_int()) return Error("Index", "index dtype " + idx.dtype().ToString() + " is not supported");
+      if (!idx.dtype().is_int())
+        return Error("Index", "index dtype " + idx.dtype().ToString() + " is not supported");
       p.kind = 3;
       p.tensor = std::make_shared<Tensor>(idx.Lt(0).Where(idx + size, idx));
     }
@@ -377,7 +392,8 @@ Tensor Tensor::Index(const std::vector<IndexItem>& indices_in) const {
   Dims big = tensors[0].Shape();
   for (size_t i = 1; i < tensors.size(); ++i) {
     Tensor probe = tensors[0].Add(tensors[i]);
-    if (!probe.ok()) return Error("Index", "cannot broadcast the index tensors: " + std::string(probe.status().message()));
+    if (!probe.ok())
+      return Error("Index", "cannot broadcast the index tensors: " + std::string(probe.status().message()));
     big = probe.Shape();
   }
   Dims xs = x.Shape();
@@ -430,8 +446,8 @@ Tensor Tensor::Gather(int64_t dim_in, const Tensor& index) const {
   std::vector<std::pair<int64_t, int64_t>> sh;
   for (int64_t d = 0; d < ndim(); ++d) {
     if (d != dim && s[d] < is[d]) {
-      return Error("Gather", absl::StrCat("the index shape ", ShapeStr(is), " exceeds the tensor's ", ShapeStr(s),
-                                          " on axis ", d));
+      return Error("Gather", absl::StrCat("the index shape ", ShapeStr(is), " exceeds the tensor's ",
+                                          ShapeStr(s), " on axis ", d));
     }
     sh.push_back(d != dim ? std::pair<int64_t, int64_t>{0, is[d]} : std::pair<int64_t, int64_t>{0, s[d]});
   }
@@ -457,8 +473,8 @@ Tensor Tensor::Cat(const std::vector<Tensor>& others, int64_t dim_in) const {
     for (size_t i = 0; same && i < s.size(); ++i)
       if (static_cast<int64_t>(i) != dim && s[i] != s0[i]) same = false;
     if (!same) {
-      return Error("Cat", absl::StrCat("cannot concatenate shapes ", ShapeStr(s0), " and ", ShapeStr(s), " along dim ",
-                                       dim));
+      return Error("Cat", absl::StrCat("cannot concatenate shapes ", ShapeStr(s0), " and ", ShapeStr(s),
+                                       " along dim ", dim));
     }
     cum.push_back(cum.back() + s[dim]);
   }

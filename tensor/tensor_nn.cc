@@ -22,9 +22,8 @@ absl::StatusOr<Dims> ResolvePoolPads(const Dims& padding, size_t dims) {
     std::reverse(out.begin(), out.end());
     return out;
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat("padding must be one value or a sequence of length ", dims, " or ", 2 * dims, ", got ",
-                   ShapeStr(padding)));
+  return absl::InvalidArgumentError(absl::StrCat("padding must be one value or a sequence of length ", dims,
+                                                 " or ", 2 * dims, ", got ", ShapeStr(padding)));
 }
 
 // Tensor.pad with flat padding (tinygrad's _flat_to_grouped): pairs apply to the last axes, last axis first.
@@ -47,7 +46,8 @@ Tensor Tri(int64_t r, int64_t c, int64_t diagonal, const std::string& device) {
                  .Shrink({{0, s * (2 * s - 1)}})
                  .Reshape({s, -1})
                  .Shrink({{0, s}, {0, s}});
-  if (diagonal <= 0) return t.Index({Slice{std::nullopt, r, std::nullopt}, Slice{-diagonal, c - diagonal, std::nullopt}});
+  if (diagonal <= 0)
+    return t.Index({Slice{std::nullopt, r, std::nullopt}, Slice{-diagonal, c - diagonal, std::nullopt}});
   return t.Index({Slice{diagonal, r + diagonal, std::nullopt}, Slice{std::nullopt, c, std::nullopt}});
 }
 
@@ -58,11 +58,12 @@ Tensor Tensor::Dot(const Tensor& w, std::optional<DType> acc_dtype) const {
   int64_t dx = ndim(), dw = w.ndim();
   Dims xs = Shape(), ws = w.Shape();
   if (dx == 0 || dw == 0) {
-    return Error("Dot", absl::StrCat("both tensors need to be at least 1D, got shapes ", ShapeStr(xs), " and ",
-                                     ShapeStr(ws)));
+    return Error("Dot", absl::StrCat("both tensors need to be at least 1D, got shapes ", ShapeStr(xs),
+                                     " and ", ShapeStr(ws)));
   }
   int64_t axis_w = dw - std::min<int64_t>(dw, 2);
-  if (xs.back() != ws[axis_w]) return Error("Dot", absl::StrCat("cannot dot ", ShapeStr(xs), " and ", ShapeStr(ws)));
+  if (xs.back() != ws[axis_w])
+    return Error("Dot", absl::StrCat("cannot dot ", ShapeStr(xs), " and ", ShapeStr(ws)));
   int64_t ones = std::min<int64_t>({dx - 1, dw - 1, 1});
   Dims xr(xs.begin(), xs.end() - 1);
   xr.insert(xr.end(), ones, 1);
@@ -135,13 +136,16 @@ Tensor Tensor::MaxPool2d(Dims kernel_size, Dims stride, Dims dilation, Dims padd
   return pooled.Max(axes);
 }
 
-Tensor Tensor::AvgPool2d(Dims kernel_size, Dims stride, Dims dilation, Dims padding, bool count_include_pad) const {
+Tensor Tensor::AvgPool2d(Dims kernel_size, Dims stride, Dims dilation, Dims padding,
+                         bool count_include_pad) const {
   UOPC_TENSOR_PROPAGATE(this);
   if (kernel_size.size() == 1) kernel_size = {kernel_size[0], kernel_size[0]};
   absl::StatusOr<Dims> pads = ResolvePoolPads(padding, kernel_size.size());
   if (!pads.ok()) return FromError(pads.status());
   Dims s = stride.empty() ? kernel_size : stride;
-  auto pool = [&](const Tensor& x) { return tensor_internal::Pool(FlatPad(x, *pads), kernel_size, s, dilation); };
+  auto pool = [&](const Tensor& x) {
+    return tensor_internal::Pool(FlatPad(x, *pads), kernel_size, s, dilation);
+  };
   Dims axes;
   for (int64_t i = -static_cast<int64_t>(kernel_size.size()); i < 0; ++i) axes.push_back(i);
   if (!count_include_pad) return pool(*this).Sum(axes) / pool(OnesLike()).Sum(axes);

@@ -1,8 +1,7 @@
-// Realize and read back: the SINK of the tensors goes to the scheduler, the schedule runs, and the becomes_map
-// is applied to every live Tensor (tinygrad's Tensor.realize and _apply_map_to_tensors); reading values makes a
-// contiguous copy first, as tinygrad's Tensor._buffer does.
+// Realize and read back: the SINK of the tensors goes to the scheduler, the schedule runs, and the
+// becomes_map is applied to every live Tensor (tinygrad's Tensor.realize and _apply_map_to_tensors); reading
+// values makes a contiguous copy first, as tinygrad's Tensor._buffer does.
 #include "runtime/realize.h"
-
 #include "schedule/schedule.h"
 #include "tensor/tensor.h"
 #include "tensor/tensor_internal.h"
@@ -73,7 +72,8 @@ absl::StatusOr<std::vector<uint8_t>> Tensor::ToBytes() const {
     return tensor_internal::PackValues(values, dtype());
   }
   if (base->op() != Ops::BUFFER) {
-    return absl::InternalError("after realize the tensor is not a buffer but " + std::string(OpName(base->op())));
+    return absl::InternalError("after realize the tensor is not a buffer but " +
+                               std::string(OpName(base->op())));
   }
   UOPC_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, BufferStore::Global().Read(base));
   if (static_cast<int64_t>(bytes.size()) < n * itemsize) {

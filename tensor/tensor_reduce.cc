@@ -87,18 +87,20 @@ Tensor Pool(const Tensor& self, const Dims& k, const Dims& stride_in, const Dims
   UOPC_TENSOR_PROPAGATE(&self);
   Dims shape = self.Shape();
   size_t nk = k.size();
-  if (shape.size() < nk) return Error("pool", absl::StrCat("can't pool ", ShapeStr(shape), " with ", ShapeStr(k)));
+  if (shape.size() < nk)
+    return Error("pool", absl::StrCat("can't pool ", ShapeStr(shape), " with ", ShapeStr(k)));
   auto make = [&](const Dims& v) { return v.size() == 1 ? Dims(nk, v[0]) : v; };
   Dims s = make(stride_in), d = make(dilation_in);
   if (s.size() != nk || d.size() != nk) {
-    return Error("pool", absl::StrCat("stride/dilation mismatch kernel:", ShapeStr(k), " stride:", ShapeStr(s),
-                                      " dilation:", ShapeStr(d)));
+    return Error("pool", absl::StrCat("stride/dilation mismatch kernel:", ShapeStr(k),
+                                      " stride:", ShapeStr(s), " dilation:", ShapeStr(d)));
   }
   size_t nn = shape.size() - nk;
   Dims noop(shape.begin(), shape.begin() + nn), i(shape.begin() + nn, shape.end());
   for (size_t j = 0; j < nk; ++j) {
     if (d[j] * (k[j] - 1) + 1 > i[j]) {
-      return Error("pool", absl::StrCat("kernel ", ShapeStr(k), " is larger than the input ", ShapeStr(shape)));
+      return Error("pool",
+                   absl::StrCat("kernel ", ShapeStr(k), " is larger than the input ", ShapeStr(shape)));
     }
   }
   Dims o(nk);
@@ -221,7 +223,9 @@ Tensor Tensor::Argmax(std::optional<int64_t> axis_in, bool keepdim) const {
   return (Scalar(shape[axis]) - idx.Max(axis, keepdim)).Cast(dtypes::kInt32);
 }
 
-Tensor Tensor::Argmin(std::optional<int64_t> axis, bool keepdim) const { return Inverse(*this).Argmax(axis, keepdim); }
+Tensor Tensor::Argmin(std::optional<int64_t> axis, bool keepdim) const {
+  return Inverse(*this).Argmax(axis, keepdim);
+}
 
 namespace {
 struct SoftmaxParts {

@@ -1,5 +1,5 @@
-// Unit tests of the Tensor API: Python's promotion rules, broadcasting, shape errors that name the shapes, and
-// values after realize (checked against tinygrad v0.10.3's output for the same program).
+// Unit tests of the Tensor API: Python's promotion rules, broadcasting, shape errors that name the shapes,
+// and values after realize (checked against tinygrad v0.10.3's output for the same program).
 #include "tensor/tensor.h"
 
 #include <cmath>
@@ -41,7 +41,8 @@ TEST(TensorPromotionTest, PythonNumbersFollowTinygrad) {
 }
 
 TEST(TensorPromotionTest, TensorsPromoteOnTheLattice) {
-  EXPECT_EQ((Ints({1}, dtypes::kInt8) + Ints({1}, dtypes::kUInt8)).dtype(), dtypes::kInt16);  // tinygrad: short
+  EXPECT_EQ((Ints({1}, dtypes::kInt8) + Ints({1}, dtypes::kUInt8)).dtype(),
+            dtypes::kInt16);  // tinygrad: short
   EXPECT_EQ((Ints({1}, dtypes::kInt32) + Floats({1}).Cast(dtypes::kFloat16)).dtype(), dtypes::kFloat16);
   EXPECT_EQ((Floats({1}).Cast(dtypes::kFloat16) + Floats({1})).dtype(), dtypes::kFloat32);
   EXPECT_EQ((Ints({1}, dtypes::kInt64) * Ints({1}, dtypes::kUInt32)).dtype(), dtypes::kInt64);
@@ -67,7 +68,8 @@ TEST(TensorErrorTest, EachErrorNamesTheShapes) {
   EXPECT_THAT(a.Sum(2).status().message(), HasSubstr("dim=2 out of range"));
   EXPECT_THAT(a.Sum(2).status().message(), HasSubstr("(2, 3)"));
   EXPECT_THAT(a.Permute({0, 0}).status().message(), HasSubstr("not a valid permutation"));
-  EXPECT_THAT(a.Cat({Floats({1, 2})}).status().message(), HasSubstr("cannot concatenate shapes (2, 3) and (2,)"));
+  EXPECT_THAT(a.Cat({Floats({1, 2})}).status().message(),
+              HasSubstr("cannot concatenate shapes (2, 3) and (2,)"));
   EXPECT_THAT(a.Index({int64_t{5}}).status().message(), HasSubstr("out of bounds"));
   EXPECT_THAT(a.Conv2d(Floats({1, 2, 3, 4}, {1, 1, 2, 2})).status().message(), HasSubstr("(2, 3)"));
   EXPECT_FALSE(Tensor::FromVector<float>({1, 2, 3}, {2, 2}).ok());
@@ -111,17 +113,19 @@ TEST(TensorValuesTest, RealizeUpdatesEveryHandle) {
 }
 
 TEST(TensorValuesTest, RandomNumbersAreTinygrads) {
-  // tinygrad v0.10.3: Tensor.manual_seed(42); Tensor.rand(4); Tensor.rand(4); Tensor.randn(3); Tensor.randint(5)
+  // tinygrad v0.10.3: Tensor.manual_seed(42); Tensor.rand(4); Tensor.rand(4); Tensor.randn(3);
+  // Tensor.randint(5)
   Tensor::ManualSeed(42);
   std::vector<float> first = *Tensor::Rand({4}).ToVector<float>();
   std::vector<float> second = *Tensor::Rand({4}).ToVector<float>();
   std::vector<float> normal = *Tensor::Randn({3}).ToVector<float>();
   std::vector<int32_t> ints = *Tensor::Randint({5}, 0, 10).ToVector<int32_t>();
-  EXPECT_THAT(first, Pointwise(FloatNear(1e-6), {0.3645024299621582f, 0.8505264520645142f, 0.9106684923171997f,
-                                                 0.8811285495758057f}));
-  EXPECT_THAT(second, Pointwise(FloatNear(1e-6), {0.08720660209655762f, 0.7681974172592163f, 0.31888341903686523f,
-                                                  0.9452327489852905f}));
-  EXPECT_THAT(normal, Pointwise(FloatNear(1e-5), {-1.2954907417297363f, -0.1633177250623703f, 0.4398767054080963f}));
+  EXPECT_THAT(first, Pointwise(FloatNear(1e-6), {0.3645024299621582f, 0.8505264520645142f,
+                                                 0.9106684923171997f, 0.8811285495758057f}));
+  EXPECT_THAT(second, Pointwise(FloatNear(1e-6), {0.08720660209655762f, 0.7681974172592163f,
+                                                  0.31888341903686523f, 0.9452327489852905f}));
+  EXPECT_THAT(normal,
+              Pointwise(FloatNear(1e-5), {-1.2954907417297363f, -0.1633177250623703f, 0.4398767054080963f}));
   EXPECT_THAT(ints, ElementsAre(1, 2, 4, 0, 9));
 }
 

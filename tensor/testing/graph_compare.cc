@@ -38,9 +38,10 @@ std::string GraphDifference(const UOpPtr& got, absl::string_view expected_text) 
   std::vector<std::string> a = absl::StrSplit(got_text, '\n'), b = absl::StrSplit(expected_text, '\n');
   size_t i = 0;
   while (i < a.size() && i < b.size() && a[i] == b[i]) ++i;
-  std::string out = absl::StrCat("graphs differ at line ", i + 1, "\n  got:      ", i < a.size() ? a[i] : "<end>",
-                                 "\n  expected: ", i < b.size() ? b[i] : "<end>", "\n--- got ---\n", got_text,
-                                 "--- expected ---\n", expected_text);
+  std::string out =
+      absl::StrCat("graphs differ at line ", i + 1, "\n  got:      ", i < a.size() ? a[i] : "<end>",
+                   "\n  expected: ", i < b.size() ? b[i] : "<end>", "\n--- got ---\n", got_text,
+                   "--- expected ---\n", expected_text);
   return out;
 }
 

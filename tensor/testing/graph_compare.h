@@ -1,5 +1,5 @@
-// Test helpers for the Tensor API: realized corpus inputs (`R`), and comparing the graph a Tensor program builds
-// with the one tinygrad built (textual IR, UNIQUE numbers renumbered in toposort order).
+// Test helpers for the Tensor API: realized corpus inputs (`R`), and comparing the graph a Tensor program
+// builds with the one tinygrad built (textual IR, UNIQUE numbers renumbered in toposort order).
 #ifndef UOPC_TENSOR_TESTING_GRAPH_COMPARE_H_
 #define UOPC_TENSOR_TESTING_GRAPH_COMPARE_H_
 
