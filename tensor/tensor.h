@@ -124,6 +124,9 @@ class Tensor {
                         const std::string& device = "");
   static Tensor Literal(const std::vector<double>& values, std::optional<DType> dtype = std::nullopt,
                         const std::string& device = "");
+  // A nested list literal of `shape` (values row-major): BUFFER on "PYTHON", reshaped, then copied.
+  static Tensor Literal(const std::vector<int64_t>& values, const Dims& shape,
+                        std::optional<DType> dtype = std::nullopt, const std::string& device = "");
   static Tensor LiteralBytes(std::vector<uint8_t> bytes, const Dims& shape, DType dtype,
                              const std::string& device);
   // A scalar tensor (Tensor(3.0)).

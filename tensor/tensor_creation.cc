@@ -146,6 +146,17 @@ Tensor Tensor::Literal(const std::vector<int64_t>& values, std::optional<DType> 
   return LiteralBytes(PackValues(cv, dt), {static_cast<int64_t>(values.size())}, dt, device);
 }
 
+Tensor Tensor::Literal(const std::vector<int64_t>& values, const Dims& shape, std::optional<DType> dtype,
+                       const std::string& device) {
+  DType dt = dtype.value_or(dtypes::kDefaultInt);
+  if (static_cast<int64_t>(values.size()) != tensor_internal::NumElements(shape)) {
+    return Error("Literal", absl::StrCat(values.size(), " values do not fill the shape ", ShapeStr(shape)));
+  }
+  std::vector<ConstValue> cv;
+  for (int64_t v : values) cv.push_back(ConstValue::Int(v));
+  return LiteralBytes(PackValues(cv, dt), shape, dt, device);
+}
+
 Tensor Tensor::Literal(const std::vector<double>& values, std::optional<DType> dtype,
                        const std::string& device) {
   DType dt = dtype.value_or(dtypes::kDefaultFloat);

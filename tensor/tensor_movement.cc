@@ -113,12 +113,10 @@ Tensor Tensor::Flip(const Dims& axes) const {
     if (flips[d]) return Error("Flip", absl::StrCat("dim ", a, " appears more than once"));
     flips[d] = true;
   }
-  std::vector<char> as_chars(flips.begin(), flips.end());
-  bool arr[64];
-  if (flips.size() > 64) return Error("Flip", "too many dimensions");
+  std::unique_ptr<bool[]> arr(new bool[flips.size()]);
   for (size_t i = 0; i < flips.size(); ++i) arr[i] = flips[i];
   return tensor_internal::FromStatusOr(tensor_internal::WithShapes([&](TensorShapes& shapes) {
-    return uopc::Flip(uop(), absl::MakeConstSpan(arr, flips.size()), shapes);
+    return uopc::Flip(uop(), absl::MakeConstSpan(arr.get(), flips.size()), shapes);
   }));
 }
 
