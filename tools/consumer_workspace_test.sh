@@ -45,3 +45,4 @@ if ! nested_bazel test --symlink_prefix=/ //... >"$log" 2>&1; then
 fi
 grep -E "PASSED|Executed" "$log"
 grep -q "//:uop_consumer_test .*PASSED" "$log"
+grep -q "//:rule_fuzzer_consumer_test .*PASSED" "$log"

@@ -75,6 +75,9 @@ absl::Status RunShape(absl::Span<const std::string> args, std::ostream& out);
 inline constexpr absl::string_view kCompileFlags[] = {"target", "noopt", "opts", "emit",
                                                       "jsonl",  "time",  "step"};
 absl::Status RunCompile(absl::Span<const std::string> args, std::ostream& out);
+// uopc schedule [--format=ir|listing|tree] FILE|-
+inline constexpr absl::string_view kScheduleFlags[] = {"format"};
+absl::Status RunSchedule(absl::Span<const std::string> args, std::ostream& out);
 // uopc run --jsonl [--device=CPU|INTERP] [--noopt] FILE|-
 inline constexpr absl::string_view kRunFlags[] = {"device", "noopt", "jsonl"};
 absl::Status RunRun(absl::Span<const std::string> args, std::ostream& out);

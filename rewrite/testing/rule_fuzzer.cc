@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <limits>
+#include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -14,6 +17,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "rewrite/symbolic.h"
 #include "uop/exec_alu.h"
@@ -198,8 +202,522 @@ std::string RuleFailure::ToString() const {
 
 absl::Status RuleFailure::ToStatus() const { return absl::InternalError(ToString()); }
 
+struct RuleFuzzer::CoverageState {
+  std::vector<RuleCoverage> rules;
+  bool counting = false;          // only the first rewrite of a checked expression counts
+  std::vector<char> matched_now;  // per rule: its callback ran in this rewrite
+  std::vector<int> fired;         // rules that replaced a node in the last counted rewrite
+
+  void Begin() {
+    counting = true;
+    std::fill(matched_now.begin(), matched_now.end(), 0);
+    fired.clear();
+  }
+  void End() {
+    counting = false;
+    for (size_t i = 0; i < rules.size(); ++i) rules[i].matched += matched_now[i];
+    std::sort(fired.begin(), fired.end());
+    fired.erase(std::unique(fired.begin(), fired.end()), fired.end());
+  }
+};
+
+namespace {
+
+// pm's rules again, with callbacks that count into `state`; same patterns, order and locations.
+PatternMatcher CountingMatcher(const PatternMatcher& pm,
+                               const std::shared_ptr<RuleFuzzer::CoverageState>& state) {
+  state->rules.resize(pm.size());
+  state->matched_now.assign(pm.size(), 0);
+  std::vector<RuleSpec> specs;
+  for (size_t i = 0; i < pm.size(); ++i) {
+    const Rule& rule = pm.rule(i);
+    state->rules[i].location = rule.location();
+    state->rules[i].pattern = rule.pattern().ToString();
+    RuleFn inner = rule.fn();
+    const int index = static_cast<int>(i);
+    RuleFn counting(
+        [inner, state, index](const Match& m) -> UOpPtr {
+          UOpPtr out = inner(m);
+          if (state->counting) {
+            state->matched_now[index] = 1;
+            if (out != nullptr && out != m.root()) {
+              ++state->rules[index].replaced;
+              state->fired.push_back(index);
+            } else {
+              ++state->rules[index].declined;
+            }
+          }
+          return out;
+        },
+        rule.fn().file(), rule.fn().line());
+    specs.push_back(RuleSpec{rule.pattern(), std::move(counting)});
+  }
+  return PatternMatcher(std::move(specs));
+}
+
+}  // namespace
+
 RuleFuzzer::RuleFuzzer(const PatternMatcher& pm, RuleFuzzerOptions options)
-    : pm_(pm), options_(std::move(options)), rng_(options_.seed) {}
+    : pm_(pm),
+      coverage_(std::make_shared<CoverageState>()),
+      counting_pm_(CountingMatcher(pm, coverage_)),
+      options_(std::move(options)),
+      rng_(options_.seed) {}
+
+const std::vector<RuleCoverage>& RuleFuzzer::coverage() const { return coverage_->rules; }
+
+const std::vector<int>& RuleFuzzer::last_fired() const { return coverage_->fired; }
+
+int RuleFuzzer::rules_fired() const {
+  int n = 0;
+  for (const RuleCoverage& c : coverage_->rules) n += c.replaced > 0;
+  return n;
+}
+
+std::string RuleFuzzer::CoverageReport() const {
+  std::string s;
+  for (const RuleCoverage& c : coverage_->rules) {
+    absl::StrAppendFormat(&s, "%-24s generated %6d  matched %6d  replaced %6d  declined %6d  %s\n",
+                          c.location, c.generated, c.matched, c.replaced, c.declined, c.pattern);
+  }
+  absl::StrAppend(&s, rules_fired(), " of ", coverage_->rules.size(), " rules fired\n");
+  return s;
+}
+
+namespace {
+
+// Random expressions over a fixed list of variables (the generator of the undirected expressions, and of the
+// subexpressions that captures bind to).
+class ExprGen {
+ public:
+  ExprGen(RuleFuzzer::Choices& ch, const RuleFuzzerOptions& o, std::vector<UOpPtr> vars)
+      : ch_(ch), o_(o), vars_(std::move(vars)) {
+    for (Ops op : {Ops::ADD, Ops::MUL, Ops::IDIV, Ops::MOD, Ops::MAX, Ops::AND, Ops::OR, Ops::XOR, Ops::SHL,
+                   Ops::SHR, Ops::WHERE}) {
+      if (o.ops.contains(op)) int_ops_.push_back(op);
+    }
+    for (Ops op : {Ops::CMPLT, Ops::CMPNE, Ops::AND, Ops::OR, Ops::XOR, Ops::WHERE}) {
+      if (o.ops.contains(op)) bool_ops_.push_back(op);
+    }
+    has_cmp_ = o.ops.contains(Ops::CMPLT) || o.ops.contains(Ops::CMPNE);
+  }
+  virtual ~ExprGen() = default;
+
+  // Recursion depth is bounded by `depth` (at most a few dozen).
+  UOpPtr Random(DType dt, int depth) {
+    if (dt.is_bool()) {
+      if (depth <= 0 || bool_ops_.empty() || ch_.Chance(20)) {
+        if (has_cmp_ && ch_.Chance(70)) {
+          return UOp::New(CmpOp(), dtypes::kBool, {IntLeaf(), IntLeaf()});
+        }
+        return UOp::Const(dtypes::kBool, ch_.Chance(50));
+      }
+      Ops op = bool_ops_[ch_.Below(bool_ops_.size())];
+      switch (op) {
+        case Ops::CMPLT:
+        case Ops::CMPNE: {
+          DType operand = (op == Ops::CMPNE && ch_.Chance(15)) ? dtypes::kBool : dtypes::kInt32;
+          return UOp::New(op, dtypes::kBool, {Random(operand, depth - 1), Random(operand, depth - 1)});
+        }
+        case Ops::WHERE:
+          return UOp::New(op, dtypes::kBool,
+                          {Random(dtypes::kBool, depth - 1), Random(dtypes::kBool, depth - 1),
+                           Random(dtypes::kBool, depth - 1)});
+        default:
+          return UOp::New(op, dtypes::kBool,
+                          {Random(dtypes::kBool, depth - 1), Random(dtypes::kBool, depth - 1)});
+      }
+    }
+    if (depth <= 0 || int_ops_.empty() || ch_.Chance(25)) return IntLeaf();
+    Ops op = int_ops_[ch_.Below(int_ops_.size())];
+    switch (op) {
+      case Ops::SHL:
+      case Ops::SHR:
+        return UOp::New(op, dtypes::kInt32, {Random(dtypes::kInt32, depth - 1), ShiftCount()});
+      case Ops::WHERE:
+        return UOp::New(op, dtypes::kInt32,
+                        {Random(dtypes::kBool, depth - 1), Random(dtypes::kInt32, depth - 1),
+                         Random(dtypes::kInt32, depth - 1)});
+      default: {
+        UOpPtr a = Random(dtypes::kInt32, depth - 1);
+        // A constant right operand is what most rules look for.
+        UOpPtr b = ch_.Chance(40) ? IntConst() : Random(dtypes::kInt32, depth - 1);
+        return UOp::New(op, dtypes::kInt32, {a, b});
+      }
+    }
+  }
+
+ protected:
+  virtual int64_t IntConstValue() {
+    return ch_.Chance(60) ? ch_.Between(-2, 4) : ch_.Between(-o_.max_const, o_.max_const);
+  }
+  UOpPtr IntConst() { return UOp::Const(dtypes::kInt32, IntConstValue()); }
+  UOpPtr IntLeaf() { return ch_.Chance(70) ? vars_[ch_.Below(vars_.size())] : IntConst(); }
+  // Never a negative count (an error in exec_alu); mostly small ones so SHL rarely overflows.
+  UOpPtr ShiftCount() {
+    int64_t n = ch_.Chance(80) ? ch_.Between(0, 4) : ch_.Between(0, 31);
+    return UOp::Const(dtypes::kInt32, n);
+  }
+  Ops CmpOp() {
+    if (!o_.ops.contains(Ops::CMPLT)) return Ops::CMPNE;
+    if (!o_.ops.contains(Ops::CMPNE)) return Ops::CMPLT;
+    return ch_.Chance(50) ? Ops::CMPLT : Ops::CMPNE;
+  }
+
+  RuleFuzzer::Choices& ch_;
+  const RuleFuzzerOptions& o_;
+  std::vector<UOpPtr> vars_;
+  std::vector<Ops> int_ops_, bool_ops_;
+  bool has_cmp_ = false;
+};
+
+std::string VarName(int i) {
+  return std::string(1, static_cast<char>('a' + i % 26)) + (i >= 26 ? std::to_string(i) : "");
+}
+
+// Instantiations of one pattern: see the header. Every choice comes from the Choices, so bytes give the same
+// expression every time.
+class PatternGen : public ExprGen {
+ public:
+  PatternGen(RuleFuzzer::Choices& ch, const RuleFuzzerOptions& o) : ExprGen(ch, o, MakeVars(ch, o)) {}
+
+  // The pattern instantiated, or null when this attempt failed (an op, dtype or arg the generator does not
+  // make, or choices that contradict the pattern).
+  UOpPtr Instantiate(const UPat& pat) {
+    bound_.clear();
+    consts_.clear();
+    CollectConsts(pat, 0);
+    return Inst(pat, std::nullopt, 0);
+  }
+
+  // e inside a random context of its dtype's: e + k, e * k, e < k, where(v < k, e, k), ...
+  UOpPtr Wrap(const UOpPtr& e) {
+    const UOpPtr v = vars_[ch_.Below(vars_.size())];
+    if (e->dtype().is_bool()) {
+      switch (ch_.Below(5)) {
+        case 0:
+          return e & UOp::New(Ops::CMPLT, dtypes::kBool, {v, IntConst()});
+        case 1:
+          return e | UOp::New(Ops::CMPLT, dtypes::kBool, {IntConst(), v});
+        case 2:
+          return UOp::New(Ops::WHERE, dtypes::kInt32, {e, v, IntConst()});
+        case 3:
+          return UOp::New(Ops::CMPNE, dtypes::kBool, {e, UOp::Const(dtypes::kBool, true)});
+        default:
+          return UOp::New(Ops::CMPNE, dtypes::kBool, {e, Random(dtypes::kBool, 1)});
+      }
+    }
+    switch (ch_.Below(9)) {
+      case 0:
+        return e + IntConst();
+      case 1:
+        return e * IntConst();
+      case 2:
+        return UOp::New(Ops::CMPLT, dtypes::kBool, {e, IntConst()});
+      case 3:
+        return UOp::New(Ops::CMPLT, dtypes::kBool, {IntConst(), e});
+      case 4:
+        return UOp::New(Ops::WHERE, dtypes::kInt32,
+                        {UOp::New(Ops::CMPLT, dtypes::kBool, {v, IntConst()}), e, IntConst()});
+      case 5:
+        return UOp::New(Ops::IDIV, dtypes::kInt32, {e, IntConst()});
+      case 6:
+        return UOp::New(Ops::MOD, dtypes::kInt32, {e, IntConst()});
+      case 7:
+        return e + v;
+      default:
+        return UOp::New(Ops::MAX, dtypes::kInt32, {e, IntConst()});
+    }
+  }
+
+ private:
+  static std::vector<UOpPtr> MakeVars(RuleFuzzer::Choices& ch, const RuleFuzzerOptions& o) {
+    std::vector<UOpPtr> vars;
+    for (int i = 0; i < std::max(o.num_vars, 1); ++i) {
+      int64_t lo, hi;
+      switch (ch.Below(8)) {
+        case 0:
+        case 1:  // straddles 0
+          lo = -ch.Between(1, 4);
+          hi = ch.Between(1, 8);
+          break;
+        case 2:  // from 0
+          lo = 0;
+          hi = ch.Between(1, 12);
+          break;
+        case 3:  // from 1
+          lo = 1;
+          hi = ch.Between(1, 12);
+          break;
+        case 4:  // negative
+          hi = -ch.Between(0, 1);
+          lo = hi - ch.Between(1, 8);
+          break;
+        case 5:  // one value
+          lo = hi = ch.Between(-3, 8);
+          break;
+        default:  // anywhere in the options' range
+          lo = ch.Between(o.var_min, o.var_max);
+          hi = ch.Between(lo, std::min(o.var_max, lo + 10));
+      }
+      vars.push_back(UOp::Variable(VarName(i), lo, hi));
+    }
+    return vars;
+  }
+
+  void CollectConsts(const UPat& p, int depth) {
+    if (depth > 16) return;
+    const internal::UPatNode& n = p.node();
+    if (n.const_arg && !n.const_arg->is_float()) consts_.push_back(n.const_arg->AsInt64());
+    for (const UPat& s : n.src) CollectConsts(s, depth + 1);
+  }
+
+  int64_t Clamp(int64_t v) const { return std::clamp<int64_t>(v, -(int64_t{1} << 30), int64_t{1} << 30); }
+
+  // Constants where rules break.
+  int64_t IntConstValue() override {
+    switch (ch_.Below(10)) {
+      case 0:
+      case 1: {
+        static constexpr int64_t kSmall[] = {0, 1, -1, 2, -2};
+        return kSmall[ch_.Below(5)];
+      }
+      case 2:
+      case 3:
+        if (!consts_.empty()) {
+          int64_t k = consts_[ch_.Below(consts_.size())];
+          switch (ch_.Below(5)) {
+            case 0:
+              return Clamp(-k);
+            case 1:
+              return Clamp(k + 1);
+            case 2:
+              return Clamp(k - 1);
+            case 3:
+              if (consts_.size() >= 2) {
+                int64_t k2 = consts_[ch_.Below(consts_.size())];
+                return ch_.Chance(50) ? Clamp(k * k2) : Clamp(k + k2);
+              }
+              return k;
+            default:
+              return k;
+          }
+        }
+        return ch_.Between(-2, 4);
+      case 4: {  // powers of two and their neighbours
+        int64_t p = int64_t{1} << ch_.Between(0, 6);
+        p += ch_.Between(-1, 1);
+        return ch_.Chance(25) ? -p : p;
+      }
+      case 5: {  // the ends of the variables' ranges
+        const UOpPtr& v = vars_[ch_.Below(vars_.size())];
+        int64_t end = ch_.Chance(50) ? v->vmin().AsInt64() : v->vmax().AsInt64();
+        return end + ch_.Between(-1, 1);
+      }
+      case 6:
+        return -ch_.Between(1, o_.max_const);
+      default:
+        return ch_.Between(-o_.max_const, o_.max_const);
+    }
+  }
+
+  UOpPtr NewConst(DType dt) {
+    UOpPtr k = dt.is_bool() ? UOp::Const(dtypes::kBool, ch_.Chance(50)) : IntConst();
+    if (!dt.is_bool()) consts_.push_back(k->const_value().AsInt64());
+    return k;
+  }
+
+  // A capture with no op: a variable, a constant or a small random subexpression.
+  UOpPtr Leaf(DType dt, bool shift_count) {
+    if (shift_count) return ch_.Chance(70) ? ShiftCount() : UOp::Const(dtypes::kInt32, ch_.Between(0, 31));
+    if (dt.is_bool()) {
+      switch (ch_.Below(4)) {
+        case 0:
+          return UOp::Const(dtypes::kBool, ch_.Chance(50));
+        case 1:
+          return Random(dtypes::kBool, static_cast<int>(ch_.Between(1, 2)));
+        default:
+          return UOp::New(CmpOp(), dtypes::kBool, {vars_[ch_.Below(vars_.size())], IntConst()});
+      }
+    }
+    switch (ch_.Below(10)) {
+      case 0:
+      case 1:
+        return NewConst(dt);
+      case 2:
+      case 3:
+      case 4:
+        return Random(dtypes::kInt32, static_cast<int>(ch_.Between(1, 2)));
+      default:
+        return vars_[ch_.Below(vars_.size())];
+    }
+  }
+
+  // The dtypes a node of this pattern may take: int32 and/or bool, filtered by the pattern and `want`.
+  std::optional<DType> PickDType(const DTypeSet& set, std::optional<DType> want, int bool_percent) {
+    if (want) {
+      if (!set.any() && !set.Matches(*want)) return std::nullopt;
+      return want;
+    }
+    bool i = set.any() || set.Matches(dtypes::kInt32), b = set.any() || set.Matches(dtypes::kBool);
+    if (i && b) return ch_.Chance(bool_percent) ? dtypes::kBool : dtypes::kInt32;
+    if (i) return dtypes::kInt32;
+    if (b) return dtypes::kBool;
+    return std::nullopt;
+  }
+
+  UOpPtr Bind(const internal::UPatNode& n, UOpPtr u) {
+    if (u != nullptr && !n.name.empty()) bound_[n.name] = u;
+    return u;
+  }
+
+  UOpPtr Inst(const UPat& pat, std::optional<DType> want, int depth, bool shift_count = false) {
+    if (depth > 12) return nullptr;
+    const internal::UPatNode& n = pat.node();
+    if (!n.name.empty()) {
+      auto it = bound_.find(n.name);
+      if (it != bound_.end()) {
+        const UOpPtr& b = it->second;
+        if ((want && b->dtype() != *want) || (!n.dtype.any() && !n.dtype.Matches(b->dtype()))) return nullptr;
+        return b;
+      }
+    }
+    if (n.src_kind == UPat::SrcKind::kAlternatives) {
+      if (n.src.empty()) return nullptr;
+      return Bind(n, Inst(n.src[ch_.Below(n.src.size())], want, depth + 1, shift_count));
+    }
+    if (n.arg) return nullptr;
+    // Constants.
+    if (n.const_arg) {
+      std::optional<DType> dt = PickDType(n.dtype, want, 30);
+      if (!dt || n.const_arg->is_float()) return nullptr;
+      if (!n.any_op && !n.ops.contains(Ops::CONST)) return nullptr;
+      if (dt->is_bool()) {
+        if (n.const_arg->AsInt() != 0 && n.const_arg->AsInt() != 1) return nullptr;
+        return Bind(n, UOp::Const(dtypes::kBool, n.const_arg->AsInt() != 0));
+      }
+      return Bind(n, UOp::Const(dtypes::kInt32, n.const_arg->AsInt64()));
+    }
+    const bool leaf_pattern = n.src_kind == UPat::SrcKind::kNone;
+    if (n.any_op) {
+      if (leaf_pattern) {
+        std::optional<DType> dt = PickDType(n.dtype, want, 15);
+        if (!dt) return nullptr;
+        return Bind(n, Leaf(*dt, shift_count));
+      }
+    }
+    std::vector<Ops> candidates;
+    for (Ops op : {Ops::ADD, Ops::MUL, Ops::IDIV, Ops::MOD, Ops::MAX, Ops::AND, Ops::OR, Ops::XOR, Ops::SHL,
+                   Ops::SHR, Ops::CMPLT, Ops::CMPNE, Ops::WHERE, Ops::CAST, Ops::CONST, Ops::DEFINE_VAR}) {
+      if (!n.any_op && !n.ops.contains(op)) continue;
+      if (n.any_op && (op == Ops::CONST || op == Ops::DEFINE_VAR)) continue;
+      if (!leaf_pattern && (op == Ops::CONST || op == Ops::DEFINE_VAR)) continue;
+      candidates.push_back(op);
+    }
+    if (candidates.empty()) return nullptr;
+    Ops op = candidates[ch_.Below(candidates.size())];
+    if (shift_count && op != Ops::CONST) return nullptr;
+    if (op == Ops::CONST) {
+      std::optional<DType> dt = PickDType(n.dtype, want, 15);
+      if (!dt) return nullptr;
+      if (shift_count) return Bind(n, Leaf(*dt, true));
+      return Bind(n, NewConst(*dt));
+    }
+    if (op == Ops::DEFINE_VAR) {
+      std::optional<DType> dt = PickDType(n.dtype, want, 0);
+      if (!dt || dt->is_bool()) return nullptr;
+      return Bind(n, vars_[ch_.Below(vars_.size())]);
+    }
+    if (op == Ops::CAST) {
+      // Between int32 and bool, either way (or to the same dtype, which the rules remove).
+      std::optional<DType> dt = PickDType(n.dtype, want, 30);
+      if (!dt) return nullptr;
+      DType from = ch_.Chance(50) ? dtypes::kBool : dtypes::kInt32;
+      UOpPtr s;
+      if (n.src_kind == UPat::SrcKind::kNone) {
+        s = Random(from, static_cast<int>(ch_.Between(0, 2)));
+      } else if (n.src.size() == 1 &&
+                 (n.src_kind == UPat::SrcKind::kTuple || n.src_kind == UPat::SrcKind::kAnyOrder ||
+                  n.src_kind == UPat::SrcKind::kRepeat)) {
+        s = Inst(n.src[0], from, depth + 1);
+      }
+      if (s == nullptr) return nullptr;
+      return Bind(n, UOp::New(Ops::CAST, *dt, {s}));
+    }
+    const bool cmp = op == Ops::CMPLT || op == Ops::CMPNE;
+    const bool int_only = op == Ops::IDIV || op == Ops::MOD || op == Ops::SHL || op == Ops::SHR;
+    const bool bitwise = op == Ops::AND || op == Ops::OR || op == Ops::XOR;
+    std::optional<DType> dt;
+    if (cmp) {
+      dt = PickDType(n.dtype, want.value_or(dtypes::kBool), 0);
+    } else {
+      dt = PickDType(n.dtype, want, bitwise ? 35 : 10);
+    }
+    if (!dt || (int_only && dt->is_bool())) return nullptr;
+    const int arity = op == Ops::WHERE ? 3 : 2;
+    // The operands' dtypes (a comparison's: int32, or bool for CMPNE now and then).
+    std::vector<DType> operand(arity, *dt);
+    if (cmp) {
+      DType o = op == Ops::CMPNE && ch_.Chance(20) ? dtypes::kBool : dtypes::kInt32;
+      operand.assign(arity, o);
+    }
+    if (op == Ops::WHERE) operand[0] = dtypes::kBool;
+    std::vector<UOpPtr> srcs;
+    switch (n.src_kind) {
+      case UPat::SrcKind::kNone:
+        for (int i = 0; i < arity; ++i) {
+          if ((op == Ops::SHL || op == Ops::SHR) && i == 1) {
+            srcs.push_back(ShiftCount());
+          } else {
+            srcs.push_back(Random(operand[i], static_cast<int>(ch_.Between(0, 2))));
+          }
+        }
+        break;
+      case UPat::SrcKind::kTuple:
+      case UPat::SrcKind::kAnyOrder: {
+        if (static_cast<int>(n.src.size()) != arity) return nullptr;
+        std::vector<int> order(arity);
+        for (int i = 0; i < arity; ++i) order[i] = i;
+        // Any order: the sources are made in the pattern's order (names bind as the matcher sees them) and
+        // placed in a random permutation.
+        if (n.src_kind == UPat::SrcKind::kAnyOrder) {
+          for (int i = arity - 1; i > 0; --i) std::swap(order[i], order[ch_.Below(i + 1)]);
+        }
+        srcs.assign(arity, nullptr);
+        for (int i = 0; i < arity; ++i) {
+          int slot = order[i];
+          bool count = (op == Ops::SHL || op == Ops::SHR) && slot == 1;
+          UOpPtr s = Inst(n.src[i], operand[slot], depth + 1, count);
+          if (s == nullptr) return nullptr;
+          srcs[slot] = s;
+        }
+        break;
+      }
+      case UPat::SrcKind::kRepeat:
+        for (int i = 0; i < arity; ++i) {
+          UOpPtr s = Inst(n.src[0], operand[i], depth + 1, (op == Ops::SHL || op == Ops::SHR) && i == 1);
+          if (s == nullptr) return nullptr;
+          srcs.push_back(s);
+        }
+        break;
+      case UPat::SrcKind::kAlternatives:
+        return nullptr;
+    }
+    for (int i = 0; i < arity; ++i) {
+      if (srcs[i]->dtype() != operand[i]) return nullptr;
+    }
+    if ((op == Ops::SHL || op == Ops::SHR) &&
+        (srcs[1]->op() != Ops::CONST || srcs[1]->const_value().AsInt64() < 0)) {
+      return nullptr;
+    }
+    return Bind(n, UOp::New(op, *dt, srcs));
+  }
+
+  absl::flat_hash_map<std::string, UOpPtr> bound_;
+  std::vector<int64_t> consts_;  // the pattern's constants and those made so far
+};
+
+}  // namespace
 
 UOpPtr RuleFuzzer::GenerateWith(Choices& ch) const {
   const RuleFuzzerOptions& o = options_;
@@ -218,77 +736,32 @@ UOpPtr RuleFuzzer::GenerateWith(Choices& ch) const {
         width_cap = o.var_max - o.var_min;
     }
     int64_t hi = ch.Between(lo, std::min(o.var_max, lo + width_cap));
-    vars.push_back(UOp::Variable(
-        std::string(1, static_cast<char>('a' + i % 26)) + (i >= 26 ? std::to_string(i) : ""), lo, hi));
+    vars.push_back(UOp::Variable(VarName(i), lo, hi));
   }
-  auto int_const = [&]() {
-    int64_t v = ch.Chance(60) ? ch.Between(-2, 4) : ch.Between(-o.max_const, o.max_const);
-    return UOp::Const(dtypes::kInt32, v);
-  };
-  auto int_leaf = [&]() { return ch.Chance(70) ? vars[ch.Below(vars.size())] : int_const(); };
-  std::vector<Ops> int_ops, bool_ops;
-  for (Ops op : {Ops::ADD, Ops::MUL, Ops::IDIV, Ops::MOD, Ops::MAX, Ops::AND, Ops::OR, Ops::XOR, Ops::SHL,
-                 Ops::SHR, Ops::WHERE}) {
-    if (o.ops.contains(op)) int_ops.push_back(op);
-  }
-  for (Ops op : {Ops::CMPLT, Ops::CMPNE, Ops::AND, Ops::OR, Ops::XOR, Ops::WHERE}) {
-    if (o.ops.contains(op)) bool_ops.push_back(op);
-  }
-  const bool has_cmp = o.ops.contains(Ops::CMPLT) || o.ops.contains(Ops::CMPNE);
-  auto cmp_op = [&]() {
-    if (!o.ops.contains(Ops::CMPLT)) return Ops::CMPNE;
-    if (!o.ops.contains(Ops::CMPNE)) return Ops::CMPLT;
-    return ch.Chance(50) ? Ops::CMPLT : Ops::CMPNE;
-  };
-
-  // Recursion depth is bounded by max_depth (at most a few dozen).
-  std::function<UOpPtr(DType, int)> gen = [&](DType dt, int depth) -> UOpPtr {
-    if (dt.is_bool()) {
-      if (depth <= 0 || bool_ops.empty() || ch.Chance(20)) {
-        if (has_cmp && ch.Chance(70)) {
-          return UOp::New(cmp_op(), dtypes::kBool, {int_leaf(), int_leaf()});
-        }
-        return UOp::Const(dtypes::kBool, ch.Chance(50));
-      }
-      Ops op = bool_ops[ch.Below(bool_ops.size())];
-      switch (op) {
-        case Ops::CMPLT:
-        case Ops::CMPNE: {
-          DType operand = (op == Ops::CMPNE && ch.Chance(15)) ? dtypes::kBool : dtypes::kInt32;
-          return UOp::New(op, dtypes::kBool, {gen(operand, depth - 1), gen(operand, depth - 1)});
-        }
-        case Ops::WHERE:
-          return UOp::New(
-              op, dtypes::kBool,
-              {gen(dtypes::kBool, depth - 1), gen(dtypes::kBool, depth - 1), gen(dtypes::kBool, depth - 1)});
-        default:
-          return UOp::New(op, dtypes::kBool, {gen(dtypes::kBool, depth - 1), gen(dtypes::kBool, depth - 1)});
-      }
-    }
-    if (depth <= 0 || int_ops.empty() || ch.Chance(25)) return int_leaf();
-    Ops op = int_ops[ch.Below(int_ops.size())];
-    switch (op) {
-      case Ops::SHL:
-      case Ops::SHR: {
-        // Never a negative count (an error in exec_alu); mostly small ones so SHL rarely overflows.
-        int64_t n = ch.Chance(80) ? ch.Between(0, 4) : ch.Between(0, 31);
-        return UOp::New(op, dtypes::kInt32, {gen(dtypes::kInt32, depth - 1), UOp::Const(dtypes::kInt32, n)});
-      }
-      case Ops::WHERE:
-        return UOp::New(
-            op, dtypes::kInt32,
-            {gen(dtypes::kBool, depth - 1), gen(dtypes::kInt32, depth - 1), gen(dtypes::kInt32, depth - 1)});
-      default: {
-        UOpPtr a = gen(dtypes::kInt32, depth - 1);
-        // A constant right operand is what most rules look for.
-        UOpPtr b = ch.Chance(40) ? int_const() : gen(dtypes::kInt32, depth - 1);
-        return UOp::New(op, dtypes::kInt32, {a, b});
-      }
-    }
-  };
+  ExprGen gen(ch, o, std::move(vars));
   bool want_int = o.int_roots && (!o.bool_roots || ch.Chance(70));
   int depth = static_cast<int>(ch.Between(1, std::max(o.max_depth, 1)));
-  return gen(want_int ? dtypes::kInt32 : dtypes::kBool, depth);
+  return gen.Random(want_int ? dtypes::kInt32 : dtypes::kBool, depth);
+}
+
+UOpPtr RuleFuzzer::GenerateForRuleWith(Choices& ch, size_t rule_index) const {
+  if (rule_index >= pm_.size()) return nullptr;
+  const UPat& pat = pm_.rule(rule_index).pattern();
+  // Several attempts: random dtype and op choices may contradict the rest of the pattern.
+  for (int attempt = 0; attempt < 12; ++attempt) {
+    PatternGen gen(ch, options_);
+    UOpPtr e = gen.Instantiate(pat);
+    if (e == nullptr) continue;
+    if ((e->dtype().is_bool() && !options_.bool_roots) || (!e->dtype().is_bool() && !options_.int_roots)) {
+      continue;
+    }
+    if (ch.Chance(options_.context_percent)) {
+      UOpPtr w = gen.Wrap(e);
+      if ((w->dtype().is_bool() ? options_.bool_roots : options_.int_roots)) e = w;
+    }
+    return e;
+  }
+  return nullptr;
 }
 
 UOpPtr RuleFuzzer::Generate() {
@@ -296,9 +769,47 @@ UOpPtr RuleFuzzer::Generate() {
   return GenerateWith(ch);
 }
 
+UOpPtr RuleFuzzer::GenerateForRule(size_t rule_index) {
+  Choices ch(&rng_);
+  UOpPtr e = GenerateForRuleWith(ch, rule_index);
+  if (e != nullptr) ++coverage_->rules[rule_index].generated;
+  return e;
+}
+
+UOpPtr RuleFuzzer::GenerateMixedWith(Choices& ch, size_t* next_rule, int* rule) const {
+  *rule = -1;
+  if (pm_.size() > 0 && ch.Chance(options_.pattern_percent)) {
+    size_t r = 0;
+    if (next_rule != nullptr) {
+      // The rules in turn; a rule that already fired often gives its turn away most of the time.
+      for (size_t skip = 0; skip < pm_.size(); ++skip) {
+        r = (*next_rule)++ % pm_.size();
+        if (coverage_->rules[r].replaced < 16 || ch.Chance(25)) break;
+      }
+    } else {
+      r = ch.Below(pm_.size());
+    }
+    UOpPtr e = GenerateForRuleWith(ch, r);
+    if (e != nullptr) {
+      *rule = static_cast<int>(r);
+      return e;
+    }
+  }
+  return GenerateWith(ch);
+}
+
+UOpPtr RuleFuzzer::GenerateMixed() {
+  Choices ch(&rng_);
+  int rule = -1;
+  UOpPtr e = GenerateMixedWith(ch, &next_rule_, &rule);
+  if (rule >= 0) ++coverage_->rules[rule].generated;
+  return e;
+}
+
 UOpPtr RuleFuzzer::GenerateFromBytes(const uint8_t* data, size_t size) const {
   Choices ch(data, size);
-  return GenerateWith(ch);
+  int rule = -1;
+  return GenerateMixedWith(ch, nullptr, &rule);
 }
 
 bool RuleFuzzer::Judgeable(const UOpPtr& expr) const {
@@ -314,8 +825,11 @@ namespace {
 
 // Everything one check needs, shared by CheckOneUnshrunk and the shrinker (which passes the failing
 // assignment as a hint, tried first).
+// With `coverage`, the first rewrite counts into it and the result is stored in *rewritten_out.
 std::optional<RuleFailure> CheckImpl(const PatternMatcher& pm, const RuleFuzzerOptions& o, const UOpPtr& expr,
-                                     const Assignment* hint, bool* judged, bool* changed) {
+                                     const Assignment* hint, bool* judged, bool* changed,
+                                     RuleFuzzer::CoverageState* coverage = nullptr,
+                                     UOpPtr* rewritten_out = nullptr) {
   *judged = false;
   RuleFailure f;
   f.expr = expr;
@@ -323,7 +837,10 @@ std::optional<RuleFailure> CheckImpl(const PatternMatcher& pm, const RuleFuzzerO
   f.original_size = static_cast<int>(std::get<0>(SizeOf(expr.get())));
   RewriteOptions ro;
   ro.max_steps = o.max_steps;
+  if (coverage != nullptr) coverage->Begin();
   absl::StatusOr<UOpPtr> rewritten = TryGraphRewrite(expr, pm, ro);
+  if (coverage != nullptr) coverage->End();
+  if (rewritten_out != nullptr && rewritten.ok()) *rewritten_out = *rewritten;
   *judged = true;
   if (!rewritten.ok()) {
     f.kind = RuleFailure::Kind::kRewriteError;
@@ -433,13 +950,24 @@ std::optional<RuleFailure> CheckImpl(const PatternMatcher& pm, const RuleFuzzerO
 
 }  // namespace
 
-std::optional<RuleFailure> RuleFuzzer::CheckOneUnshrunk(const UOpPtr& expr) {
+std::optional<RuleFailure> RuleFuzzer::CheckOneUnshrunk(const UOpPtr& expr) { return Check(expr, nullptr); }
+
+std::optional<RuleFailure> RuleFuzzer::CheckAt(const UOpPtr& expr, const Assignment& assignment) {
+  std::optional<RuleFailure> f = Check(expr, &assignment);
+  if (!f) return f;
+  return Shrink(*std::move(f));
+}
+
+std::optional<RuleFailure> RuleFuzzer::Check(const UOpPtr& expr, const Assignment* hint) {
+  last_rewritten_ = nullptr;
+  coverage_->fired.clear();
   if (!Judgeable(expr)) {
     ++skipped_;
     return std::nullopt;
   }
   bool judged = false, changed = false;
-  std::optional<RuleFailure> f = CheckImpl(pm_, options_, expr, nullptr, &judged, &changed);
+  std::optional<RuleFailure> f =
+      CheckImpl(counting_pm_, options_, expr, hint, &judged, &changed, coverage_.get(), &last_rewritten_);
   if (judged) {
     ++checked_;
     changed_ += changed;
@@ -464,8 +992,9 @@ std::optional<RuleFailure> RuleFuzzer::Shrink(RuleFailure failure) {
     if (!Judgeable(cand)) return false;
     --budget;
     bool judged = false, changed = false;
-    std::optional<RuleFailure> f = CheckImpl(
-        pm_, options_, cand, best.assignment.empty() ? nullptr : &best.assignment, &judged, &changed);
+    std::optional<RuleFailure> f =
+        CheckImpl(counting_pm_, options_, cand, best.assignment.empty() ? nullptr : &best.assignment, &judged,
+                  &changed);
     if (!f || f->kind != best.kind) return false;
     best = *std::move(f);
     return true;
@@ -528,13 +1057,30 @@ std::optional<RuleFailure> RuleFuzzer::FuzzOneInput(const uint8_t* data, size_t 
 
 absl::Status RuleFuzzer::Run(int num_expressions) {
   for (int i = 0; i < num_expressions; ++i) {
-    UOpPtr expr = Generate();
+    UOpPtr expr = GenerateMixed();
     // Regenerate a few times rather than count an expression that may overflow.
-    for (int tries = 0; tries < 20 && !Judgeable(expr); ++tries) expr = Generate();
+    for (int tries = 0; tries < 20 && !Judgeable(expr); ++tries) expr = GenerateMixed();
     std::optional<RuleFailure> f = CheckOne(expr);
     if (f) return f->ToStatus();
   }
-  return absl::OkStatus();
+  std::vector<std::string> unfired;
+  for (const RuleCoverage& c : coverage_->rules) {
+    if (c.replaced == 0) {
+      unfired.push_back(absl::StrCat("  ", c.location, " ", c.pattern, " (generated ", c.generated,
+                                     ", matched ", c.matched, ", declined ", c.declined, ")"));
+    }
+  }
+  if (unfired.empty()) return absl::OkStatus();
+  std::string message = absl::StrCat(
+      unfired.size(), " of ", coverage_->rules.size(), " rules never fired in ", num_expressions,
+      " expressions: they are untested, not passed (RuleFuzzerOptions::allow_unfired_rules makes "
+      "this a warning):\n",
+      absl::StrJoin(unfired, "\n"), "\n");
+  if (options_.allow_unfired_rules) {
+    std::fprintf(stderr, "RuleFuzzer warning: %s", message.c_str());
+    return absl::OkStatus();
+  }
+  return absl::FailedPreconditionError(message);
 }
 
 }  // namespace uopc

@@ -1,5 +1,6 @@
 #include "rewrite/testing/rule_fuzzer.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -21,34 +22,40 @@ namespace {
 int NodeCount(const UOpPtr& u) { return static_cast<int>(u->Toposort().size()); }
 
 // Runs `pm` on `n` random expressions; returns the Status and reports the time taken.
-absl::Status RunTimed(const char* name, const PatternMatcher& pm, int n, RuleFuzzerOptions options = {}) {
+// `min_fired`: a floor on the rules that fired (the generator's reach; rules for vectors, loads and floats
+// are out of it).
+absl::Status RunTimed(const char* name, const PatternMatcher& pm, int n, RuleFuzzerOptions options = {},
+                      int min_fired = 0) {
+  // These rule sets have rules for vectors, loads, floats, ...: the generator cannot reach them.
+  options.allow_unfired_rules = true;
   RuleFuzzer fuzzer(pm, options);
   auto start = std::chrono::steady_clock::now();
   absl::Status s = fuzzer.Run(n);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("%s: %lld checked, %lld rewritten, %lld skipped, %.2f s\n", name,
+  std::printf("%s: %lld checked, %lld rewritten, %lld skipped, %.2f s\n%s", name,
               static_cast<long long>(fuzzer.checked()), static_cast<long long>(fuzzer.changed()),
-              static_cast<long long>(fuzzer.skipped()), secs);
+              static_cast<long long>(fuzzer.skipped()), secs, fuzzer.CoverageReport().c_str());
   if (s.ok()) {
     EXPECT_GE(fuzzer.checked(), n * 9 / 10) << name;
     EXPECT_GE(fuzzer.changed(), n / 10) << name << ": the rules rewrote almost nothing";
   }
+  EXPECT_GE(fuzzer.rules_fired(), min_fired) << name << "\n" << fuzzer.CoverageReport();
   return s;
 }
 
 // 10,000 random expressions per rule set: values, bounds, idempotence and termination.
 TEST(RuleFuzzerTest, SymbolicSimpleOn10000Expressions) {
-  absl::Status s = RunTimed("SymbolicSimple", SymbolicSimple(), 10000);
+  absl::Status s = RunTimed("SymbolicSimple", SymbolicSimple(), 10000, {}, 23);
   EXPECT_TRUE(s.ok()) << s.message();
 }
 
 TEST(RuleFuzzerTest, SymbolicOn10000Expressions) {
-  absl::Status s = RunTimed("Symbolic", Symbolic(), 10000, {.seed = 2});
+  absl::Status s = RunTimed("Symbolic", Symbolic(), 10000, {.seed = 2}, 60);
   EXPECT_TRUE(s.ok()) << s.message();
 }
 
 TEST(RuleFuzzerTest, SymOn10000Expressions) {
-  absl::Status s = RunTimed("Sym", Sym(), 10000, {.seed = 3});
+  absl::Status s = RunTimed("Sym", Sym(), 10000, {.seed = 3}, 65);
   EXPECT_TRUE(s.ok()) << s.message();
 }
 
@@ -203,6 +210,96 @@ TEST(RuleFuzzerTest, NoNegativeShiftCounts) {
     }
   }
   EXPECT_GT(shifts, 0);
+}
+
+// ---- rules from the rules' own patterns (issue 21) ----
+
+// One rule, default options, Run(20000): the failure found, or OK. Prints the outcome and the coverage.
+absl::Status RunOneRule(const char* name, const PatternMatcher& pm, RuleFuzzer* fuzzer, int n = 20000) {
+  auto start = std::chrono::steady_clock::now();
+  absl::Status s = fuzzer->Run(n);
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("%s: %lld checked, %.2f s, %s\n%s", name, static_cast<long long>(fuzzer->checked()), secs,
+              s.ok() ? "OK" : std::string(s.message()).c_str(), fuzzer->CoverageReport().c_str());
+  return s;
+}
+
+const UPat kX = UPat::Var("x"), kC = UPat::Cvar("c"), kC2 = UPat::Cvar("c2");
+
+void ExpectFound(const char* name, const PatternMatcher& pm) {
+  RuleFuzzer fuzzer(pm);
+  absl::Status s = RunOneRule(name, pm, &fuzzer);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInternal) << name << ": " << s;
+  EXPECT_NE(s.message().find("value mismatch"), std::string::npos) << name << ": " << s;
+}
+
+// The table of issue 21: rules a user wrote, checked from the default options.
+TEST(RuleFuzzerIssueTableTest, DivTimesTwoDroppedIsFound) {
+  ExpectFound("(x // 2) * 2 -> x", PatternMatcher({{kX.idiv(2) * 2, [](const Match& m) { return m["x"]; }}}));
+}
+
+TEST(RuleFuzzerIssueTableTest, MulModDistributedWronglyIsFound) {
+  ExpectFound("(x * 3) % 6 -> (x % 3) * 3",
+              PatternMatcher({{(kX * 3) % 6, [](const Match& m) { return (m["x"] % 3) * 3; }}}));
+}
+
+TEST(RuleFuzzerIssueTableTest, OrOfLessThansIsFound) {
+  ExpectFound("(x < c) | (x < c2) -> x < min(c, c2)",
+              PatternMatcher({{kX.lt(kC) | kX.lt(kC2), [](const Match& m) {
+                                 int64_t a = m["c"]->const_value().AsInt64(),
+                                         b = m["c2"]->const_value().AsInt64();
+                                 return m["x"].lt(m["x"].const_like(std::min(a, b)));
+                               }}}));
+}
+
+TEST(RuleFuzzerIssueTableTest, DivTimesConstDroppedIsFound) {
+  ExpectFound("(x // c) * c -> x",
+              PatternMatcher({{kX.idiv(kC) * kC, [](const Match& m) { return m["x"]; }}}));
+}
+
+TEST(RuleFuzzerIssueTableTest, RightRulePassesAndFires) {
+  PatternMatcher right({{kX % kC + kX.idiv(kC) * kC, [](const Match& m) { return m["x"]; }}});
+  RuleFuzzer fuzzer(right);
+  absl::Status s = RunOneRule("(x % c) + (x // c) * c -> x", right, &fuzzer, 5000);
+  EXPECT_TRUE(s.ok()) << s;
+  ASSERT_EQ(fuzzer.coverage().size(), 1u);
+  EXPECT_GT(fuzzer.coverage()[0].replaced, 100);
+  EXPECT_GT(fuzzer.coverage()[0].matched, 100);
+  EXPECT_EQ(fuzzer.rules_fired(), 1);
+}
+
+// A rule the generator cannot exercise (a float op) fails Run, by its location; the option makes it a
+// warning.
+TEST(RuleFuzzerCoverageTest, RulesThatNeverFiredFailRun) {
+  PatternMatcher pm({{kX + 0, [](const Match& m) { return m["x"]; }},
+                     {kX.sqrt().sqrt(), [](const Match& m) { return m["x"]; }}});
+  const std::string unreachable = pm.rule(1).location();
+  RuleFuzzer fuzzer(pm);
+  absl::Status s = fuzzer.Run(500);
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+  EXPECT_NE(s.message().find("1 of 2 rules never fired"), std::string::npos) << s;
+  EXPECT_NE(s.message().find(unreachable), std::string::npos) << s;
+  EXPECT_EQ(s.message().find(pm.rule(0).location()), std::string::npos) << s;
+  EXPECT_GT(fuzzer.coverage()[0].replaced, 0);
+  EXPECT_EQ(fuzzer.coverage()[1].matched, 0);
+  EXPECT_NE(fuzzer.CoverageReport().find("1 of 2 rules fired"), std::string::npos);
+
+  RuleFuzzer lenient(pm, {.allow_unfired_rules = true});
+  EXPECT_TRUE(lenient.Run(500).ok());
+}
+
+// Declines are counted apart from replacements.
+TEST(RuleFuzzerCoverageTest, CountsDeclines) {
+  PatternMatcher pm({{kX * kC, [](const Match& m) -> UOpPtr {
+                        return m["c"]->const_value().AsInt64() == 1 ? m["x"] : nullptr;
+                      }}});
+  RuleFuzzer fuzzer(pm);
+  EXPECT_TRUE(fuzzer.Run(2000).ok());
+  const RuleCoverage& c = fuzzer.coverage()[0];
+  EXPECT_GT(c.generated, 0);
+  EXPECT_GT(c.replaced, 0);
+  EXPECT_GT(c.declined, c.replaced);
+  EXPECT_GE(c.replaced + c.declined, c.matched);
 }
 
 }  // namespace

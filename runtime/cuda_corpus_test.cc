@@ -1,0 +1,101 @@
+// Every kernel of the codegen corpus, as tinygrad rendered it for the `cuda` target (CUDA C, through NVRTC)
+// and the `ptx` target (PTX, loaded as it is), run on the CUDA device with the corpus's launch dims on
+// buffers filled by the corpus formula, and compared with the corpus's outputs. Skips, with the device's
+// reason, where there is no NVIDIA driver or GPU.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "codegen/testing/kernel_corpus.h"
+#include "gtest/gtest.h"
+#include "runtime/corpus_values.h"
+#include "runtime/cuda_device.h"
+#include "runtime/device.h"
+
+namespace uopc {
+namespace {
+
+// Builds and runs `kernel`'s program for `target` on formula-filled buffers; "" when every output matches,
+// else why not.
+std::string RunAndCompare(Device& device, const CorpusKernel& kernel, const std::string& target) {
+  const CorpusTarget& t = kernel.target(target);
+  ProgramSpec spec{.name = t.name, .src = t.src};
+  std::vector<CorpusBuffer> specs = kernel.buffers;
+  std::sort(specs.begin(), specs.end(), [](const auto& a, const auto& b) { return a.arg < b.arg; });
+  for (const CorpusBuffer& b : specs) spec.globals.push_back(b.arg);
+  LaunchParams launch;
+  for (size_t i = 0; t.global_size && i < t.global_size->size() && i < 3; ++i)
+    launch.global_size[i] = (*t.global_size)[i];
+  for (size_t i = 0; t.local_size && i < t.local_size->size() && i < 3; ++i)
+    launch.local_size[i] = (*t.local_size)[i];
+  absl::StatusOr<std::unique_ptr<Program>> program = device.CreateProgram(spec);
+  if (!program.ok()) return absl::StrCat("compile: ", program.status().ToString());
+
+  std::vector<Buffer> buffers;
+  std::vector<DType> dtypes;
+  for (const CorpusBuffer& b : specs) {
+    absl::StatusOr<DType> dtype = CorpusDType(b.dtype);
+    if (!dtype.ok()) return dtype.status().ToString();
+    absl::StatusOr<Buffer> buffer = Buffer::Allocate(device, *dtype, b.size);
+    if (!buffer.ok()) return buffer.status().ToString();
+    if (absl::Status s = buffer->CopyIn(CorpusInputBytes(*dtype, b.arg, b.size)); !s.ok())
+      return s.ToString();
+    buffers.push_back(*std::move(buffer));
+    dtypes.push_back(*dtype);
+  }
+  std::vector<Buffer*> args;
+  for (Buffer& b : buffers) args.push_back(&b);
+  if (absl::Status s = (*program)->Launch(args, {}, launch); !s.ok()) return s.ToString();
+  if (absl::Status s = device.Synchronize(); !s.ok()) return s.ToString();
+  if (kernel.outputs.empty()) return "the corpus lists no outputs";
+  std::string problems;
+  for (const auto& [arg, want] : kernel.outputs.items()) {
+    size_t i = 0;
+    while (i < specs.size() && absl::StrCat(specs[i].arg) != arg) ++i;
+    if (i == specs.size()) return absl::StrCat("output ", arg, " is not a buffer");
+    absl::StatusOr<std::vector<uint8_t>> bytes = buffers[i].ToBytes();
+    if (!bytes.ok()) return bytes.status().ToString();
+    absl::StatusOr<nlohmann::json> got = CorpusJsonFromBytes(dtypes[i], *bytes);
+    if (!got.ok()) return got.status().ToString();
+    std::string mismatch = CorpusValuesMismatch(dtypes[i], *got, want);
+    if (!mismatch.empty()) absl::StrAppend(&problems, "buffer ", arg, ": ", mismatch, "\n");
+  }
+  return problems;
+}
+
+void RunCorpus(CudaDeviceOptions::Language language, const std::string& target) {
+  absl::StatusOr<std::unique_ptr<Device>> device = MakeCudaDevice(CudaDeviceOptions{
+      .language = language, .cache_directory = absl::StrCat(std::getenv("TEST_TMPDIR"), "/uopc_cache")});
+  if (absl::IsFailedPrecondition(device.status())) GTEST_SKIP() << device.status().message();
+  ASSERT_TRUE(device.ok()) << device.status();
+  ASSERT_EQ(KernelCorpus().size(), 93u);
+  int matching = 0;
+  std::vector<std::string> failing;
+  for (const CorpusKernel& kernel : KernelCorpus()) {
+    std::string problem = RunAndCompare(**device, kernel, target);
+    if (problem.empty()) {
+      ++matching;
+    } else {
+      failing.push_back(kernel.id);
+      ADD_FAILURE() << kernel.id << " [" << target << "]: " << problem;
+    }
+  }
+  std::printf("%d of 93 corpus `%s` programs match on CUDA\n", matching, target.c_str());
+  EXPECT_EQ(matching, 93) << "failing: " << absl::StrJoin(failing, ", ");
+}
+
+TEST(CudaCorpusTest, CudaSourcesReproduceTheCorpusOutputs) {
+  RunCorpus(CudaDeviceOptions::Language::kCudaC, "cuda");
+}
+
+TEST(CudaCorpusTest, PtxSourcesReproduceTheCorpusOutputs) {
+  RunCorpus(CudaDeviceOptions::Language::kPtx, "ptx");
+}
+
+}  // namespace
+}  // namespace uopc
