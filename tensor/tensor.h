@@ -222,6 +222,8 @@ class Tensor {
   Tensor LeakyRelu(double neg_slope = 0.01) const;
   Tensor Erf() const;
   Tensor Contiguous() const;
+  // A copy on another device (COPY), or this tensor when it is already there.
+  Tensor To(const std::string& device) const;
 
   // ---- movement (tensor_movement.cc). Negative axes count from the end. ----
   Tensor Reshape(const Dims& shape) const;  // one -1 is inferred

@@ -247,5 +247,10 @@ Tensor Tensor::Erf() const {
   return Sign() * (1.0 - t * p * (-Square()).Exp());
 }
 Tensor Tensor::Contiguous() const { return Unary(*this, Ops::CONTIGUOUS); }
+Tensor Tensor::To(const std::string& device) const {
+  UOPC_TENSOR_PROPAGATE(this);
+  if (Device() == device) return *this;
+  return Tensor(UOp::New(Ops::COPY, dtype(), {uop(), UOp::New(Ops::DEVICE, dtypes::kVoid, {}, Arg(device))}));
+}
 
 }  // namespace uopc

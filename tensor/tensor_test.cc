@@ -112,6 +112,14 @@ TEST(TensorValuesTest, RealizeUpdatesEveryHandle) {
   EXPECT_THAT(*alias.ToVector<float>(), ElementsAre(2, 3, 4));
 }
 
+TEST(TensorValuesTest, CopiesBetweenDevices) {
+  Tensor a = Tensor::FromVector<float>({1, 2, 3}, {3}, dtypes::kFloat32, "INTERP");
+  EXPECT_EQ(a.Device(), "INTERP");
+  Tensor b = (a * 2).To("CPU") + 1;
+  EXPECT_EQ(b.Device(), "CPU");
+  EXPECT_THAT(*b.ToVector<float>(), ElementsAre(3, 5, 7));
+}
+
 TEST(TensorValuesTest, RandomNumbersAreTinygrads) {
   // tinygrad v0.10.3: Tensor.manual_seed(42); Tensor.rand(4); Tensor.rand(4); Tensor.randn(3);
   // Tensor.randint(5)
