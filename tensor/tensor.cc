@@ -1,0 +1,243 @@
+// The Tensor handle, the registry of live tensors, shapes and broadcasting (tinygrad's Tensor.__init__,
+// _broadcasted, _broadcast_to).
+#include "tensor/tensor.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/synchronization/mutex.h"
+#include "tensor/tensor_internal.h"
+
+namespace uopc {
+namespace tensor_internal {
+namespace {
+
+absl::Mutex registry_mu;
+std::vector<std::weak_ptr<TensorNode>>& Registry() {
+  static auto* registry = new std::vector<std::weak_ptr<TensorNode>>();
+  return *registry;
+}
+
+absl::Mutex shapes_mu;
+TensorShapes& GlobalShapes() {
+  static auto* shapes = new TensorShapes();
+  return *shapes;
+}
+int64_t shape_lookups = 0;
+
+absl::Mutex host_mu;
+std::vector<std::pair<UOpPtr, std::vector<uint8_t>>>& HostData() {
+  static auto* data = new std::vector<std::pair<UOpPtr, std::vector<uint8_t>>>();
+  return *data;
+}
+
+}  // namespace
+
+void Register(const std::shared_ptr<TensorNode>& node) {
+  absl::MutexLock lock(&registry_mu);
+  std::vector<std::weak_ptr<TensorNode>>& reg = Registry();
+  // Drop dead handles now and then so the registry stays the size of the live set.
+  if (reg.size() > 1024 && (reg.size() & (reg.size() - 1)) == 0) {
+    reg.erase(std::remove_if(reg.begin(), reg.end(), [](const auto& w) { return w.expired(); }), reg.end());
+  }
+  reg.push_back(node);
+}
+
+std::vector<std::shared_ptr<TensorNode>> LiveNodes() {
+  absl::MutexLock lock(&registry_mu);
+  std::vector<std::shared_ptr<TensorNode>> out;
+  std::vector<std::weak_ptr<TensorNode>>& reg = Registry();
+  reg.erase(std::remove_if(reg.begin(), reg.end(), [](const auto& w) { return w.expired(); }), reg.end());
+  for (const auto& w : reg)
+    if (auto n = w.lock()) out.push_back(std::move(n));
+  return out;
+}
+
+TensorShapes& LockedShapes() {
+  shapes_mu.Lock();
+  // The memo holds the nodes it has seen; start afresh now and then so it does not hold dead graphs forever.
+  if (++shape_lookups > 200000) {
+    shape_lookups = 0;
+    GlobalShapes().Clear();
+  }
+  return GlobalShapes();
+}
+void UnlockShapes() { shapes_mu.Unlock(); }
+
+absl::StatusOr<Dims> ShapeOf(const UOpPtr& u) {
+  return WithShapes([&](TensorShapes& shapes) -> absl::StatusOr<Dims> {
+    absl::StatusOr<const ShapeTracker*> st = shapes.TrySt(u);
+    if (!st.ok()) return st.status();
+    if (*st == nullptr) return absl::InvalidArgumentError("the node has no shape");
+    Dims out;
+    for (const Sint& s : (*st)->shape()) {
+      if (!s.is_int()) return absl::UnimplementedError("symbolic shapes are not supported by the Tensor API");
+      out.push_back(s.value());
+    }
+    return out;
+  });
+}
+
+std::string ShapeStr(absl::Span<const int64_t> shape) {
+  if (shape.size() == 1) return absl::StrCat("(", shape[0], ",)");
+  return absl::StrCat("(", absl::StrJoin(shape, ", "), ")");
+}
+
+int64_t NumElements(absl::Span<const int64_t> shape) {
+  int64_t p = 1;
+  for (int64_t s : shape) p *= s;
+  return p;
+}
+
+int64_t CeilDiv(int64_t a, int64_t b) {
+  // Python's -(a // -b).
+  int64_t q = a / b, r = a % b;
+  return (r != 0 && ((r > 0) == (b > 0))) ? q + 1 : q;
+}
+
+Tensor FromStatusOr(absl::StatusOr<UOpPtr> u) {
+  if (!u.ok()) return Tensor::FromError(u.status());
+  return Tensor(*std::move(u));
+}
+
+Tensor Error(absl::string_view op, const std::string& message) {
+  return Tensor::FromError(absl::InvalidArgumentError(absl::StrCat(op, ": ", message)));
+}
+
+void AddHostData(const UOpPtr& buffer, std::vector<uint8_t> bytes) {
+  absl::MutexLock lock(&host_mu);
+  HostData().emplace_back(buffer, std::move(bytes));
+}
+
+std::vector<std::pair<UOpPtr, std::vector<uint8_t>>> TakeHostData() {
+  absl::MutexLock lock(&host_mu);
+  return std::exchange(HostData(), {});
+}
+
+}  // namespace tensor_internal
+
+using tensor_internal::ShapeStr;
+
+DType Scalar::PyDType() const {
+  if (value.is_bool()) return dtypes::kBool;
+  return value.is_int() ? dtypes::kDefaultInt : dtypes::kDefaultFloat;
+}
+
+Tensor::Tensor() {
+  node_ = std::make_shared<TensorNode>();
+  node_->status = absl::FailedPreconditionError("an uninitialized Tensor");
+}
+
+Tensor::Tensor(UOpPtr uop) {
+  node_ = std::make_shared<TensorNode>();
+  node_->uop = std::move(uop);
+  tensor_internal::Register(node_);
+}
+
+Tensor Tensor::FromError(absl::Status status) {
+  auto node = std::make_shared<TensorNode>();
+  node->status = std::move(status);
+  return Tensor(std::move(node));
+}
+
+const UOpPtr& Tensor::uop() const { return node_->uop; }
+const absl::Status& Tensor::status() const { return node_->status; }
+absl::StatusOr<Tensor> Tensor::Ok() const {
+  if (!ok()) return status();
+  return *this;
+}
+
+Dims Tensor::Shape() const {
+  if (!ok()) return {};
+  absl::StatusOr<Dims> s = tensor_internal::ShapeOf(uop());
+  return s.ok() ? *s : Dims{};
+}
+
+int64_t Tensor::numel() const { return tensor_internal::NumElements(Shape()); }
+DType Tensor::dtype() const { return ok() ? uop()->dtype() : dtypes::kVoid; }
+std::string Tensor::Device() const { return ok() ? DeviceOf(uop().get()) : ""; }
+void Tensor::SetUOp(UOpPtr uop) const { node_->uop = std::move(uop); }
+
+int64_t Tensor::ResolveDim(int64_t dim, bool extra, absl::Status* error) const {
+  int64_t total = ndim() + (extra ? 1 : 0);
+  int64_t lo = -std::max<int64_t>(1, total), hi = std::max<int64_t>(1, total) - 1;
+  if (dim < lo || dim > hi) {
+    if (error->ok()) {
+      *error = absl::InvalidArgumentError(absl::StrCat("dim=", dim, " out of range [", lo, ", ", hi,
+                                                       "] for a tensor of shape ", ShapeStr(Shape())));
+    }
+    return 0;
+  }
+  return dim < 0 ? dim + total : dim;
+}
+
+namespace {
+
+absl::StatusOr<Dims> BroadcastShape(const Dims& a, const Dims& b) {
+  size_t n = std::max(a.size(), b.size());
+  Dims out(n);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t x = i + a.size() >= n ? a[i + a.size() - n] : 1;
+    int64_t y = i + b.size() >= n ? b[i + b.size() - n] : 1;
+    if (x == 0 || y == 0) {
+      out[i] = 0;
+    } else {
+      out[i] = std::max(x, y);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Tensor Tensor::BroadcastTo(const Dims& new_shape) const {
+  UOPC_TENSOR_PROPAGATE(this);
+  Dims shape = Shape();
+  if (shape == new_shape) return *this;
+  if (shape.size() > new_shape.size()) {
+    return tensor_internal::Error("broadcast",
+                                  absl::StrCat("cannot broadcast a tensor of shape ", ShapeStr(shape),
+                                               " to fewer dimensions ", ShapeStr(new_shape)));
+  }
+  Dims aligned(new_shape.size() - shape.size(), 1);
+  aligned.insert(aligned.end(), shape.begin(), shape.end());
+  for (size_t i = 0; i < aligned.size(); ++i) {
+    if (aligned[i] != new_shape[i] && aligned[i] != 1) {
+      return tensor_internal::Error(
+          "broadcast", absl::StrCat("cannot broadcast ", ShapeStr(shape), " to ", ShapeStr(new_shape)));
+    }
+  }
+  return tensor_internal::Movement(Reshape(aligned), Ops::EXPAND, new_shape);
+}
+
+std::pair<Tensor, Tensor> Tensor::Broadcasted(const Operand& y, bool reverse, bool match_dtype) const {
+  Tensor x = *this;
+  Tensor yt;
+  if (!x.ok()) return {x, x};
+  if (y.is_tensor()) {
+    yt = y.tensor();
+    if (!yt.ok()) return {yt, yt};
+  } else {
+    const Scalar& s = y.scalar();
+    DType xd = x.dtype();
+    DType yd = (xd.is_float() || (xd.is_int() && s.value.is_int())) ? xd : s.PyDType();
+    yt = Const(Scalar(AsConst(s.value, yd)), yd, x.Device());
+  }
+  if (match_dtype && x.dtype() != yt.dtype()) {
+    DType out = LeastUpperDType(x.dtype(), yt.dtype());
+    x = x.Cast(out);
+    yt = yt.Cast(out);
+  }
+  if (reverse) std::swap(x, yt);
+  Dims xs = x.Shape(), ys = yt.Shape();
+  Dims out = *BroadcastShape(xs, ys);
+  Tensor bx = x.BroadcastTo(out), by = yt.BroadcastTo(out);
+  if (!bx.ok() || !by.ok()) {
+    Tensor e = tensor_internal::Error(
+        "broadcast", absl::StrCat("shapes ", ShapeStr(xs), " and ", ShapeStr(ys), " do not broadcast"));
+    return {e, e};
+  }
+  return {bx, by};
+}
+
+}  // namespace uopc

@@ -1,0 +1,436 @@
+// The C++ Tensor API: tinygrad v0.10.3's Tensor (tensor.py), lazily evaluated.
+//
+// A Tensor holds a shared handle to its current tensor-level UOp (tinygrad's `lazydata`); every operation
+// builds exactly the UOp graph tinygrad's tensor.py builds for it, and nothing runs until `Realize()` (or a
+// read such as `ToVector`) hands the SINK of the tensors to the scheduler and runs the kernels. After a
+// realize every live Tensor whose graph changed points at what its UOp became (tinygrad's
+// `_apply_map_to_tensors`): copies of a Tensor share one handle, and a process-wide registry of weak handles
+// finds them all.
+//
+// Errors. A shape error (a bad reshape, mismatched matmul, an axis out of range, ...) is found where the user
+// makes it, and the Tensor that operation returns carries it: `t.status()` is the error, naming the operation
+// and the shapes, and every operation on an errored Tensor returns a Tensor with the same error (the first
+// error wins). So chains such as `(a.Matmul(b) + c).Relu()` stay readable, and a caller checks once, at the
+// end, with `status()`, `Ok()` (a StatusOr<Tensor>), or at the boundary that produces values (`Realize`,
+// `ToVector`, `Item` return Status / StatusOr). Nothing crashes on bad input.
+//
+// Numbers mix with tensors as Python's do: a C++ `int`/`int64_t` behaves like a Python int, a `double` like a
+// Python float, a `bool` like a Python bool (tinygrad's promotion rules: `int_tensor * 2.5` is float32,
+// `bool_tensor + 1` is int32, `half_tensor * 2.0` stays half).
+//
+//   Tensor a = Tensor::FromVector<float>({1, 2, 3, 4, 5, 6}, {2, 3});
+//   Tensor b = (a * 2 + 1).Relu().Sum(1);
+//   absl::StatusOr<std::vector<float>> v = b.ToVector<float>();
+#ifndef UOPC_TENSOR_TENSOR_H_
+#define UOPC_TENSOR_TENSOR_H_
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "uop/dtype.h"
+#include "uop/uop.h"
+
+namespace uopc {
+
+using Dims = std::vector<int64_t>;
+
+// A Python number: int, float or bool.
+struct Scalar {
+  Scalar(int v) : value(ConstValue::Int(v)) {}       // NOLINT: numbers convert implicitly
+  Scalar(int64_t v) : value(ConstValue::Int(v)) {}   // NOLINT
+  Scalar(double v) : value(ConstValue::Float(v)) {}  // NOLINT
+  Scalar(float v) : value(ConstValue::Float(v)) {}   // NOLINT
+  Scalar(bool v) : value(ConstValue::Bool(v)) {}     // NOLINT
+  explicit Scalar(ConstValue v) : value(v) {}
+  // dtypes.from_py: bool, the default int, or the default float.
+  DType PyDType() const;
+  ConstValue value;
+};
+
+class Tensor;
+
+// One index of `Tensor::Index` (Python's `t[...]`): an int, a slice, None (a new axis of size 1), or an int
+// tensor.
+struct Slice {
+  std::optional<int64_t> start, stop, step;
+};
+struct NewAxis {};
+struct Ellipsis {};
+
+struct TensorNode;
+
+// Tensor::Conv2d's options (tinygrad's conv2d keywords).
+struct ConvOptions {
+  int64_t groups = 1;
+  Dims stride = {1};  // one value for every spatial axis, or one per axis
+  Dims dilation = {1};
+  Dims padding = {
+      0};  // one value, one per axis, or (before, after) pairs flat, last axis first, as PyTorch's
+};
+
+class Tensor {
+ public:
+  using IndexItem = std::variant<int64_t, Slice, NewAxis, Ellipsis, std::shared_ptr<Tensor>>;
+
+  // An empty Tensor: errored ("uninitialized Tensor").
+  Tensor();
+  // A Tensor of an existing tensor-level UOp (Tensor(uop) in tinygrad).
+  explicit Tensor(UOpPtr uop);
+  static Tensor FromError(absl::Status status);
+
+  // ---- state ----
+  const UOpPtr& uop() const;
+  const absl::Status& status() const;
+  bool ok() const { return status().ok(); }
+  // This Tensor, or its error.
+  absl::StatusOr<Tensor> Ok() const;
+  Dims Shape() const;  // {} for an errored Tensor
+  int64_t ndim() const { return static_cast<int64_t>(Shape().size()); }
+  int64_t numel() const;
+  DType dtype() const;
+  std::string Device() const;
+  // True when both are the same Tensor object (share a handle).
+  bool Is(const Tensor& o) const { return node_ == o.node_; }
+
+  // ---- creation (tensor_creation.cc). A `device` of "" is the default device (tinygrad's Device.DEFAULT).
+  // ----
+  static void SetDefaultDevice(std::string device);
+  static std::string DefaultDevice();  // "CPU" unless set
+  // A realized contiguous buffer on `device` with `values` (count must equal the shape's product), as
+  // tinygrad has after `Tensor(list).reshape(shape).contiguous().realize()`: BUFFER for 1-D, else
+  // VIEW(BUFFER).
+  template <typename E>
+  static Tensor FromVector(const std::vector<E>& values, const Dims& shape, DType dtype,
+                           const std::string& device = "");
+  template <typename E>
+  static Tensor FromVector(const std::vector<E>& values, const Dims& shape) {
+    return FromVector<E>(values, shape, DTypeOf<E>());
+  }
+  static Tensor FromBytes(std::vector<uint8_t> bytes, const Dims& shape, DType dtype,
+                          const std::string& device = "");
+  // A Python list literal, unrealized: `Tensor([3, 1, 4])` is COPY(BUFFER on "PYTHON", DEVICE). Ints default
+  // to int32, floats to float32.
+  static Tensor Literal(const std::vector<int64_t>& values, std::optional<DType> dtype = std::nullopt,
+                        const std::string& device = "");
+  static Tensor Literal(const std::vector<double>& values, std::optional<DType> dtype = std::nullopt,
+                        const std::string& device = "");
+  // A nested list literal of `shape` (values row-major): BUFFER on "PYTHON", reshaped, then copied.
+  static Tensor Literal(const std::vector<int64_t>& values, const Dims& shape,
+                        std::optional<DType> dtype = std::nullopt, const std::string& device = "");
+  static Tensor LiteralBytes(std::vector<uint8_t> bytes, const Dims& shape, DType dtype,
+                             const std::string& device);
+  // A scalar tensor (Tensor(3.0)).
+  static Tensor Const(Scalar value, std::optional<DType> dtype = std::nullopt,
+                      const std::string& device = "");
+  static Tensor Full(const Dims& shape, Scalar value, std::optional<DType> dtype = std::nullopt,
+                     const std::string& device = "");
+  static Tensor Zeros(const Dims& shape, DType dtype = dtypes::kFloat32, const std::string& device = "");
+  static Tensor Ones(const Dims& shape, DType dtype = dtypes::kFloat32, const std::string& device = "");
+  static Tensor Empty(const Dims& shape, DType dtype = dtypes::kFloat32, const std::string& device = "");
+  // Tensor.arange(start, stop, step): int32 unless a bound is a float.
+  static Tensor Arange(Scalar stop);
+  static Tensor Arange(Scalar start, Scalar stop, Scalar step = 1, std::optional<DType> dtype = std::nullopt,
+                       const std::string& device = "");
+  static Tensor Eye(int64_t n, std::optional<int64_t> m = std::nullopt, DType dtype = dtypes::kFloat32,
+                    const std::string& device = "");
+  Tensor FullLike(Scalar value, std::optional<DType> dtype = std::nullopt) const;
+  Tensor ZerosLike() const { return FullLike(0); }
+  Tensor OnesLike() const { return FullLike(1); }
+  // Random numbers with tinygrad's threefry, its per-device seeds and counters: the same seed gives
+  // tinygrad's numbers.
+  static void ManualSeed(int64_t seed = 0);
+  static Tensor Rand(const Dims& shape, DType dtype = dtypes::kFloat32, const std::string& device = "",
+                     bool contiguous = true);
+  static Tensor Randn(const Dims& shape, DType dtype = dtypes::kFloat32, const std::string& device = "");
+  static Tensor Randint(const Dims& shape, int64_t low = 0, int64_t high = 10, DType dtype = dtypes::kInt32,
+                        const std::string& device = "");
+  static Tensor Uniform(const Dims& shape, double low = 0.0, double high = 1.0,
+                        DType dtype = dtypes::kFloat32, const std::string& device = "");
+
+  // ---- dtypes (tensor_elementwise.cc) ----
+  Tensor Cast(DType dtype) const;
+  Tensor Bitcast(DType dtype) const;
+  Tensor Float() const { return Cast(dtypes::kFloat32); }
+  Tensor Half() const { return Cast(dtypes::kFloat16); }
+  Tensor Int() const { return Cast(dtypes::kInt32); }
+  Tensor Bool() const { return Cast(dtypes::kBool); }
+
+  // ---- elementwise (tensor_elementwise.cc). `reverse` puts the operand on the left. ----
+  class Operand;
+  Tensor Add(const Operand& x, bool reverse = false) const;
+  Tensor Sub(const Operand& x, bool reverse = false) const;
+  Tensor Mul(const Operand& x, bool reverse = false) const;
+  Tensor Div(const Operand& x, bool reverse = false) const;   // true division (a float result)
+  Tensor IDiv(const Operand& x, bool reverse = false) const;  // truncating (tinygrad's `//`)
+  Tensor Mod(const Operand& x, bool reverse = false) const;   // Python's floor modulo
+  Tensor BitwiseAnd(const Operand& x, bool reverse = false) const;
+  Tensor BitwiseOr(const Operand& x, bool reverse = false) const;
+  Tensor BitwiseXor(const Operand& x, bool reverse = false) const;
+  Tensor BitwiseNot() const;
+  Tensor LShift(int64_t bits) const;
+  Tensor RShift(int64_t bits) const;
+  Tensor Pow(const Operand& x, bool reverse = false) const;
+  Tensor Maximum(const Operand& x) const;
+  Tensor Minimum(const Operand& x) const;
+  Tensor Lt(const Operand& x) const;
+  Tensor Gt(const Operand& x) const;
+  Tensor Le(const Operand& x) const;
+  Tensor Ge(const Operand& x) const;
+  Tensor Eq(const Operand& x) const;
+  Tensor Ne(const Operand& x) const;
+  // this ? x : y (this is cast to bool).
+  Tensor Where(const Operand& x, const Operand& y) const;
+  Tensor LogicalNot() const;
+  Tensor Neg() const;
+  Tensor Exp() const;
+  Tensor Exp2() const;
+  Tensor Log() const;
+  Tensor Log2() const;
+  Tensor Sqrt() const;
+  Tensor Rsqrt() const;
+  Tensor Sin() const;
+  Tensor Cos() const;
+  Tensor Tan() const;
+  Tensor Reciprocal() const;
+  Tensor Abs() const;
+  Tensor Sign() const;
+  Tensor Square() const;
+  Tensor Trunc() const;
+  Tensor Floor() const;
+  Tensor Ceil() const;
+  Tensor Round() const;
+  Tensor IsInf(bool detect_positive = true, bool detect_negative = true) const;
+  Tensor IsNan() const;
+  Tensor IsFinite() const;
+  Tensor Clip(std::optional<Scalar> min, std::optional<Scalar> max) const;
+  Tensor Relu() const;
+  Tensor Sigmoid() const;
+  Tensor Tanh() const;
+  Tensor Gelu() const;
+  Tensor Swish() const;
+  Tensor Silu() const { return Swish(); }
+  Tensor LeakyRelu(double neg_slope = 0.01) const;
+  Tensor Erf() const;
+  Tensor Contiguous() const;
+  // A copy on another device (COPY), or this tensor when it is already there.
+  Tensor To(const std::string& device) const;
+
+  // ---- movement (tensor_movement.cc). Negative axes count from the end. ----
+  Tensor Reshape(const Dims& shape) const;  // one -1 is inferred
+  Tensor Expand(const Dims& shape) const;   // -1 keeps a size
+  Tensor Permute(const Dims& order) const;
+  Tensor Flip(const Dims& axes) const;
+  // (before, after) per axis; a pad of `value` other than 0 adds a masked constant, as tinygrad.
+  Tensor Pad(const std::vector<std::pair<int64_t, int64_t>>& padding, Scalar value = 0.0) const;
+  Tensor Shrink(const std::vector<std::pair<int64_t, int64_t>>& bounds) const;
+  Tensor Transpose(int64_t dim0 = 1, int64_t dim1 = 0) const;
+  Tensor T() const { return Transpose(); }
+  Tensor Flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
+  Tensor Squeeze(std::optional<int64_t> dim = std::nullopt) const;
+  Tensor Unsqueeze(int64_t dim) const;
+  Tensor Repeat(const Dims& repeats) const;
+  // Python indexing: t[2:8, ::-1], t[idx_tensor], t[..., None].
+  Tensor Index(const std::vector<IndexItem>& indices) const;
+  // t[index] for an int tensor index on the first axis (Python's t[Tensor([...])]).
+  Tensor IndexWith(const Tensor& index) const;
+  // Tensor.gather(dim, index).
+  Tensor Gather(int64_t dim, const Tensor& index) const;
+  Tensor Cat(const std::vector<Tensor>& others, int64_t dim = 0) const;
+  static Tensor Stack(const std::vector<Tensor>& tensors, int64_t dim = 0);
+  Tensor BroadcastTo(const Dims& shape) const;
+
+  // ---- reductions (tensor_reduce.cc). An empty `axes` with `all` reduces every axis. ----
+  struct Axes {
+    Axes() : all(true) {}                                            // every axis
+    Axes(int64_t a) : axes({a}), all(false) {}                       // NOLINT
+    Axes(int a) : axes({a}), all(false) {}                           // NOLINT
+    Axes(std::initializer_list<int64_t> a) : axes(a), all(false) {}  // NOLINT
+    Axes(Dims a) : axes(std::move(a)), all(false) {}                 // NOLINT
+    Dims axes;
+    bool all;
+  };
+  Tensor Sum(Axes axis = {}, bool keepdim = false, std::optional<DType> acc_dtype = std::nullopt) const;
+  Tensor Prod(Axes axis = {}, bool keepdim = false) const;
+  Tensor Max(Axes axis = {}, bool keepdim = false) const;
+  Tensor Min(Axes axis = {}, bool keepdim = false) const;
+  Tensor Mean(Axes axis = {}, bool keepdim = false) const;
+  Tensor Var(Axes axis = {}, bool keepdim = false, int64_t correction = 1) const;
+  Tensor Std(Axes axis = {}, bool keepdim = false, int64_t correction = 1) const;
+  Tensor Argmax(std::optional<int64_t> axis = std::nullopt, bool keepdim = false) const;
+  Tensor Argmin(std::optional<int64_t> axis = std::nullopt, bool keepdim = false) const;
+  Tensor Any(Axes axis = {}, bool keepdim = false) const;
+  Tensor All(Axes axis = {}, bool keepdim = false) const;
+  Tensor Softmax(int64_t axis = -1) const;
+  Tensor LogSoftmax(int64_t axis = -1) const;
+  Tensor Logsumexp(Axes axis = {}, bool keepdim = false) const;
+  Tensor Cumsum(int64_t axis = 0) const;
+  Tensor Cummax(int64_t axis = 0) const;
+
+  // ---- nn (tensor_nn.cc) ----
+  Tensor Dot(const Tensor& w, std::optional<DType> acc_dtype = std::nullopt) const;
+  Tensor Matmul(const Tensor& w, std::optional<DType> acc_dtype = std::nullopt) const {
+    return Dot(w, acc_dtype);
+  }
+  Tensor Linear(const Tensor& weight, const Tensor* bias = nullptr) const;
+  Tensor Conv2d(const Tensor& weight, const Tensor* bias = nullptr, const ConvOptions& options = {}) const;
+  Tensor Conv2d(const Tensor& weight, const ConvOptions& options) const {
+    return Conv2d(weight, nullptr, options);
+  }
+  Tensor MaxPool2d(Dims kernel_size = {2, 2}, Dims stride = {}, Dims dilation = {1},
+                   Dims padding = {0}) const;
+  Tensor AvgPool2d(Dims kernel_size = {2, 2}, Dims stride = {}, Dims dilation = {1}, Dims padding = {0},
+                   bool count_include_pad = true) const;
+  Tensor Layernorm(Axes axis = -1, double eps = 1e-5) const;
+  Tensor Batchnorm(const Tensor* weight, const Tensor* bias, const Tensor& mean, const Tensor& invstd,
+                   Axes axis = 1) const;
+  Tensor OneHot(int64_t num_classes) const;
+  Tensor Triu(int64_t diagonal = 0) const;
+  Tensor Tril(int64_t diagonal = 0) const;
+  Tensor ScaledDotProductAttention(const Tensor& key, const Tensor& value, const Tensor* attn_mask = nullptr,
+                                   bool is_causal = false) const;
+
+  // ---- realize and read back (tensor_realize.cc) ----
+  // Schedules and runs this tensor (and `others`) together; afterwards every live Tensor is updated.
+  absl::Status Realize(absl::Span<const Tensor> others = {}) const;
+  static absl::Status RealizeAll(absl::Span<const Tensor> tensors);
+  // The values in row-major order (T must have the dtype's size; bool reads as bool or uint8).
+  template <typename E>
+  absl::StatusOr<std::vector<E>> ToVector() const;
+  template <typename E>
+  absl::StatusOr<E> Item() const;
+  absl::StatusOr<std::vector<uint8_t>> ToBytes() const;
+
+  // ---- internals shared by the implementation files ----
+  template <typename E>
+  static DType DTypeOf();
+  // Broadcasts this and `y` to one shape with one dtype (tinygrad's _broadcasted).
+  std::pair<Tensor, Tensor> Broadcasted(const Operand& y, bool reverse = false,
+                                        bool match_dtype = true) const;
+  int64_t ResolveDim(int64_t dim, bool extra, absl::Status* error) const;
+  // Replaces this handle's UOp (used by realize and assign).
+  void SetUOp(UOpPtr uop) const;
+
+ private:
+  explicit Tensor(std::shared_ptr<TensorNode> node) : node_(std::move(node)) {}
+  std::shared_ptr<TensorNode> node_;
+};
+
+// A tensor or a Python number, as the right side of an elementwise op.
+class Tensor::Operand {
+ public:
+  Operand(const Tensor& t) : value_(t) {}    // NOLINT
+  Operand(Scalar s) : value_(s) {}           // NOLINT
+  Operand(int v) : value_(Scalar(v)) {}      // NOLINT
+  Operand(int64_t v) : value_(Scalar(v)) {}  // NOLINT
+  Operand(double v) : value_(Scalar(v)) {}   // NOLINT
+  Operand(float v) : value_(Scalar(v)) {}    // NOLINT
+  Operand(bool v) : value_(Scalar(v)) {}     // NOLINT
+  bool is_tensor() const { return std::holds_alternative<Tensor>(value_); }
+  const Tensor& tensor() const { return std::get<Tensor>(value_); }
+  const Scalar& scalar() const { return std::get<Scalar>(value_); }
+
+ private:
+  std::variant<Tensor, Scalar> value_;
+};
+
+// Python's operators. A number on the left is the left operand (2 - t is t.Sub(2, reverse)).
+#define UOPC_TENSOR_BINARY_OPERATOR(OP, METHOD)                                                \
+  inline Tensor operator OP(const Tensor& a, const Tensor::Operand& b) { return a.METHOD(b); } \
+  inline Tensor operator OP(Scalar a, const Tensor& b) { return b.METHOD(Tensor::Operand(a), true); }
+UOPC_TENSOR_BINARY_OPERATOR(+, Add)
+UOPC_TENSOR_BINARY_OPERATOR(-, Sub)
+UOPC_TENSOR_BINARY_OPERATOR(*, Mul)
+UOPC_TENSOR_BINARY_OPERATOR(/, Div)
+UOPC_TENSOR_BINARY_OPERATOR(%, Mod)
+UOPC_TENSOR_BINARY_OPERATOR(&, BitwiseAnd)
+UOPC_TENSOR_BINARY_OPERATOR(|, BitwiseOr)
+UOPC_TENSOR_BINARY_OPERATOR(^, BitwiseXor)
+#undef UOPC_TENSOR_BINARY_OPERATOR
+inline Tensor operator<(const Tensor& a, const Tensor::Operand& b) { return a.Lt(b); }
+inline Tensor operator>(const Tensor& a, const Tensor::Operand& b) { return a.Gt(b); }
+inline Tensor operator<=(const Tensor& a, const Tensor::Operand& b) { return a.Le(b); }
+inline Tensor operator>=(const Tensor& a, const Tensor::Operand& b) { return a.Ge(b); }
+inline Tensor operator-(const Tensor& a) { return a.Neg(); }
+inline Tensor operator~(const Tensor& a) { return a.BitwiseNot(); }
+inline Tensor operator<<(const Tensor& a, int64_t bits) { return a.LShift(bits); }
+inline Tensor operator>>(const Tensor& a, int64_t bits) { return a.RShift(bits); }
+
+// ---- templates ----
+template <typename E>
+DType Tensor::DTypeOf() {
+  if constexpr (std::is_same_v<E, bool>)
+    return dtypes::kBool;
+  else if constexpr (std::is_same_v<E, float>)
+    return dtypes::kFloat32;
+  else if constexpr (std::is_same_v<E, double>)
+    return dtypes::kFloat64;
+  else if constexpr (std::is_same_v<E, int8_t>)
+    return dtypes::kInt8;
+  else if constexpr (std::is_same_v<E, uint8_t>)
+    return dtypes::kUInt8;
+  else if constexpr (std::is_same_v<E, int16_t>)
+    return dtypes::kInt16;
+  else if constexpr (std::is_same_v<E, uint16_t>)
+    return dtypes::kUInt16;
+  else if constexpr (std::is_same_v<E, int32_t>)
+    return dtypes::kInt32;
+  else if constexpr (std::is_same_v<E, uint32_t>)
+    return dtypes::kUInt32;
+  else if constexpr (std::is_same_v<E, int64_t>)
+    return dtypes::kInt64;
+  else if constexpr (std::is_same_v<E, uint64_t>)
+    return dtypes::kUInt64;
+  else
+    static_assert(sizeof(E) == 0, "no dtype for this C++ type");
+}
+
+template <typename E>
+Tensor Tensor::FromVector(const std::vector<E>& values, const Dims& shape, DType dtype,
+                          const std::string& device) {
+  if (static_cast<int>(sizeof(E)) != dtype.itemsize()) {
+    return FromError(absl::InvalidArgumentError("FromVector: the C++ element size " +
+                                                std::to_string(sizeof(E)) + " is not the size of " +
+                                                dtype.ToString()));
+  }
+  std::vector<uint8_t> bytes(values.size() * sizeof(E));
+  if (!values.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
+  return FromBytes(std::move(bytes), shape, dtype, device);
+}
+
+template <typename E>
+absl::StatusOr<std::vector<E>> Tensor::ToVector() const {
+  absl::StatusOr<std::vector<uint8_t>> bytes = ToBytes();
+  if (!bytes.ok()) return bytes.status();
+  if (static_cast<int>(sizeof(E)) != dtype().itemsize()) {
+    return absl::InvalidArgumentError("ToVector: the C++ element size " + std::to_string(sizeof(E)) +
+                                      " is not the size of " + dtype().ToString());
+  }
+  std::vector<E> out(bytes->size() / sizeof(E));
+  if (!out.empty()) std::memcpy(out.data(), bytes->data(), out.size() * sizeof(E));
+  return out;
+}
+
+template <typename E>
+absl::StatusOr<E> Tensor::Item() const {
+  if (ok() && numel() != 1) {
+    return absl::InvalidArgumentError("Item: the tensor must have one element, its shape has " +
+                                      std::to_string(numel()));
+  }
+  absl::StatusOr<std::vector<E>> v = ToVector<E>();
+  if (!v.ok()) return v.status();
+  return (*v)[0];
+}
+
+}  // namespace uopc
+
+#endif  // UOPC_TENSOR_TENSOR_H_

@@ -1,0 +1,344 @@
+// Creating tensors: from values, Python-list literals, constants, arange/eye, and tinygrad's threefry random
+// numbers (Tensor.rand and its per-device seed and counter tensors).
+#include <cmath>
+#include <cstring>
+#include <map>
+
+#include "absl/synchronization/mutex.h"
+#include "runtime/sha256.h"
+#include "shapetracker/shapetracker.h"
+#include "tensor/tensor.h"
+#include "tensor/tensor_internal.h"
+
+namespace uopc {
+
+using tensor_internal::CeilDiv;
+using tensor_internal::Error;
+using tensor_internal::PackValues;
+using tensor_internal::ShapeStr;
+
+namespace {
+
+// One value in `dtype`'s memory layout (Python's struct.pack after tinygrad's truncate).
+void PackValue(ConstValue v, DType dtype, uint8_t* out) {
+  ConstValue c = AsConst(v, dtype);
+  auto put = [&](auto x) { std::memcpy(out, &x, sizeof(x)); };
+  switch (dtype.scalar_type()) {
+    case ScalarType::kBool:
+      put(static_cast<uint8_t>(c.AsBool()));
+      break;
+    case ScalarType::kInt8:
+      put(static_cast<int8_t>(c.AsInt64()));
+      break;
+    case ScalarType::kUInt8:
+      put(static_cast<uint8_t>(c.AsInt64()));
+      break;
+    case ScalarType::kInt16:
+      put(static_cast<int16_t>(c.AsInt64()));
+      break;
+    case ScalarType::kUInt16:
+      put(static_cast<uint16_t>(c.AsInt64()));
+      break;
+    case ScalarType::kInt32:
+      put(static_cast<int32_t>(c.AsInt64()));
+      break;
+    case ScalarType::kUInt32:
+      put(static_cast<uint32_t>(static_cast<uint64_t>(c.AsInt())));
+      break;
+    case ScalarType::kInt64:
+      put(static_cast<int64_t>(c.AsInt()));
+      break;
+    case ScalarType::kUInt64:
+      put(static_cast<uint64_t>(c.AsInt()));
+      break;
+    case ScalarType::kFloat16:
+      put(FloatToHalfBits(static_cast<float>(c.AsFloat())));
+      break;
+    case ScalarType::kBFloat16: {
+      float f = static_cast<float>(c.AsFloat());
+      uint32_t bits;
+      std::memcpy(&bits, &f, 4);
+      put(static_cast<uint16_t>(bits >> 16));
+      break;
+    }
+    case ScalarType::kFloat32:
+      put(static_cast<float>(c.AsFloat()));
+      break;
+    case ScalarType::kFloat64:
+      put(c.AsFloat());
+      break;
+    default:
+      break;
+  }
+}
+
+// The random-number state of Tensor.manual_seed: the seed, and per device the seed and counter tensors.
+struct RngState {
+  absl::Mutex mu;
+  int64_t seed = 0;
+  std::map<std::string, Tensor> device_seeds;
+  std::map<std::string, Tensor> counters;
+};
+RngState& Rng() {
+  static auto* rng = new RngState();
+  return *rng;
+}
+
+absl::Mutex default_device_mu;
+std::string& DefaultDeviceName() {
+  static auto* name = new std::string("CPU");
+  return *name;
+}
+
+std::string Dev(const std::string& device) { return device.empty() ? Tensor::DefaultDevice() : device; }
+
+}  // namespace
+
+void Tensor::SetDefaultDevice(std::string device) {
+  absl::MutexLock lock(&default_device_mu);
+  DefaultDeviceName() = std::move(device);
+}
+
+std::string Tensor::DefaultDevice() {
+  absl::MutexLock lock(&default_device_mu);
+  return DefaultDeviceName();
+}
+
+std::vector<uint8_t> tensor_internal::PackValues(absl::Span<const ConstValue> values, DType dtype) {
+  std::vector<uint8_t> bytes(values.size() * dtype.itemsize());
+  for (size_t i = 0; i < values.size(); ++i) PackValue(values[i], dtype, bytes.data() + i * dtype.itemsize());
+  return bytes;
+}
+
+Tensor Tensor::FromBytes(std::vector<uint8_t> bytes, const Dims& shape, DType dtype,
+                         const std::string& device_in) {
+  const std::string device = Dev(device_in);
+  int64_t n = tensor_internal::NumElements(shape);
+  if (static_cast<int64_t>(bytes.size()) != n * dtype.itemsize()) {
+    return Error("FromVector", absl::StrCat(bytes.size() / std::max(1, dtype.itemsize()),
+                                            " values do not fill the shape ", ShapeStr(shape)));
+  }
+  for (int64_t s : shape)
+    if (s < 0) return Error("FromVector", "negative size in shape " + ShapeStr(shape));
+  UOpPtr buffer = NewBuffer(device, n, dtype);
+  tensor_internal::AddHostData(buffer, std::move(bytes));
+  if (shape.size() == 1) return Tensor(buffer);
+  absl::StatusOr<ShapeTracker> st = ShapeTracker::FromShape(SintVec(shape.begin(), shape.end()));
+  if (!st.ok()) return FromError(st.status());
+  return Tensor(ViewOf(buffer, *st));
+}
+
+Tensor Tensor::LiteralBytes(std::vector<uint8_t> bytes, const Dims& shape, DType dtype,
+                            const std::string& device_in) {
+  const std::string device = Dev(device_in);
+  UOpPtr buffer = NewBuffer("PYTHON", tensor_internal::NumElements(shape), dtype);
+  tensor_internal::AddHostData(buffer, std::move(bytes));
+  Tensor t = tensor_internal::Movement(Tensor(buffer), Ops::RESHAPE, shape);
+  if (!t.ok()) return t;
+  return Tensor(UOp::New(Ops::COPY, dtype, {t.uop(), UOp::New(Ops::DEVICE, dtypes::kVoid, {}, Arg(device))}));
+}
+
+Tensor Tensor::Literal(const std::vector<int64_t>& values, std::optional<DType> dtype,
+                       const std::string& device) {
+  DType dt = dtype.value_or(dtypes::kDefaultInt);
+  std::vector<ConstValue> cv;
+  for (int64_t v : values) cv.push_back(ConstValue::Int(v));
+  return LiteralBytes(PackValues(cv, dt), {static_cast<int64_t>(values.size())}, dt, device);
+}
+
+Tensor Tensor::Literal(const std::vector<int64_t>& values, const Dims& shape, std::optional<DType> dtype,
+                       const std::string& device) {
+  DType dt = dtype.value_or(dtypes::kDefaultInt);
+  if (static_cast<int64_t>(values.size()) != tensor_internal::NumElements(shape)) {
+    return Error("Literal", absl::StrCat(values.size(), " values do not fill the shape ", ShapeStr(shape)));
+  }
+  std::vector<ConstValue> cv;
+  for (int64_t v : values) cv.push_back(ConstValue::Int(v));
+  return LiteralBytes(PackValues(cv, dt), shape, dt, device);
+}
+
+Tensor Tensor::Literal(const std::vector<double>& values, std::optional<DType> dtype,
+                       const std::string& device) {
+  DType dt = dtype.value_or(dtypes::kDefaultFloat);
+  std::vector<ConstValue> cv;
+  for (double v : values) cv.push_back(ConstValue::Float(v));
+  return LiteralBytes(PackValues(cv, dt), {static_cast<int64_t>(values.size())}, dt, device);
+}
+
+Tensor Tensor::Const(Scalar value, std::optional<DType> dtype, const std::string& device_in) {
+  const std::string device = Dev(device_in);
+  DType dt = dtype.value_or(value.PyDType());
+  // CONST(VIEW(DEVICE)) with the 0-d ShapeTracker (UOp.metaop for shape ()).
+  UOpPtr view = UOp::New(Ops::VIEW, dtypes::kVoid, {UOp::New(Ops::DEVICE, dtypes::kVoid, {}, Arg(device))},
+                         Arg(std::make_shared<ShapeTrackerArg>(*ShapeTracker::FromShape({}))));
+  return Tensor(UOp::New(Ops::CONST, dt, {view}, UOp::Const(dt, AsConst(value.value, dt))->arg()));
+}
+
+Tensor Tensor::Full(const Dims& shape, Scalar value, std::optional<DType> dtype, const std::string& device) {
+  for (int64_t s : shape)
+    if (s < 0) return Error("Full", "negative size in shape " + ShapeStr(shape));
+  return Const(value, dtype, device).Reshape(Dims(shape.size(), 1)).Expand(shape);
+}
+
+Tensor Tensor::Zeros(const Dims& shape, DType dtype, const std::string& device) {
+  return Full(shape, 0.0, dtype, device);
+}
+Tensor Tensor::Ones(const Dims& shape, DType dtype, const std::string& device) {
+  return Full(shape, 1.0, dtype, device);
+}
+
+Tensor Tensor::Empty(const Dims& shape, DType dtype, const std::string& device_in) {
+  const std::string device = Dev(device_in);
+  for (int64_t s : shape)
+    if (s < 0) return Error("Empty", "negative size in shape " + ShapeStr(shape));
+  return Tensor(NewBuffer(device, tensor_internal::NumElements(shape), dtype)).Reshape(shape);
+}
+
+Tensor Tensor::FullLike(Scalar value, std::optional<DType> dtype) const {
+  UOPC_TENSOR_PROPAGATE(this);
+  return Full(Shape(), value, dtype.value_or(this->dtype()), Device());
+}
+
+Tensor Tensor::Arange(Scalar stop) { return Arange(0, stop); }
+
+Tensor Tensor::Arange(Scalar start, Scalar stop, Scalar step, std::optional<DType> dtype,
+                      const std::string& device) {
+  bool any_float = start.value.is_float() || stop.value.is_float() || step.value.is_float();
+  DType dt = dtype.value_or(any_float ? dtypes::kDefaultFloat : dtypes::kDefaultInt);
+  int64_t len;
+  if (any_float) {
+    double a = start.value.AsFloat(), b = stop.value.AsFloat(), s = step.value.AsFloat();
+    if (s == 0) return Error("Arange", "step must not be 0");
+    len = static_cast<int64_t>(-std::floor((b - a) / -s));
+  } else {
+    int64_t a = start.value.AsInt64(), b = stop.value.AsInt64(), s = step.value.AsInt64();
+    if (s == 0) return Error("Arange", "step must not be 0");
+    len = CeilDiv(b - a, s);
+  }
+  if (len <= 0) return LiteralBytes({}, {0}, dt, device);
+  // start - step as Python computes it.
+  Scalar offset = any_float ? Scalar(start.value.AsFloat() - step.value.AsFloat())
+                            : Scalar(start.value.AsInt64() - step.value.AsInt64());
+  Tensor steps = Full({len}, step, dt, device);
+  return (tensor_internal::CumAlu(steps, 0, Ops::ADD, false) + offset).Cast(dt);
+}
+
+Tensor Tensor::Eye(int64_t n, std::optional<int64_t> m, DType dtype, const std::string& device) {
+  if (n < 0 || (m && *m < 0)) return Error("Eye", absl::StrCat("cannot have negative n=", n));
+  Tensor x = Ones({n, 1}, dtype, device).Pad({{0, 0}, {0, n}}).Flatten().Shrink({{0, n * n}}).Reshape({n, n});
+  if (!m) return x;
+  return *m > n ? x.Pad({{0, 0}, {0, *m - n}}) : x.Shrink({{0, n}, {0, *m}});
+}
+
+void Tensor::ManualSeed(int64_t seed) {
+  RngState& rng = Rng();
+  absl::MutexLock lock(&rng.mu);
+  rng.seed = seed;
+  rng.device_seeds.clear();
+  rng.counters.clear();
+}
+
+namespace {
+
+Tensor ThreefryRandomBits(const Tensor& key, const Tensor& counts0, const Tensor& counts1) {
+  Tensor x = (counts1.Cast(dtypes::kUInt64) << 32) | counts0.Cast(dtypes::kUInt64);
+  Dims shape = x.Shape();
+  Tensor k1 = key.Index({int64_t{1}}).BroadcastTo(shape).Cast(dtypes::kUInt64);
+  Tensor k0 = key.Index({int64_t{0}}).BroadcastTo(shape).Cast(dtypes::kUInt64);
+  Tensor seed = (k1 << 32) | k0;
+  UOPC_TENSOR_PROPAGATE(&x, &seed);
+  x = Tensor(Alu(Ops::THREEFRY, {x.uop(), seed.uop()}));
+  Tensor c0 = (x & int64_t{0xffffffff}).Cast(dtypes::kUInt32);
+  Tensor c1 = ((x >> 32) & int64_t{0xffffffff}).Cast(dtypes::kUInt32);
+  return c0.Cat({c1});
+}
+
+int Mantissa(DType dt) {
+  switch (dt.scalar_type()) {
+    case ScalarType::kFloat16:
+      return 10;
+    case ScalarType::kBFloat16:
+      return 7;
+    case ScalarType::kFloat64:
+      return 52;
+    default:
+      return 23;
+  }
+}
+
+DType UIntOfSize(int size) {
+  switch (size) {
+    case 1:
+      return dtypes::kUInt8;
+    case 2:
+      return dtypes::kUInt16;
+    case 8:
+      return dtypes::kUInt64;
+    default:
+      return dtypes::kUInt32;
+  }
+}
+
+}  // namespace
+
+Tensor Tensor::Rand(const Dims& shape, DType dtype, const std::string& device_in, bool contiguous) {
+  const std::string device = Dev(device_in);
+  if (!dtype.is_float()) return Error("Rand", "rand only supports float dtypes, got " + dtype.ToString());
+  for (int64_t s : shape)
+    if (s < 0) return Error("Rand", "invalid shape " + ShapeStr(shape));
+  int64_t numel = tensor_internal::NumElements(shape);
+  if (numel == 0) return Zeros(shape, dtype, device);
+  int64_t num = CeilDiv(numel * dtype.itemsize(), 4);
+  Tensor seeds, counter;
+  {
+    RngState& rng = Rng();
+    absl::MutexLock lock(&rng.mu);
+    if (!rng.device_seeds.count(device)) {
+      // The device's key: the low 32 bits of sha256 of the number of devices seen so far (4 bytes, big
+      // endian).
+      uint32_t index = static_cast<uint32_t>(rng.device_seeds.size());
+      std::string be = {static_cast<char>(index >> 24), static_cast<char>(index >> 16),
+                        static_cast<char>(index >> 8), static_cast<char>(index)};
+      std::array<uint8_t, 32> digest = Sha256Digest(be);
+      int64_t low = (int64_t{digest[28]} << 24) | (int64_t{digest[29]} << 16) | (int64_t{digest[30]} << 8) |
+                    int64_t{digest[31]};
+      rng.device_seeds.emplace(device, Literal(std::vector<int64_t>{low, rng.seed}, dtypes::kUInt32, device));
+      rng.counters.emplace(device, Literal(std::vector<int64_t>{0}, dtypes::kUInt32, device));
+    } else {
+      Tensor& c = rng.counters.at(device);
+      Tensor next = c + num;
+      if (next.ok()) c.SetUOp(UOp::New(Ops::ASSIGN, c.dtype(), {c.uop(), next.uop()}));
+    }
+    seeds = rng.device_seeds.at(device);
+    counter = rng.counters.at(device);
+  }
+  int64_t half = CeilDiv(num, 2);
+  Tensor counts0 = Arange(0, half, 1, dtypes::kUInt32, device) + counter;
+  Tensor counts1 = counts0 + half;
+  Tensor bits = ThreefryRandomBits(seeds, counts0, counts1).Index({Slice{std::nullopt, num, std::nullopt}});
+  DType uint_dtype = UIntOfSize(dtype.itemsize());
+  bits = bits.Bitcast(uint_dtype);
+  Tensor one = bits.FullLike(1, dtype).Bitcast(uint_dtype);
+  bits = bits.RShift(dtype.itemsize() * 8 - Mantissa(dtype)).BitwiseOr(one);
+  Tensor out = bits.Bitcast(dtype).Index({Slice{std::nullopt, numel, std::nullopt}}).Sub(1).Reshape(shape);
+  return contiguous ? out.Contiguous() : out;
+}
+
+Tensor Tensor::Randn(const Dims& shape, DType dtype, const std::string& device) {
+  Dims two = {2};
+  two.insert(two.end(), shape.begin(), shape.end());
+  Tensor src = Rand(two, dtypes::kFloat32, device);
+  Tensor a = src.Index({int64_t{0}}), b = src.Index({int64_t{1}});
+  return a.Mul(2 * M_PI).Cos().Mul((1 - b).Log().Mul(-2).Sqrt()).Cast(dtype);
+}
+
+Tensor Tensor::Uniform(const Dims& shape, double low, double high, DType dtype, const std::string& device) {
+  return ((high - low) * Rand(shape, dtypes::kFloat32, device)).Cast(dtype) + low;
+}
+
+Tensor Tensor::Randint(const Dims& shape, int64_t low, int64_t high, DType dtype, const std::string& device) {
+  if (!dtype.is_int()) return Error("Randint", "dtype must be an int, got " + dtype.ToString());
+  return ((Scalar(high - low) * Rand(shape, dtypes::kFloat32, device)).Cast(dtype)) + Scalar(low);
+}
+
+}  // namespace uopc

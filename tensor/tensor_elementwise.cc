@@ -1,0 +1,256 @@
+// Elementwise ops: casts, arithmetic with Python's promotion and broadcasting, comparisons, where, unary math
+// and activations, each built as tinygrad's tensor.py builds it (e.g. exp is exp2 of x * 1/ln 2, abs is
+// x * sign(x)).
+#include <cmath>
+
+#include "tensor/tensor.h"
+#include "tensor/tensor_internal.h"
+
+namespace uopc {
+
+using tensor_internal::Error;
+
+namespace {
+
+constexpr double kLn2 = 0.6931471805599453;
+
+// fxn(lhs, rhs) on the broadcast operands (tinygrad's _apply_broadcasted_uop).
+Tensor Binary(const Tensor& self, Ops op, const Tensor::Operand& x, bool reverse) {
+  auto [a, b] = self.Broadcasted(x, reverse);
+  UOPC_TENSOR_PROPAGATE(&a, &b);
+  return Tensor(Alu(op, {a.uop(), b.uop()}));
+}
+
+Tensor Unary(const Tensor& self, Ops op) {
+  UOPC_TENSOR_PROPAGATE(&self);
+  return Tensor(Alu(op, {self.uop()}));
+}
+
+Tensor FloatUnary(const Tensor& self, Ops op) {
+  UOPC_TENSOR_PROPAGATE(&self);
+  return Unary(self.Cast(LeastUpperFloat(self.dtype())), op);
+}
+
+Tensor Inverse(const Tensor& t) {
+  if (t.dtype().is_float()) return t.Neg();
+  if (t.dtype().is_int()) return t.BitwiseNot();
+  return t.LogicalNot();
+}
+
+bool IntOrBool(DType d) { return d.is_int() || d.is_bool(); }
+
+}  // namespace
+
+Tensor Tensor::Cast(DType dt) const {
+  UOPC_TENSOR_PROPAGATE(this);
+  if ((dt == dtypes::kUInt8 || dt == dtypes::kUInt16) && dtype().is_float()) {
+    return Tensor(CastTo(CastTo(uop(), dtypes::kInt32), dt));
+  }
+  if (dtype() == dt) return *this;
+  return Tensor(CastTo(uop(), dt));
+}
+
+Tensor Tensor::Bitcast(DType dt) const {
+  UOPC_TENSOR_PROPAGATE(this);
+  int ns = dt.itemsize(), os = dtype().itemsize();
+  Dims shape = Shape();
+  if (ns != os && (shape.empty() || (shape.back() * os) % ns != 0)) {
+    return Error("Bitcast",
+                 absl::StrCat("cannot bitcast a tensor of shape ", tensor_internal::ShapeStr(shape), " from ",
+                              dtype().ToString(), " to ", dt.ToString()));
+  }
+  if (ns != os) {
+    auto uint_of = [](int size) {
+      return size == 1   ? dtypes::kUInt8
+             : size == 2 ? dtypes::kUInt16
+             : size == 4 ? dtypes::kUInt32
+                         : dtypes::kUInt64;
+    };
+    DType new_uint = uint_of(ns), old_uint = uint_of(os);
+    Tensor tmp = Bitcast(old_uint);
+    if (ns > os) {
+      Tensor acc;
+      for (int i = 0; i < ns / os; ++i) {
+        std::vector<IndexItem> idx = {Ellipsis{}, Slice{i, std::nullopt, ns / os}};
+        Tensor part = tmp.Index(idx).Cast(new_uint) << (8 * i * os);
+        acc = i == 0 ? part : acc + part;
+      }
+      return acc.Bitcast(dt);
+    }
+    std::vector<Tensor> parts;
+    for (int i = 0; i < os / ns; ++i) parts.push_back(tmp >> (8 * i * ns));
+    return Stack(parts, -1).Flatten(-2).Cast(new_uint).Bitcast(dt);
+  }
+  if (dtype() == dt) return *this;
+  return Tensor(UOp::New(Ops::BITCAST, dt, {uop()}));
+}
+
+Tensor Tensor::Add(const Operand& x, bool reverse) const { return Binary(*this, Ops::ADD, x, reverse); }
+Tensor Tensor::Mul(const Operand& x, bool reverse) const { return Binary(*this, Ops::MUL, x, reverse); }
+Tensor Tensor::IDiv(const Operand& x, bool reverse) const { return Binary(*this, Ops::IDIV, x, reverse); }
+
+Tensor Tensor::Sub(const Operand& x, bool reverse) const {
+  auto [a, b] = Broadcasted(x, reverse);
+  return a + (-b);
+}
+
+Tensor Tensor::Div(const Operand& x, bool reverse) const {
+  auto [n, d] = Broadcasted(x, reverse);
+  UOPC_TENSOR_PROPAGATE(&n, &d);
+  return n.Cast(LeastUpperFloat(n.dtype())) * d.Cast(LeastUpperFloat(d.dtype())).Reciprocal();
+}
+
+Tensor Tensor::Mod(const Operand& x, bool reverse) const {
+  auto [a, b] = Broadcasted(x, reverse);
+  UOPC_TENSOR_PROPAGATE(&a, &b);
+  Tensor d = a.Cast(LeastUpperFloat(a.dtype())) * b.Cast(LeastUpperFloat(b.dtype())).Reciprocal();
+  DType out = a.dtype().is_int() ? a.dtype() : d.dtype();
+  return a - d.Floor().Cast(out) * b;
+}
+
+#define UOPC_BITWISE(METHOD, OP)                                                              \
+  Tensor Tensor::METHOD(const Operand& x, bool reverse) const {                               \
+    UOPC_TENSOR_PROPAGATE(this);                                                              \
+    if (!IntOrBool(dtype())) return Error(#METHOD, dtype().ToString() + " is not supported"); \
+    return Binary(*this, OP, x, reverse);                                                     \
+  }
+UOPC_BITWISE(BitwiseAnd, Ops::AND)
+UOPC_BITWISE(BitwiseOr, Ops::OR)
+UOPC_BITWISE(BitwiseXor, Ops::XOR)
+#undef UOPC_BITWISE
+
+Tensor Tensor::BitwiseNot() const {
+  UOPC_TENSOR_PROPAGATE(this);
+  if (!IntOrBool(dtype())) return Error("BitwiseNot", dtype().ToString() + " is not supported");
+  return dtype().is_bool() ? LogicalNot() : BitwiseXor(-1);
+}
+
+Tensor Tensor::LShift(int64_t bits) const {
+  UOPC_TENSOR_PROPAGATE(this);
+  if (!dtype().is_unsigned() || bits < 0 || bits > 62) {
+    return Error("LShift", absl::StrCat("needs an unsigned dtype and a shift in [0, 62], got ",
+                                        dtype().ToString(), " and ", bits));
+  }
+  return Mul(int64_t{1} << bits);
+}
+
+Tensor Tensor::RShift(int64_t bits) const {
+  UOPC_TENSOR_PROPAGATE(this);
+  if (!dtype().is_unsigned() || bits < 0 || bits > 62) {
+    return Error("RShift", absl::StrCat("needs an unsigned dtype and a shift in [0, 62], got ",
+                                        dtype().ToString(), " and ", bits));
+  }
+  return IDiv(int64_t{1} << bits);
+}
+
+Tensor Tensor::Pow(const Operand& x, bool reverse) const {
+  auto [base, exponent] = Broadcasted(x, reverse);
+  UOPC_TENSOR_PROPAGATE(&base, &exponent);
+  if (!base.dtype().is_float())
+    return Error("Pow", "the base needs to be float, got " + base.dtype().ToString());
+  Tensor ret(Alu(Ops::POW, {base.uop(), exponent.uop()}));
+  return dtype().is_float() ? ret : ret.Round().Cast(dtype());
+}
+
+Tensor Tensor::Maximum(const Operand& x) const { return Binary(*this, Ops::MAX, x, false); }
+Tensor Tensor::Minimum(const Operand& x) const {
+  auto [t, y] = Broadcasted(x);
+  return Inverse(Inverse(t).Maximum(Inverse(y)));
+}
+
+Tensor Tensor::Lt(const Operand& x) const { return Binary(*this, Ops::CMPLT, x, false); }
+Tensor Tensor::Gt(const Operand& x) const { return Binary(*this, Ops::CMPLT, x, true); }
+Tensor Tensor::Ne(const Operand& x) const { return Binary(*this, Ops::CMPNE, x, false); }
+Tensor Tensor::Ge(const Operand& x) const { return Lt(x).LogicalNot(); }
+Tensor Tensor::Le(const Operand& x) const { return Gt(x).LogicalNot(); }
+Tensor Tensor::Eq(const Operand& x) const { return Ne(x).LogicalNot(); }
+
+Tensor Tensor::LogicalNot() const { return Cast(dtypes::kBool).Ne(true); }
+Tensor Tensor::Neg() const {
+  UOPC_TENSOR_PROPAGATE(this);
+  return dtype().is_bool() ? LogicalNot() : Mul(-1);
+}
+
+Tensor Tensor::Where(const Operand& x_in, const Operand& y_in) const {
+  UOPC_TENSOR_PROPAGATE(this);
+  Operand x = x_in, y = y_in;
+  if (x.is_tensor()) {
+    auto [bx, by] = x.tensor().Broadcasted(y);
+    x = bx;
+    y = by;
+  } else if (y.is_tensor()) {
+    auto [by, bx] = y.tensor().Broadcasted(x);
+    x = bx;
+    y = by;
+  }
+  auto [cond1, tx] = Broadcasted(x, false, false);
+  auto [cond, ty] = cond1.Broadcasted(y, false, false);
+  auto [fx, fy] = tx.Broadcasted(ty);
+  Tensor c = cond.Cast(dtypes::kBool);
+  UOPC_TENSOR_PROPAGATE(&c, &fx, &fy);
+  return Tensor(Alu(Ops::WHERE, {c.uop(), fx.uop(), fy.uop()}));
+}
+
+Tensor Tensor::Exp() const { return Mul(1 / kLn2).Exp2(); }
+Tensor Tensor::Exp2() const { return FloatUnary(*this, Ops::EXP2); }
+Tensor Tensor::Log() const { return Log2() * kLn2; }
+Tensor Tensor::Log2() const { return FloatUnary(*this, Ops::LOG2); }
+Tensor Tensor::Sqrt() const { return FloatUnary(*this, Ops::SQRT); }
+Tensor Tensor::Rsqrt() const { return Sqrt().Reciprocal(); }
+Tensor Tensor::Sin() const { return FloatUnary(*this, Ops::SIN); }
+Tensor Tensor::Cos() const { return Sub(M_PI / 2, true).Sin(); }
+Tensor Tensor::Tan() const { return Sin() / Cos(); }
+Tensor Tensor::Reciprocal() const { return FloatUnary(*this, Ops::RECIP); }
+Tensor Tensor::Sign() const {
+  return Ne(0).Where(Lt(0).Where(FullLike(-1), FullLike(1)), FullLike(0)) + (*this) * 0;
+}
+Tensor Tensor::Abs() const { return (*this) * Sign(); }
+Tensor Tensor::Square() const { return (*this) * (*this); }
+Tensor Tensor::Trunc() const { return Cast(dtypes::kInt32).Cast(dtype()); }
+Tensor Tensor::Floor() const {
+  Tensor b = Trunc();
+  return Lt(b).Where(b - 1, b);
+}
+Tensor Tensor::Ceil() const {
+  Tensor b = Trunc();
+  return Gt(b).Where(b + 1, b);
+}
+Tensor Tensor::Round() const {
+  Tensor b = Cast(dtypes::kInt32) / 2.0;
+  return Gt(0).Eq(b.Cast(dtypes::kInt32).Eq(b)).Where(Sub(0.5).Ceil(), Add(0.5).Floor());
+}
+Tensor Tensor::IsInf(bool detect_positive, bool detect_negative) const {
+  return Eq(INFINITY) * detect_positive + Eq(-INFINITY) * detect_negative;
+}
+Tensor Tensor::IsNan() const { return Ne(*this); }
+Tensor Tensor::IsFinite() const { return (IsInf() | IsNan()).LogicalNot(); }
+Tensor Tensor::Clip(std::optional<Scalar> min, std::optional<Scalar> max) const {
+  if (!min && !max) return Error("Clip", "at least one of min and max must be given");
+  Tensor ret = min ? Maximum(*min) : *this;
+  return max ? ret.Minimum(*max) : ret;
+}
+Tensor Tensor::Relu() const { return Gt(0).Where(*this, 0); }
+Tensor Tensor::Sigmoid() const { return (1 + Mul(-1 / kLn2).Exp2()).Reciprocal(); }
+Tensor Tensor::Tanh() const { return 2.0 * (2.0 * (*this)).Sigmoid() - 1.0; }
+Tensor Tensor::Gelu() const {
+  const Tensor& x = *this;
+  return 0.5 * x * (1 + (std::sqrt(2 / M_PI) * (x + 0.044715 * x.Pow(3))).Tanh());
+}
+Tensor Tensor::Swish() const { return (*this) * Sigmoid(); }
+Tensor Tensor::LeakyRelu(double neg_slope) const { return Lt(0).Where(neg_slope * (*this), *this); }
+Tensor Tensor::Erf() const {
+  Tensor t = 1.0 / (1.0 + 0.3275911 * Abs());
+  const double coeffs[] = {1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592};
+  // polyN(t, coeffs): Horner from the first coefficient.
+  Tensor p = 0.0 * t + coeffs[0];
+  for (int i = 1; i < 5; ++i) p = p * t + coeffs[i];
+  return Sign() * (1.0 - t * p * (-Square()).Exp());
+}
+Tensor Tensor::Contiguous() const { return Unary(*this, Ops::CONTIGUOUS); }
+Tensor Tensor::To(const std::string& device) const {
+  UOPC_TENSOR_PROPAGATE(this);
+  if (Device() == device) return *this;
+  return Tensor(UOp::New(Ops::COPY, dtype(), {uop(), UOp::New(Ops::DEVICE, dtypes::kVoid, {}, Arg(device))}));
+}
+
+}  // namespace uopc

@@ -1,0 +1,85 @@
+// What the Tensor implementation files share: the handle a Tensor points at, the registry of live handles
+// (for applying a realize's becomes_map), shape lookup on tensor-level UOps, and helpers for errors.
+#ifndef UOPC_TENSOR_TENSOR_INTERNAL_H_
+#define UOPC_TENSOR_TENSOR_INTERNAL_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "schedule/tensor_uop.h"
+#include "tensor/tensor.h"
+#include "uop/uop.h"
+
+namespace uopc {
+
+struct TensorNode {
+  UOpPtr uop;
+  absl::Status status;
+};
+
+namespace tensor_internal {
+
+// Every live TensorNode (weak handles), for _apply_map_to_tensors.
+std::vector<std::shared_ptr<TensorNode>> LiveNodes();
+void Register(const std::shared_ptr<TensorNode>& node);
+
+// The shape of a tensor-level UOp (from a process-wide memo).
+absl::StatusOr<Dims> ShapeOf(const UOpPtr& u);
+// Runs `f(shapes)` under the memo's lock.
+template <typename F>
+auto WithShapes(F f);
+TensorShapes& LockedShapes();
+void UnlockShapes();
+
+// "(2, 3)".
+std::string ShapeStr(absl::Span<const int64_t> shape);
+int64_t NumElements(absl::Span<const int64_t> shape);
+int64_t CeilDiv(int64_t a, int64_t b);
+
+// A tensor of `u`, or of the error.
+Tensor FromStatusOr(absl::StatusOr<UOpPtr> u);
+Tensor Error(absl::string_view op, const std::string& message);
+
+// Values in `dtype`'s memory layout (as Python's struct.pack after tinygrad's truncate).
+std::vector<uint8_t> PackValues(absl::Span<const ConstValue> values, DType dtype);
+
+// Bytes waiting to be uploaded into BUFFER nodes at the next realize (Tensor::FromBytes and literals).
+void AddHostData(const UOpPtr& buffer, std::vector<uint8_t> bytes);
+// Takes the pending uploads.
+std::vector<std::pair<UOpPtr, std::vector<uint8_t>>> TakeHostData();
+
+// tinygrad's _cumalu and _pool.
+Tensor CumAlu(const Tensor& x, int64_t axis, Ops op, bool include_initial);
+Tensor Pool(const Tensor& x, const Dims& kernel, const Dims& stride, const Dims& dilation);
+// The identity of a reduction: 0, 1, or the dtype's minimum.
+ConstValue IdentityElement(Ops op, DType dtype);
+
+// Movement ops through tensor_uop's builders.
+Tensor Movement(const Tensor& x, Ops op, const Dims& arg);
+Tensor MovementPairs(const Tensor& x, Ops op, const std::vector<std::pair<int64_t, int64_t>>& arg);
+
+}  // namespace tensor_internal
+
+template <typename F>
+auto tensor_internal::WithShapes(F f) {
+  TensorShapes& shapes = LockedShapes();
+  auto result = f(shapes);
+  UnlockShapes();
+  return result;
+}
+
+// Propagates the first error of the operands: `UOPC_TENSOR_PROPAGATE(a, b)` returns it.
+#define UOPC_TENSOR_PROPAGATE(...)                                     \
+  do {                                                                 \
+    for (const Tensor* uopc_t_ : {__VA_ARGS__})                        \
+      if (!uopc_t_->ok()) return Tensor::FromError(uopc_t_->status()); \
+  } while (0)
+
+}  // namespace uopc
+
+#endif  // UOPC_TENSOR_TENSOR_INTERNAL_H_

@@ -1,0 +1,496 @@
+// Movement ops and indexing: reshape, expand, permute, flip, pad, shrink, Python-style indexing (slices with
+// steps, None, ellipsis, int tensors), gather, cat and stack, as tinygrad's tensor.py builds them.
+#include <algorithm>
+
+#include "tensor/tensor.h"
+#include "tensor/tensor_internal.h"
+
+namespace uopc {
+
+using tensor_internal::CeilDiv;
+using tensor_internal::Error;
+using tensor_internal::ShapeStr;
+
+namespace tensor_internal {
+
+Tensor Movement(const Tensor& x, Ops op, const Dims& arg) {
+  UOPC_TENSOR_PROPAGATE(&x);
+  return FromStatusOr(WithShapes([&](TensorShapes& shapes) -> absl::StatusOr<UOpPtr> {
+    switch (op) {
+      case Ops::RESHAPE:
+        return uopc::Reshape(x.uop(), arg, shapes);
+      case Ops::EXPAND:
+        return uopc::Expand(x.uop(), arg, shapes);
+      default:
+        return uopc::Permute(x.uop(), arg, shapes);
+    }
+  }));
+}
+
+Tensor MovementPairs(const Tensor& x, Ops op, const std::vector<std::pair<int64_t, int64_t>>& arg) {
+  UOPC_TENSOR_PROPAGATE(&x);
+  return FromStatusOr(WithShapes([&](TensorShapes& shapes) -> absl::StatusOr<UOpPtr> {
+    return op == Ops::PAD ? uopc::Pad(x.uop(), arg, shapes) : uopc::Shrink(x.uop(), arg, shapes);
+  }));
+}
+
+}  // namespace tensor_internal
+
+using tensor_internal::Movement;
+using tensor_internal::MovementPairs;
+
+Tensor Tensor::Reshape(const Dims& shape) const {
+  UOPC_TENSOR_PROPAGATE(this);
+  Dims cur = Shape();
+  Dims new_shape = shape;
+  int64_t infer = std::count(shape.begin(), shape.end(), -1);
+  if (infer > 1)
+    return Error("Reshape", "only one dimension can be inferred using -1, got " + ShapeStr(shape));
+  for (int64_t s : shape)
+    if (s < -1) return Error("Reshape", "negative size in " + ShapeStr(shape));
+  if (infer == 1) {
+    int64_t known = -tensor_internal::NumElements(shape);
+    if (known == 0 || tensor_internal::NumElements(cur) % known != 0) {
+      return Error("Reshape",
+                   absl::StrCat("cannot reshape a tensor of shape ", ShapeStr(cur), " to ", ShapeStr(shape)));
+    }
+    for (int64_t& s : new_shape)
+      if (s == -1) s = tensor_internal::NumElements(cur) / known;
+  }
+  if (tensor_internal::NumElements(new_shape) != tensor_internal::NumElements(cur)) {
+    return Error("Reshape",
+                 absl::StrCat("cannot reshape a tensor of shape ", ShapeStr(cur), " (",
+                              tensor_internal::NumElements(cur), " elements) to ", ShapeStr(shape)));
+  }
+  if (new_shape == cur) return *this;
+  return Movement(*this, Ops::RESHAPE, new_shape);
+}
+
+Tensor Tensor::Expand(const Dims& shape) const {
+  UOPC_TENSOR_PROPAGATE(this);
+  Dims cur = Shape();
+  if (shape.size() < cur.size()) {
+    return Error("Expand",
+                 absl::StrCat("cannot expand a tensor of shape ", ShapeStr(cur), " to ", ShapeStr(shape)));
+  }
+  Dims aligned(shape.size() - cur.size(), 1);
+  aligned.insert(aligned.end(), cur.begin(), cur.end());
+  Dims new_shape(shape.size());
+  for (size_t i = 0; i < shape.size(); ++i) new_shape[i] = shape[i] == -1 ? aligned[i] : shape[i];
+  Tensor r = BroadcastTo(new_shape);
+  if (!r.ok()) {
+    return Error("Expand",
+                 absl::StrCat("cannot expand a tensor of shape ", ShapeStr(cur), " to ", ShapeStr(shape)));
+  }
+  return r;
+}
+
+Tensor Tensor::Permute(const Dims& order) const {
+  UOPC_TENSOR_PROPAGATE(this);
+  absl::Status err;
+  Dims resolved;
+  for (int64_t d : order) resolved.push_back(ResolveDim(d, false, &err));
+  if (!err.ok()) return FromError(err);
+  Dims sorted = resolved;
+  std::sort(sorted.begin(), sorted.end());
+  for (size_t i = 0; i < sorted.size(); ++i)
+    if (sorted[i] != static_cast<int64_t>(i) || sorted.size() != static_cast<size_t>(ndim())) sorted.clear();
+  if (sorted.size() != static_cast<size_t>(ndim())) {
+    return Error("Permute", absl::StrCat(ShapeStr(order),
+                                         " is not a valid permutation of the axes of a tensor of shape ",
+                                         ShapeStr(Shape())));
+  }
+  return Movement(*this, Ops::PERMUTE, resolved);
+}
+
+Tensor Tensor::Flip(const Dims& axes) const {
+  UOPC_TENSOR_PROPAGATE(this);
+  absl::Status err;
+  std::vector<bool> flips(ndim(), false);
+  for (int64_t a : axes) {
+    int64_t d = ResolveDim(a, false, &err);
+    if (!err.ok()) return FromError(err);
+    if (flips[d]) return Error("Flip", absl::StrCat("dim ", a, " appears more than once"));
+    flips[d] = true;
+  }
+  std::unique_ptr<bool[]> arr(new bool[flips.size()]);
+  for (size_t i = 0; i < flips.size(); ++i) arr[i] = flips[i];
+  return tensor_internal::FromStatusOr(tensor_internal::WithShapes([&](TensorShapes& shapes) {
+    return uopc::Flip(uop(), absl::MakeConstSpan(arr.get(), flips.size()), shapes);
+  }));
+}
+
+Tensor Tensor::Shrink(const std::vector<std::pair<int64_t, int64_t>>& bounds) const {
+  UOPC_TENSOR_PROPAGATE(this);
+  Dims cur = Shape();
+  if (bounds.size() != cur.size()) {
+    return Error("Shrink", absl::StrCat(bounds.size(), " bounds for a tensor of shape ", ShapeStr(cur)));
+  }
+  bool noop = true;
+  for (size_t i = 0; i < cur.size(); ++i) {
+    if (bounds[i].first < 0 || bounds[i].second > cur[i] || bounds[i].first > bounds[i].second) {
+      return Error("Shrink",
+                   absl::StrCat("bounds (", bounds[i].first, ", ", bounds[i].second,
+                                ") out of range for axis ", i, " of a tensor of shape ", ShapeStr(cur)));
+    }
+    if (bounds[i].first != 0 || bounds[i].second != cur[i]) noop = false;
+  }
+  if (noop) return *this;
+  return MovementPairs(*this, Ops::SHRINK, bounds);
+}
+
+Tensor Tensor::Pad(const std::vector<std::pair<int64_t, int64_t>>& padding, Scalar value) const {
+  UOPC_TENSOR_PROPAGATE(this);
+  Dims cur = Shape();
+  if (padding.size() != cur.size()) {
+    return Error("Pad", absl::StrCat(padding.size(), " pads for a tensor of shape ", ShapeStr(cur)));
+  }
+  auto constant = [&](const Tensor& x, const std::vector<std::pair<int64_t, int64_t>>& px) {
+    Tensor padded = MovementPairs(x, Ops::PAD, px);
+    if (value.value == ConstValue::Int(0)) return padded;
+    return padded + MovementPairs(x.OnesLike(), Ops::PAD, px).Where(0, Operand(value));
+  };
+  bool all_positive = true;
+  std::vector<std::pair<int64_t, int64_t>> pads;
+  for (const auto& [b, a] : padding) {
+    if (b < 0 || a < 0) all_positive = false;
+    pads.push_back({std::max<int64_t>(b, 0), std::max<int64_t>(a, 0)});
+  }
+  if (all_positive) return constant(*this, padding);
+  std::vector<std::pair<int64_t, int64_t>> shrink;
+  for (size_t i = 0; i < cur.size(); ++i) {
+    shrink.push_back({-std::min<int64_t>(padding[i].first, 0), std::min(padding[i].second + cur[i], cur[i])});
+  }
+  return constant(Shrink(shrink), pads);
+}
+
+Tensor Tensor::Transpose(int64_t dim0, int64_t dim1) const {
+  UOPC_TENSOR_PROPAGATE(this);
+  absl::Status err;
+  int64_t a = ResolveDim(dim0, false, &err), b = ResolveDim(dim1, false, &err);
+  if (!err.ok()) return FromError(err);
+  Dims order(ndim());
+  for (int64_t i = 0; i < ndim(); ++i) order[i] = i;
+  std::swap(order[a], order[b]);
+  return Permute(order);
+}
+
+Tensor Tensor::Flatten(int64_t start_dim, int64_t end_dim) const {
+  UOPC_TENSOR_PROPAGATE(this);
+  absl::Status err;
+  int64_t s = ResolveDim(start_dim, false, &err), e = ResolveDim(end_dim, false, &err);
+  if (!err.ok()) return FromError(err);
+  Dims cur = Shape(), out(cur.begin(), cur.begin() + s);
+  out.push_back(
+      tensor_internal::NumElements(absl::MakeConstSpan(cur).subspan(s, std::max<int64_t>(0, e + 1 - s))));
+  out.insert(out.end(), cur.begin() + std::min<int64_t>(e + 1, cur.size()), cur.end());
+  return Reshape(out);
+}
+
+Tensor Tensor::Squeeze(std::optional<int64_t> dim) const {
+  UOPC_TENSOR_PROPAGATE(this);
+  Dims cur = Shape(), out;
+  if (!dim) {
+    for (int64_t s : cur)
+      if (s != 1) out.push_back(s);
+    return Reshape(out);
+  }
+  absl::Status err;
+  int64_t d = ResolveDim(*dim, false, &err);
+  if (!err.ok()) return FromError(err);
+  if (cur.empty() || cur[d] != 1) return *this;
+  out = cur;
+  out.erase(out.begin() + d);
+  return Reshape(out);
+}
+
+Tensor Tensor::Unsqueeze(int64_t dim) const {
+  UOPC_TENSOR_PROPAGATE(this);
+  absl::Status err;
+  int64_t d = ResolveDim(dim, true, &err);
+  if (!err.ok()) return FromError(err);
+  Dims out = Shape();
+  out.insert(out.begin() + d, 1);
+  return Reshape(out);
+}
+
+Tensor Tensor::Repeat(const Dims& repeats) const {
+  UOPC_TENSOR_PROPAGATE(this);
+  Dims cur = Shape();
+  if (repeats.size() < cur.size()) {
+    return Error("Repeat", absl::StrCat(repeats.size(), " repeats for a tensor of shape ", ShapeStr(cur)));
+  }
+  Dims base(repeats.size() - cur.size(), 1);
+  base.insert(base.end(), cur.begin(), cur.end());
+  Dims unsq, expd, fin;
+  for (size_t i = 0; i < base.size(); ++i) {
+    unsq.insert(unsq.end(), {1, base[i]});
+    expd.insert(expd.end(), {repeats[i], base[i]});
+    fin.push_back(repeats[i] * base[i]);
+  }
+  return Reshape(unsq).Expand(expd).Reshape(fin);
+}
+
+namespace {
+
+// Python's slice.indices(size).
+void SliceIndices(const Slice& s, int64_t size, int64_t* start, int64_t* stop, int64_t* step) {
+  *step = s.step.value_or(1);
+  auto clamp = [&](std::optional<int64_t> v, bool is_start) {
+    if (!v) return is_start ? (*step < 0 ? size - 1 : 0) : (*step < 0 ? int64_t{-1} : size);
+    int64_t x = *v;
+    if (x < 0) {
+      x += size;
+      if (x < 0) x = *step < 0 ? -1 : 0;
+    } else if (x >= size) {
+      x = *step < 0 ? size - 1 : size;
+    }
+    return x;
+  };
+  *start = clamp(s.start, true);
+  *stop = clamp(s.stop, false);
+}
+
+}  // namespace
+
+Tensor Tensor::IndexWith(const Tensor& index) const {
+  return Index(std::vector<IndexItem>{std::make_shared<Tensor>(index)});
+}
+
+Tensor Tensor::Index(const std::vector<IndexItem>& indices_in) const {
+  UOPC_TENSOR_PROPAGATE(this);
+  Dims shape = Shape();
+  std::vector<IndexItem> indices = indices_in;
+  int64_t ellipses = 0, nones = 0;
+  size_t fill = indices.size();
+  for (size_t i = 0; i < indices.size(); ++i) {
+    if (std::holds_alternative<Ellipsis>(indices[i])) {
+      ++ellipses;
+      fill = i;
+    }
+    if (std::holds_alternative<NewAxis>(indices[i])) ++nones;
+  }
+  if (ellipses > 1) return Error("Index", "indices can only have a single ellipsis");
+  int64_t num = static_cast<int64_t>(indices.size()) - ellipses - nones;
+  if (num > ndim()) {
+    return Error("Index",
+                 absl::StrCat("too many indices (", num, ") for a tensor of shape ", ShapeStr(shape)));
+  }
+  if (ellipses) indices.erase(indices.begin() + fill);
+  indices.insert(indices.begin() + fill, ndim() - num, Slice{});
+
+  struct Parsed {
+    int kind;  // 0 int, 1 slice, 2 none, 3 tensor
+    int64_t size, b0, b1, stride;
+    std::shared_ptr<Tensor> tensor;
+  };
+  std::vector<Parsed> parsed;
+  int64_t dim = 0;
+  for (const IndexItem& index : indices) {
+    Parsed p{1, 1, 0, 1, 1, nullptr};
+    if (std::holds_alternative<NewAxis>(index)) {
+      p.kind = 2;
+      p.size = 1;
+      p.b1 = 1;
+      parsed.push_back(p);
+      continue;
+    }
+    int64_t size = shape[dim];
+    p.size = size;
+    p.b0 = 0;
+    p.b1 = size;
+    if (const int64_t* i = std::get_if<int64_t>(&index)) {
+      if (*i >= size || *i < -size) {
+        return Error("Index", absl::StrCat("index ", *i, " is out of bounds for axis ", dim, " with size ",
+                                           size, " (shape ", ShapeStr(shape), ")"));
+      }
+      p.kind = 0;
+      p.b0 = *i >= 0 ? *i : *i + size;
+      p.b1 = p.b0 + 1;
+    } else if (const Slice* s = std::get_if<Slice>(&index)) {
+      if (s->step && *s->step == 0) return Error("Index", "a slice step cannot be 0");
+      int64_t start, stop, step;
+      SliceIndices(*s, size, &start, &stop, &step);
+      p.stride = step;
+      if (step * (stop - start) < 0) {
+        p.b0 = p.b1 = 0;
+      } else if (step < 0) {
+        p.b0 = stop + 1;
+        p.b1 = start + 1;
+      } else {
+        p.b0 = start;
+        p.b1 = stop;
+      }
+      p.size = CeilDiv(p.b1 - p.b0, std::abs(step));
+    } else if (const auto* t = std::get_if<std::shared_ptr<Tensor>>(&index)) {
+      const Tensor& idx = **t;
+      UOPC_TENSOR_PROPAGATE(&idx);
+      if (!idx.dtype().is_int())
+        return Error("Index", "index dtype " + idx.dtype().ToString() + " is not supported");
+      p.kind = 3;
+      p.tensor = std::make_shared<Tensor>(idx.Lt(0).Where(idx + size, idx));
+    }
+    parsed.push_back(p);
+    ++dim;
+  }
+
+  Tensor x = *this;
+  std::vector<std::pair<int64_t, int64_t>> shrinks;
+  Dims strides, flips;
+  for (const Parsed& p : parsed) {
+    if (p.kind == 2) continue;
+    shrinks.push_back({p.b0, p.b1});
+    strides.push_back(p.stride);
+  }
+  if (!shrinks.empty()) {
+    for (size_t i = 0; i < strides.size(); ++i)
+      if (strides[i] < 0) flips.push_back(i);
+    x = x.Shrink(shrinks).Flip(flips);
+    bool strided = std::any_of(strides.begin(), strides.end(), [](int64_t s) { return std::abs(s) != 1; });
+    if (strided) {
+      Dims xs = x.Shape();
+      std::vector<std::pair<int64_t, int64_t>> pads;
+      Dims split;
+      for (size_t i = 0; i < xs.size(); ++i) {
+        int64_t st = std::abs(strides[i]);
+        int64_t rounded = CeilDiv(xs[i], st) * st;
+        pads.push_back({0, rounded - xs[i]});
+        split.insert(split.end(), {rounded / st, st});
+      }
+      x = x.Pad(pads).Reshape(split);
+      std::vector<std::pair<int64_t, int64_t>> sh;
+      Dims outer;
+      for (size_t i = 0; i < xs.size(); ++i) {
+        sh.push_back({0, split[2 * i]});
+        sh.push_back({0, 1});
+        outer.push_back(split[2 * i]);
+      }
+      x = x.Shrink(sh).Reshape(outer);
+    }
+  }
+  Dims final_shape;
+  for (const Parsed& p : parsed)
+    if (p.kind != 0) final_shape.push_back(p.size);
+  x = x.Reshape(final_shape);
+
+  // Tensor indexing: one-hot masks summed over.
+  Dims dims;
+  std::vector<Tensor> tensors;
+  int64_t d = 0;
+  for (const Parsed& p : parsed) {
+    if (p.kind == 0) continue;
+    if (p.kind == 3) {
+      dims.push_back(d);
+      tensors.push_back(*p.tensor);
+    }
+    ++d;
+  }
+  if (tensors.empty()) return x;
+  UOPC_TENSOR_PROPAGATE(&x);
+  Dims big = tensors[0].Shape();
+  for (size_t i = 1; i < tensors.size(); ++i) {
+    Tensor probe = tensors[0].Add(tensors[i]);
+    if (!probe.ok())
+      return Error("Index", "cannot broadcast the index tensors: " + std::string(probe.status().message()));
+    big = probe.Shape();
+  }
+  Dims xs = x.Shape();
+  Dims pre(xs.begin(), xs.begin() + dims[0]);
+  pre.insert(pre.end(), big.begin(), big.end());
+  pre.insert(pre.end(), xs.begin() + dims[0], xs.end());
+  Tensor mask;
+  for (size_t k = 0; k < dims.size(); ++k) {
+    Dims ts = tensors[k].Shape();
+    ts.insert(ts.end(), xs.size() - dims[0], 1);
+    Tensor i = tensors[k].Reshape(ts).Expand(pre);
+    int64_t classes = xs[dims[k]];
+    // _one_hot_along_dim(classes, dim - x.ndim)
+    int64_t offset = static_cast<int64_t>(xs.size()) - dims[k] - 1;
+    Dims ar = {classes};
+    ar.insert(ar.end(), offset, 1);
+    Tensor m = i.Eq(Arange(0, classes, 1, std::nullopt, Device()).Reshape(ar));
+    mask = k == 0 ? m : mask.Mul(m);
+  }
+  Dims reshape_arg(xs.begin(), xs.begin() + dims[0]);
+  reshape_arg.insert(reshape_arg.end(), big.size(), 1);
+  reshape_arg.insert(reshape_arg.end(), xs.begin() + dims[0], xs.end());
+  Dims sum_axes;
+  for (int64_t dd : dims) sum_axes.push_back(dd + static_cast<int64_t>(big.size()));
+  x = (x.Reshape(reshape_arg) * mask).Sum(sum_axes, false, x.dtype());
+  bool consecutive = true;
+  for (size_t k = 1; k < dims.size(); ++k)
+    if (dims[k] != dims[k - 1] + 1) consecutive = false;
+  if (dims[0] != 0 && dims.size() != 1 && !consecutive) {
+    Dims order;
+    int64_t nb = big.size();
+    for (int64_t k = dims[0]; k < dims[0] + nb; ++k) order.push_back(k);
+    for (int64_t k = 0; k < dims[0]; ++k) order.push_back(k);
+    for (int64_t k = dims[0] + nb; k < x.ndim(); ++k) order.push_back(k);
+    x = x.Permute(order);
+  }
+  return x;
+}
+
+Tensor Tensor::Gather(int64_t dim_in, const Tensor& index) const {
+  UOPC_TENSOR_PROPAGATE(this, &index);
+  if (index.ndim() != ndim()) {
+    return Error("Gather", absl::StrCat("the index shape ", ShapeStr(index.Shape()),
+                                        " must have as many dimensions as the tensor's ", ShapeStr(Shape())));
+  }
+  absl::Status err;
+  int64_t dim = ResolveDim(dim_in, false, &err);
+  if (!err.ok()) return FromError(err);
+  Dims s = Shape(), is = index.Shape();
+  std::vector<std::pair<int64_t, int64_t>> sh;
+  for (int64_t d = 0; d < ndim(); ++d) {
+    if (d != dim && s[d] < is[d]) {
+      return Error("Gather", absl::StrCat("the index shape ", ShapeStr(is), " exceeds the tensor's ",
+                                          ShapeStr(s), " on axis ", d));
+    }
+    sh.push_back(d != dim ? std::pair<int64_t, int64_t>{0, is[d]} : std::pair<int64_t, int64_t>{0, s[d]});
+  }
+  Tensor x = Shrink(sh).Unsqueeze(-1).Transpose(-1, dim);
+  Tensor oh = index.Unsqueeze(-1);
+  Tensor m = oh.Eq(Arange(0, s[dim], 1, std::nullopt, Device()));
+  return (x * m).Sum(-1, false, dtype());
+}
+
+Tensor Tensor::Cat(const std::vector<Tensor>& others, int64_t dim_in) const {
+  UOPC_TENSOR_PROPAGATE(this);
+  for (const Tensor& t : others) UOPC_TENSOR_PROPAGATE(&t);
+  absl::Status err;
+  int64_t dim = ResolveDim(dim_in, false, &err);
+  if (!err.ok()) return FromError(err);
+  std::vector<Tensor> tensors = {*this};
+  tensors.insert(tensors.end(), others.begin(), others.end());
+  Dims s0 = Shape();
+  Dims cum = {0};
+  for (const Tensor& t : tensors) {
+    Dims s = t.Shape();
+    bool same = s.size() == s0.size();
+    for (size_t i = 0; same && i < s.size(); ++i)
+      if (static_cast<int64_t>(i) != dim && s[i] != s0[i]) same = false;
+    if (!same) {
+      return Error("Cat", absl::StrCat("cannot concatenate shapes ", ShapeStr(s0), " and ", ShapeStr(s),
+                                       " along dim ", dim));
+    }
+    cum.push_back(cum.back() + s[dim]);
+  }
+  Tensor out;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    std::vector<std::pair<int64_t, int64_t>> pads(s0.size(), {0, 0});
+    pads[dim] = {cum[i], cum.back() - cum[i + 1]};
+    Tensor p = tensors[i].Pad(pads);
+    out = i == 0 ? p : out + p;
+  }
+  return out;
+}
+
+Tensor Tensor::Stack(const std::vector<Tensor>& tensors, int64_t dim) {
+  if (tensors.empty()) return Error("Stack", "needs at least one tensor");
+  std::vector<Tensor> rest;
+  for (size_t i = 1; i < tensors.size(); ++i) rest.push_back(tensors[i].Unsqueeze(dim));
+  return tensors[0].Unsqueeze(dim).Cat(rest, dim);
+}
+
+}  // namespace uopc

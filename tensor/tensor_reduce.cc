@@ -1,0 +1,301 @@
+// Reductions (sum, max, mean, var, argmax...), softmax, cumulative ops and the pooling view that cumsum and
+// convolutions are built on (tinygrad's _reduce, _cumalu, _split_cumalu, _pool).
+#include <algorithm>
+
+#include "tensor/tensor.h"
+#include "tensor/tensor_internal.h"
+
+namespace uopc {
+
+using tensor_internal::CeilDiv;
+using tensor_internal::Error;
+using tensor_internal::ShapeStr;
+
+namespace {
+
+// Resolved, de-duplicated axes of `axis` (every axis when it says all; none for a 0-d tensor).
+absl::StatusOr<Dims> ResolveAxes(const Tensor& t, const Tensor::Axes& axis) {
+  Dims out;
+  if (t.ndim() == 0) return out;
+  if (axis.all) {
+    for (int64_t i = 0; i < t.ndim(); ++i) out.push_back(i);
+    return out;
+  }
+  absl::Status err;
+  for (int64_t a : axis.axes) out.push_back(t.ResolveDim(a, false, &err));
+  if (!err.ok()) return err;
+  return out;
+}
+
+Tensor Reduce(const Tensor& t, Ops op, const Tensor::Axes& axis, bool keepdim) {
+  UOPC_TENSOR_PROPAGATE(&t);
+  absl::StatusOr<Dims> axes = ResolveAxes(t, axis);
+  if (!axes.ok()) return Tensor::FromError(axes.status());
+  Tensor ret = tensor_internal::WithShapes(
+      [&](TensorShapes& shapes) { return Tensor(ReduceAxis(t.uop(), op, *axes, shapes)); });
+  if (keepdim) return ret;
+  Dims shape = t.Shape(), out;
+  for (int64_t i = 0; i < static_cast<int64_t>(shape.size()); ++i)
+    if (std::find(axes->begin(), axes->end(), i) == axes->end()) out.push_back(shape[i]);
+  return ret.Reshape(out);
+}
+
+// The number of elements a reduction over `axis` combines.
+int64_t ReducedCount(const Tensor& t, const Tensor::Axes& axis) {
+  absl::StatusOr<Dims> axes = ResolveAxes(t, axis);
+  if (!axes.ok()) return 1;
+  Dims shape = t.Shape();
+  Dims uniq = *axes;
+  std::sort(uniq.begin(), uniq.end());
+  uniq.erase(std::unique(uniq.begin(), uniq.end()), uniq.end());
+  int64_t n = 1;
+  for (int64_t a : uniq) n *= shape[a];
+  return n;
+}
+
+Tensor Inverse(const Tensor& t) {
+  if (t.dtype().is_float()) return t.Neg();
+  if (t.dtype().is_int()) return t.BitwiseNot();
+  return t.LogicalNot();
+}
+
+}  // namespace
+
+namespace tensor_internal {
+
+ConstValue IdentityElement(Ops op, DType dtype) {
+  if (op == Ops::ADD) return AsConst(ConstValue::Int(0), dtype);
+  if (op == Ops::MUL) return AsConst(ConstValue::Int(1), dtype);
+  return DTypeMin(dtype);
+}
+
+Tensor CumAlu(const Tensor& x, int64_t axis, Ops op, bool include_initial) {
+  UOPC_TENSOR_PROPAGATE(&x);
+  Dims shape = x.Shape();
+  int64_t n = shape[axis];
+  if (n == 0) return Error("cumulative op", "the axis has size 0 in shape " + ShapeStr(shape));
+  int64_t pl_sz = n - (include_initial ? 0 : 1);
+  Tensor t = x.Transpose(axis, -1);
+  std::vector<std::pair<int64_t, int64_t>> pads(t.ndim(), {0, 0});
+  pads.back() = {pl_sz, include_initial ? -1 : 0};
+  Tensor pooled = Pool(t.Pad(pads, Scalar(IdentityElement(op, x.dtype()))), {n}, {1}, {1});
+  Tensor r = op == Ops::ADD ? pooled.Sum(-1) : op == Ops::MAX ? pooled.Max(-1) : pooled.Prod(-1);
+  return r.Transpose(axis, -1);
+}
+
+Tensor Pool(const Tensor& self, const Dims& k, const Dims& stride_in, const Dims& dilation_in) {
+  UOPC_TENSOR_PROPAGATE(&self);
+  Dims shape = self.Shape();
+  size_t nk = k.size();
+  if (shape.size() < nk)
+    return Error("pool", absl::StrCat("can't pool ", ShapeStr(shape), " with ", ShapeStr(k)));
+  auto make = [&](const Dims& v) { return v.size() == 1 ? Dims(nk, v[0]) : v; };
+  Dims s = make(stride_in), d = make(dilation_in);
+  if (s.size() != nk || d.size() != nk) {
+    return Error("pool", absl::StrCat("stride/dilation mismatch kernel:", ShapeStr(k),
+                                      " stride:", ShapeStr(s), " dilation:", ShapeStr(d)));
+  }
+  size_t nn = shape.size() - nk;
+  Dims noop(shape.begin(), shape.begin() + nn), i(shape.begin() + nn, shape.end());
+  for (size_t j = 0; j < nk; ++j) {
+    if (d[j] * (k[j] - 1) + 1 > i[j]) {
+      return Error("pool",
+                   absl::StrCat("kernel ", ShapeStr(k), " is larger than the input ", ShapeStr(shape)));
+    }
+  }
+  Dims o(nk);
+  for (size_t j = 0; j < nk; ++j) o[j] = CeilDiv(i[j] - d[j] * (k[j] - 1), s[j]);
+  // None in tinygrad's shrink args: the whole axis.
+  auto noop_pairs = [&]() {
+    std::vector<std::pair<int64_t, int64_t>> p;
+    for (size_t j = 0; j < nn; ++j) p.push_back({0, shape[j]});
+    return p;
+  };
+  bool general = false;
+  for (size_t j = 0; j < nk; ++j)
+    if (k[j] > s[j] || d[j] != 1) general = true;
+  Tensor x = self;
+  if (general) {
+    Dims f(nk), rep(nn, 1);
+    for (size_t j = 0; j < nk; ++j) {
+      f[j] = 1 + (o[j] * s[j] > i[j] - d[j] * (k[j] - 1) ? 1 : 0);
+      rep.push_back(CeilDiv(k[j] * (i[j] * f[j] + d[j]), i[j]));
+    }
+    x = x.Repeat(rep);
+    auto sh = noop_pairs();
+    Dims rs = noop;
+    for (size_t j = 0; j < nk; ++j) {
+      sh.push_back({0, k[j] * (i[j] * f[j] + d[j])});
+      rs.insert(rs.end(), {k[j], i[j] * f[j] + d[j]});
+    }
+    x = x.Shrink(sh).Reshape(rs);
+    sh = noop_pairs();
+    rs = noop;
+    for (size_t j = 0; j < nk; ++j) {
+      sh.push_back({0, k[j]});
+      sh.push_back({0, o[j] * s[j]});
+      rs.insert(rs.end(), {k[j], o[j], s[j]});
+    }
+    x = x.Shrink(sh).Reshape(rs);
+    sh = noop_pairs();
+    rs = noop;
+    for (size_t j = 0; j < nk; ++j) {
+      sh.push_back({0, k[j]});
+      sh.push_back({0, o[j]});
+      sh.push_back({0, 1});
+      rs.insert(rs.end(), {k[j], o[j]});
+    }
+    x = x.Shrink(sh).Reshape(rs);
+    Dims perm;
+    for (size_t j = 0; j < nn; ++j) perm.push_back(j);
+    for (size_t j = 0; j < nk; ++j) perm.push_back(nn + j * 2 + 1);
+    for (size_t j = 0; j < nk; ++j) perm.push_back(nn + j * 2);
+    return x.Permute(perm);
+  }
+  std::vector<std::pair<int64_t, int64_t>> pads(nn, {0, 0});
+  auto sh = noop_pairs();
+  for (size_t j = 0; j < nk; ++j) {
+    pads.push_back({0, std::max<int64_t>(0, o[j] * s[j] - i[j])});
+    sh.push_back({0, o[j] * s[j]});
+  }
+  x = x.Pad(pads).Shrink(sh);
+  Dims rs = noop;
+  for (size_t j = 0; j < nk; ++j) rs.insert(rs.end(), {o[j], s[j]});
+  x = x.Reshape(rs);
+  sh = noop_pairs();
+  for (size_t j = 0; j < nk; ++j) {
+    sh.push_back({0, o[j]});
+    sh.push_back({0, k[j]});
+  }
+  x = x.Shrink(sh);
+  Dims perm;
+  for (size_t j = 0; j < nn; ++j) perm.push_back(j);
+  for (size_t j = 0; j < nk; ++j) perm.push_back(nn + j * 2);
+  for (size_t j = 0; j < nk; ++j) perm.push_back(nn + j * 2 + 1);
+  return x.Permute(perm);
+}
+
+}  // namespace tensor_internal
+
+Tensor Tensor::Sum(Axes axis, bool keepdim, std::optional<DType> acc_dtype) const {
+  UOPC_TENSOR_PROPAGATE(this);
+  Tensor ret = Reduce(Cast(acc_dtype.value_or(SumAccDType(dtype()))), Ops::ADD, axis, keepdim);
+  bool small_float = dtype() == dtypes::kFloat16 || dtype() == dtypes::kBFloat16;
+  return (!acc_dtype && small_float) ? ret.Cast(dtype()) : ret;
+}
+
+Tensor Tensor::Prod(Axes axis, bool keepdim) const { return Reduce(*this, Ops::MUL, axis, keepdim); }
+Tensor Tensor::Max(Axes axis, bool keepdim) const { return Reduce(*this, Ops::MAX, axis, keepdim); }
+Tensor Tensor::Min(Axes axis, bool keepdim) const { return Inverse(Inverse(*this).Max(axis, keepdim)); }
+Tensor Tensor::Any(Axes axis, bool keepdim) const { return Bool().Max(axis, keepdim); }
+Tensor Tensor::All(Axes axis, bool keepdim) const { return LogicalNot().Any(axis, keepdim).LogicalNot(); }
+
+Tensor Tensor::Mean(Axes axis, bool keepdim) const {
+  UOPC_TENSOR_PROPAGATE(this);
+  DType out = dtype().is_float() ? dtype() : dtypes::kFloat32;
+  Tensor numerator = Cast(SumAccDType(dtype())).Sum(axis, keepdim);
+  UOPC_TENSOR_PROPAGATE(&numerator);
+  return numerator.Div(ReducedCount(*this, axis)).Cast(out);
+}
+
+Tensor Tensor::Var(Axes axis, bool keepdim, int64_t correction) const {
+  UOPC_TENSOR_PROPAGATE(this);
+  Tensor squares = (*this - Mean(axis, true)).Square();
+  int64_t n = ReducedCount(*this, axis);
+  return squares.Sum(axis, keepdim).Div(std::max<int64_t>(0, n - correction));
+}
+
+Tensor Tensor::Std(Axes axis, bool keepdim, int64_t correction) const {
+  return Var(axis, keepdim, correction).Sqrt();
+}
+
+Tensor Tensor::Argmax(std::optional<int64_t> axis_in, bool keepdim) const {
+  UOPC_TENSOR_PROPAGATE(this);
+  if (!axis_in) return Flatten().Argmax(0);
+  absl::Status err;
+  int64_t axis = ResolveDim(*axis_in, false, &err);
+  if (!err.ok()) return FromError(err);
+  Dims shape = Shape();
+  Tensor m = Eq(Max(axis, true));
+  Dims rs = {shape[axis]};
+  rs.insert(rs.end(), ndim() - axis - 1, 1);
+  Tensor idx = m * Arange(shape[axis], 0, -1, std::nullopt, Device()).Reshape(rs);
+  return (Scalar(shape[axis]) - idx.Max(axis, keepdim)).Cast(dtypes::kInt32);
+}
+
+Tensor Tensor::Argmin(std::optional<int64_t> axis, bool keepdim) const {
+  return Inverse(*this).Argmax(axis, keepdim);
+}
+
+namespace {
+struct SoftmaxParts {
+  Tensor m, e, ss;
+};
+SoftmaxParts SoftmaxOf(const Tensor& x, int64_t axis) {
+  Tensor mx = x.Max(axis, true);
+  Tensor detached = mx.ok() ? Tensor(UOp::New(Ops::DETACH, mx.dtype(), {mx.uop()})) : mx;
+  Tensor m = x - detached;
+  Tensor e = m.Exp();
+  return {m, e, e.Sum(axis, true)};
+}
+}  // namespace
+
+Tensor Tensor::Softmax(int64_t axis) const {
+  SoftmaxParts p = SoftmaxOf(*this, axis);
+  return p.e.Div(p.ss);
+}
+
+Tensor Tensor::LogSoftmax(int64_t axis) const {
+  SoftmaxParts p = SoftmaxOf(*this, axis);
+  return p.m - p.ss.Log();
+}
+
+Tensor Tensor::Logsumexp(Axes axis, bool keepdim) const {
+  Tensor m = Max(axis, true);
+  Tensor r = (*this - m).Exp().Sum(axis, keepdim).Log();
+  if (axis.all || keepdim) return r + (keepdim ? m : m.Reshape(r.Shape()));
+  Tensor sq = m;
+  Dims axes = axis.axes;
+  std::sort(axes.rbegin(), axes.rend());
+  for (int64_t a : axes) sq = sq.Squeeze(a);
+  return r + sq;
+}
+
+namespace {
+Tensor SplitCumAlu(const Tensor& self, int64_t axis_in, Ops op) {
+  UOPC_TENSOR_PROPAGATE(&self);
+  absl::Status err;
+  int64_t axis = self.ResolveDim(axis_in, false, &err);
+  if (!err.ok()) return Tensor::FromError(err);
+  Dims shape = self.Shape();
+  if (self.ndim() == 0 || std::find(shape.begin(), shape.end(), 0) != shape.end()) return self;
+  constexpr int64_t kSplit = 256;
+  int64_t s = shape[axis];
+  if (s <= kSplit * 2) return tensor_internal::CumAlu(self, axis, op, false);
+  Tensor t = self.Transpose(axis, -1);
+  std::vector<std::pair<int64_t, int64_t>> pads(t.ndim(), {0, 0});
+  pads.back() = {CeilDiv(s, kSplit) * kSplit - s, 0};
+  Tensor padded = t.Pad(pads, Scalar(tensor_internal::IdentityElement(op, self.dtype())));
+  Dims ps = padded.Shape();
+  ps.back() = -1;
+  ps.push_back(kSplit);
+  Tensor unflat = padded.Reshape(ps);
+  Tensor ret = tensor_internal::CumAlu(unflat, unflat.ndim() - 1, op, false);
+  Tensor base = ret.Index({Ellipsis{}, int64_t{-1}});
+  base = tensor_internal::CumAlu(base, base.ndim() - 1, op, true);
+  Dims bs = base.Shape();
+  bs.push_back(ret.Shape().back());
+  base = base.Unsqueeze(-1).Expand(bs);
+  auto fix = [&](const Tensor& x) {
+    return x.Flatten(-2).Index({Ellipsis{}, Slice{-s, std::nullopt, std::nullopt}}).Transpose(axis, -1);
+  };
+  if (op == Ops::ADD) return fix(ret) + fix(base);
+  if (op == Ops::MAX) return fix(ret).Maximum(fix(base));
+  return fix(ret) * fix(base);
+}
+}  // namespace
+
+Tensor Tensor::Cumsum(int64_t axis) const { return SplitCumAlu(*this, axis, Ops::ADD); }
+Tensor Tensor::Cummax(int64_t axis) const { return SplitCumAlu(*this, axis, Ops::MAX); }
+
+}  // namespace uopc
