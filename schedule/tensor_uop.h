@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/node_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "shapetracker/shapetracker.h"
@@ -47,7 +48,8 @@ class TensorShapes {
     std::optional<ShapeTracker> st;
     absl::Status status;
   };
-  absl::flat_hash_map<const UOp*, Entry> memo_;
+  // Node-based: St hands out pointers into entries that must survive later insertions.
+  absl::node_hash_map<const UOp*, Entry> memo_;
 };
 
 // A movement op's ShapeTracker from its source's (ShapeTracker.mop).

@@ -85,3 +85,16 @@ TEST(TensorUopTest, CorpusGraphOutputsHaveTheResultShapes) {
 
 }  // namespace
 }  // namespace uopc
+
+namespace uopc {
+namespace {
+
+TEST(TensorUopTest, ScalarTensorConstIsTheConstItself) {
+  UOpPtr c = TensorConst(dtypes::kFloat32, ConstValue::Float(1.5), {}, "CPU");
+  EXPECT_EQ(c->op(), Ops::CONST) << PrintIr(c.get());
+  TensorShapes shapes;
+  EXPECT_EQ(*Reshape(c, {}, shapes), c);
+}
+
+}  // namespace
+}  // namespace uopc
