@@ -152,6 +152,11 @@ class KernelCache {
   KernelNameCounter names_ ABSL_GUARDED_BY(mu_);
 };
 
+std::function<void(const KernelRun&)>& Listener() {
+  static auto* listener = new std::function<void(const KernelRun&)>();
+  return *listener;
+}
+
 struct DebugState {
   int64_t kernel_count = 0;
   double time_sum = 0;
@@ -227,6 +232,17 @@ RealizeOptions RealizeOptions::FromEnvironment() {
   return options;
 }
 
+std::string KernelRunLine(const KernelRun& run, int64_t number, double total_seconds) {
+  double et = run.run_seconds > 0 ? run.run_seconds : 1e-20;
+  std::string name = run.name;
+  if (name.size() < 41) name.append(41 - name.size(), ' ');
+  return absl::StrFormat("*** %-7s %4d %s arg %2d mem %5.2f GB tm %s/%9.2fms (%9.2f GFLOPS %6.1f|%-7.1f GB/s)",
+                         run.device.substr(0, 7), number, name, run.num_buffers, 0.0, TimeToStr(run.run_seconds, 9),
+                         total_seconds * 1e3, run.flops / (et * 1e9), run.bytes / (et * 1e9), run.bytes / (et * 1e9));
+}
+
+void SetKernelRunListener(std::function<void(const KernelRun&)> listener) { Listener() = std::move(listener); }
+
 absl::StatusOr<std::vector<KernelRun>> RunSchedule(const Schedule& schedule, const RealizeOptions& options) {
   static DebugState* debug_state = new DebugState();
   BufferStore& store = BufferStore::Global();
@@ -294,6 +310,7 @@ absl::StatusOr<std::vector<KernelRun>> RunSchedule(const Schedule& schedule, con
       run.run_seconds = seconds;
       run.flops = e.ops;
       run.bytes = std::min(e.mem, e.lds);
+      run.src = spec.src;
       if (options.debug >= 3) {
         std::string text;
         for (size_t i = 0; i < item.bufs.size(); ++i) {
@@ -314,19 +331,13 @@ absl::StatusOr<std::vector<KernelRun>> RunSchedule(const Schedule& schedule, con
     } else {
       return absl::UnimplementedError(absl::StrCat("schedule items of op ", OpName(item.ast->op())));
     }
+    run.num_buffers = static_cast<int>(item.bufs.size());
     if (options.debug >= 2) {
       debug_state->kernel_count += 1;
       debug_state->time_sum += run.run_seconds;
-      double et = run.run_seconds > 0 ? run.run_seconds : 1e-20;
-      std::string name = run.name;
-      if (name.size() < 41) name.append(41 - name.size(), ' ');
-      Emit(options,
-           absl::StrFormat(
-               "*** %-7s %4d %s arg %2d mem %5.2f GB tm %s/%9.2fms (%9.2f GFLOPS %6.1f|%-7.1f GB/s)\n",
-               run.device.substr(0, 7), debug_state->kernel_count, name, item.bufs.size(), 0.0,
-               TimeToStr(run.run_seconds, 9), debug_state->time_sum * 1e3, run.flops / (et * 1e9),
-               run.bytes / (et * 1e9), run.bytes / (et * 1e9)));
+      Emit(options, KernelRunLine(run, debug_state->kernel_count, debug_state->time_sum) + "\n");
     }
+    if (Listener()) Listener()(run);
     runs.push_back(std::move(run));
   }
   return runs;

@@ -15,6 +15,7 @@
 #define UOPC_RUNTIME_REALIZE_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -77,7 +78,18 @@ struct KernelRun {
   double run_seconds = 0;
   double flops = 0;
   double bytes = 0;
+  int num_buffers = 0;
+  // The rendered source (empty for copies).
+  std::string src;
 };
+
+// tinygrad's DEBUG=2 line for a run: the kernel's number in the process, its name, its time and the running
+// total, GFLOPS and GB/s.
+std::string KernelRunLine(const KernelRun& run, int64_t number, double total_seconds);
+
+// Called after every kernel run with what it did (for programs that report their kernels, like the
+// quickstart); an empty function removes it. Set it before running, not while.
+void SetKernelRunListener(std::function<void(const KernelRun&)> listener);
 
 absl::StatusOr<std::vector<KernelRun>> RunSchedule(const Schedule& schedule,
                                                    const RealizeOptions& options = {});
