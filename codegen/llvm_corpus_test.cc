@@ -64,14 +64,15 @@ TEST(LlvmCorpusTest, PipelineMatchesTinygradsLlvmTarget) {
   }
   std::string report;
   for (const auto& [check, ids] : differ) {
-    absl::StrAppend(&report, check, ": ", equal[check], "/", kernels, " equal; differ: ", absl::StrJoin(ids, " "),
-                    "\n");
+    absl::StrAppend(&report, check, ": ", equal[check], "/", kernels,
+                    " equal; differ: ", absl::StrJoin(ids, " "), "\n");
   }
   std::cout << report;
   EXPECT_EQ(kernels, 93);
   // The corpus records no linear programs for `llvm`; if it ever does, they must match too.
   EXPECT_EQ(equal["uops"], with_uops) << report;
-  for (const char* check : {"compiles", "opts", "name", "src"}) EXPECT_EQ(equal[check], 93) << check << "\n" << report;
+  for (const char* check : {"compiles", "opts", "name", "src"})
+    EXPECT_EQ(equal[check], 93) << check << "\n" << report;
 }
 
 }  // namespace

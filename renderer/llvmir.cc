@@ -126,8 +126,8 @@ absl::StatusOr<std::optional<std::string>> RenderOp(const UOp* x, const Names& r
   switch (x->op()) {
     case Ops::INDEX:
       if (x->num_src() < 2) return std::nullopt;
-      return absl::StrCat("  ", n, " = getelementptr inbounds ", LlvmType(x->dtype().base()), ", ", type(0), " ",
-                          src(0), ", ", type(1), " ", src(1));
+      return absl::StrCat("  ", n, " = getelementptr inbounds ", LlvmType(x->dtype().base()), ", ", type(0),
+                          " ", src(0), ", ", type(1), " ", src(1));
     case Ops::LOAD: {
       if (x->num_src() == 0) return std::nullopt;
       const UOp* idx = x->src(0);
@@ -137,8 +137,8 @@ absl::StatusOr<std::optional<std::string>> RenderOp(const UOp* x, const Names& r
         return absl::StrCat("  br label ", n, "_entry\n", b, "_entry:\n", "  br i1 ", mask, ", label ", n,
                             "_load, label ", n, "_exit\n", b, "_load:\n", "  ", n, "_yes = load ", t, ", ",
                             LlvmType(idx->dtype()), " ", r[idx], "\n", "  br label ", n, "_exit\n", b,
-                            "_exit:\n", "  ", n, " = phi ", t, " [", n, "_yes, ", n, "_load], [", src(1), ", ",
-                            n, "_entry]");
+                            "_exit:\n", "  ", n, " = phi ", t, " [", n, "_yes, ", n, "_load], [", src(1),
+                            ", ", n, "_entry]");
       }
       return absl::StrCat("  ", n, " = load ", LlvmType(x->dtype()), ", ", type(0), " ", src(0));
     }
@@ -147,12 +147,13 @@ absl::StatusOr<std::optional<std::string>> RenderOp(const UOp* x, const Names& r
       return absl::StrCat("  store ", type(1), " ", src(1), ", ", type(0), " ", src(0));
     case Ops::GEP:
       if (!x->arg().is_tuple() || x->arg().size() == 0 || x->num_src() != 1) return std::nullopt;
-      return absl::StrCat("  ", n, " = extractelement ", type(0), " ", src(0), ", i32 ", x->arg()[0].ToString());
+      return absl::StrCat("  ", n, " = extractelement ", type(0), " ", src(0), ", i32 ",
+                          x->arg()[0].ToString());
     case Ops::VECTORIZE: {
       if (IsBroadcast(x)) {
         const std::string one = absl::StrCat("<1 x ", type(0), ">");
-        return absl::StrCat("  ", n, "_z = insertelement ", one, " poison, ", type(0), " ", src(0), ", i32 0\n",
-                            "  ", n, " = shufflevector ", one, " ", n, "_z, ", one, " poison, <",
+        return absl::StrCat("  ", n, "_z = insertelement ", one, " poison, ", type(0), " ", src(0),
+                            ", i32 0\n", "  ", n, " = shufflevector ", one, " ", n, "_z, ", one, " poison, <",
                             x->dtype().count(), " x i32> zeroinitializer");
       }
       std::vector<std::string> lines;
@@ -160,8 +161,8 @@ absl::StatusOr<std::optional<std::string>> RenderOp(const UOp* x, const Names& r
       for (size_t i = 0; i < x->num_src(); ++i) {
         const std::string target = i + 1 != x->num_src() ? absl::StrCat(n, "_", i) : n;
         const std::string into = i != 0 ? absl::StrCat(n, "_", i - 1) : "poison";
-        lines.push_back(absl::StrCat("  ", target, " = insertelement ", t, " ", into, ", ", type(i), " ", src(i),
-                                     ", i32 ", i));
+        lines.push_back(absl::StrCat("  ", target, " = insertelement ", t, " ", into, ", ", type(i), " ",
+                                     src(i), ", i32 ", i));
       }
       return absl::StrJoin(lines, "\n");
     }
@@ -172,27 +173,29 @@ absl::StatusOr<std::optional<std::string>> RenderOp(const UOp* x, const Names& r
       if (x->num_src() != 1) return std::nullopt;
       absl::StatusOr<std::string> instruction = LlvmCastInstruction(x->src(0)->dtype(), x->dtype());
       if (!instruction.ok()) return instruction.status();
-      return absl::StrCat("  ", n, " = ", *instruction, " ", type(0), " ", src(0), " to ", LlvmType(x->dtype()));
+      return absl::StrCat("  ", n, " = ", *instruction, " ", type(0), " ", src(0), " to ",
+                          LlvmType(x->dtype()));
     }
     case Ops::WHERE:
       if (x->num_src() != 3) return std::nullopt;
-      return absl::StrCat("  ", n, " = select ", type(0), " ", src(0), ", ", type(1), " ", src(1), ", ", type(2),
-                          " ", src(2));
+      return absl::StrCat("  ", n, " = select ", type(0), " ", src(0), ", ", type(1), " ", src(1), ", ",
+                          type(2), " ", src(2));
     case Ops::RANGE: {
       if (x->num_src() < 1) return std::nullopt;
       const std::string a = x->arg().ToString();
-      return absl::StrCat("  br label %loop_entry_", a, "\nloop_entry_", a, ":\n", "  br label %loop_body_", a,
-                          "\nloop_body_", a, ":\n", "  ", n, " = phi ", LlvmType(x->dtype()), " [ 0, %loop_entry_",
-                          a, " ], [ ", n, "phi, %loop_latch_", a, " ]");
+      return absl::StrCat("  br label %loop_entry_", a, "\nloop_entry_", a, ":\n", "  br label %loop_body_",
+                          a, "\nloop_body_", a, ":\n", "  ", n, " = phi ", LlvmType(x->dtype()),
+                          " [ 0, %loop_entry_", a, " ], [ ", n, "phi, %loop_latch_", a, " ]");
     }
     case Ops::ENDRANGE: {
       if (x->num_src() < 1 || x->src(0)->num_src() < 1) return std::nullopt;
       const UOp* range = x->src(0);
       const std::string a = range->arg().ToString();
       const std::string& i = r[range];
-      return absl::StrCat("  br label %loop_latch_", a, "\nloop_latch_", a, ":\n", "  ", i, "phi = add i32 ", i,
-                          ", 1\n", "  ", n, " = icmp ult i32 ", i, "phi, ", r[range->src(0)], "\n", "  br i1 ",
-                          n, ", label %loop_body_", a, ", label %loop_exit_", a, "\nloop_exit_", a, ":");
+      return absl::StrCat("  br label %loop_latch_", a, "\nloop_latch_", a, ":\n", "  ", i, "phi = add i32 ",
+                          i, ", 1\n", "  ", n, " = icmp ult i32 ", i, "phi, ", r[range->src(0)], "\n",
+                          "  br i1 ", n, ", label %loop_body_", a, ", label %loop_exit_", a, "\nloop_exit_",
+                          a, ":");
     }
     case Ops::IF:
       if (x->num_src() < 1) return std::nullopt;
@@ -223,12 +226,13 @@ std::string RenderModule(const std::string& name, const std::vector<std::pair<st
   for (const auto& [arg, dt] : args) {
     params.push_back(absl::StrCat(LlvmType(dt), dt.is_ptr() ? " noalias align 32" : "", " ", arg));
   }
-  std::vector<std::string> out = {absl::StrCat("define void @", name, "(", absl::StrJoin(params, ", "), ") #0"),
-                                  "{"};
+  std::vector<std::string> out = {
+      absl::StrCat("define void @", name, "(", absl::StrJoin(params, ", "), ") #0"), "{"};
   out.insert(out.end(), lines.begin(), lines.end());
   out.push_back("  ret void\n}");
-  return absl::StrCat(absl::StrJoin(out, "\n"), "\n",
-                      "attributes #0 = { alwaysinline nounwind \"no-builtins\" \"no-trapping-math\"=\"true\" }");
+  return absl::StrCat(
+      absl::StrJoin(out, "\n"), "\n",
+      "attributes #0 = { alwaysinline nounwind \"no-builtins\" \"no-trapping-math\"=\"true\" }");
 }
 
 }  // namespace
@@ -414,8 +418,8 @@ absl::StatusOr<std::string> LLVMRenderer::Render(absl::Span<const UOp* const> uo
         if (!u->dtype().is_ptr()) return error("a DEFINE_LOCAL is a pointer");
         if (!u->arg().is_int()) return error("a DEFINE_LOCAL needs a number");
         r.Set(u, absl::StrCat("%local_", u->arg().as_int()));
-        lines.push_back(absl::StrCat("  ", r[u], " = alloca [", u->dtype().ptr_size(), " x ", LlvmType(u->dtype()),
-                                     "], align 16"));
+        lines.push_back(absl::StrCat("  ", r[u], " = alloca [", u->dtype().ptr_size(), " x ",
+                                     LlvmType(u->dtype()), "], align 16"));
         continue;
       case Ops::ASSIGN:
         continue;  // named in the first pass
@@ -452,8 +456,8 @@ absl::StatusOr<std::string> LLVMRenderer::Render(absl::Span<const UOp* const> uo
         if (!carried) continue;
         const std::string phi = absl::StrCat("%acc", ++vc);
         const std::string a = u->arg().ToString();
-        lines.push_back(absl::StrCat("  ", phi, " = phi ", LlvmType(acc->dtype()), " [ ", r[acc], ", %loop_entry_",
-                                     a, " ], [ ", r[value], ", %loop_latch_", a, " ]"));
+        lines.push_back(absl::StrCat("  ", phi, " = phi ", LlvmType(acc->dtype()), " [ ", r[acc],
+                                     ", %loop_entry_", a, " ], [ ", r[value], ", %loop_latch_", a, " ]"));
         if (r.TakeMissing()) return error("an accumulator it carries is not defined before it");
         r.Set(acc, phi);
       }
