@@ -94,36 +94,38 @@ TEST(LlvmRendererTest, DescribesTinygradsTarget) {
 TEST(LlvmRendererTest, ReductionLoop) {
   const DType f = dtypes::kFloat32;
   UOpPtr d0 = Global(f, 1, 0), d1 = Global(f, 16, 1);
-  UOpPtr zero_f = UOp::Const(f, 0.0), zero = UOp::Const(dtypes::kInt32, 0), end = UOp::Const(dtypes::kInt32, 16);
+  UOpPtr zero_f = UOp::Const(f, 0.0), zero = UOp::Const(dtypes::kInt32, 0),
+         end = UOp::Const(dtypes::kInt32, 16);
   UOpPtr r = UOp::Range(end, 0);
   UOpPtr acc = UOp::New(Ops::DEFINE_ACC, f, {zero_f, r}, Arg(Arg::Tuple{Arg(0)}));
   UOpPtr v = d1.index(r).load(), sum = acc + v, assign = acc.assign(sum);
   UOpPtr st = d0.index(zero).store({assign});
   UOpPtr endr = UOp::New(Ops::ENDRANGE, dtypes::kVoid, {r});
-  EXPECT_EQ(RenderProgram({d0, d1, zero_f, zero, end, acc, r, d1.index(r), v, sum, assign, endr, d0.index(zero),
-                           st, Sink(st, "r_16")}),
-            std::string("define void @r_16(float* noalias align 32 %data0, float* noalias align 32 %data1) #0\n"
-                        "{\n"
-                        "  br label %loop_entry_0\n"
-                        "loop_entry_0:\n"
-                        "  br label %loop_body_0\n"
-                        "loop_body_0:\n"
-                        "  %v1 = phi i32 [ 0, %loop_entry_0 ], [ %v1phi, %loop_latch_0 ]\n"
-                        "  %acc2 = phi float [ 0.0, %loop_entry_0 ], [ %assign0, %loop_latch_0 ]\n"
-                        "  %v3 = getelementptr inbounds float, float* %data1, i32 %v1\n"
-                        "  %v4 = load float, float* %v3\n"
-                        "  %assign0 = fadd nsz arcp contract afn float %acc2, %v4\n"
-                        "  br label %loop_latch_0\n"
-                        "loop_latch_0:\n"
-                        "  %v1phi = add i32 %v1, 1\n"
-                        "  %v5 = icmp ult i32 %v1phi, 16\n"
-                        "  br i1 %v5, label %loop_body_0, label %loop_exit_0\n"
-                        "loop_exit_0:\n"
-                        "  %v6 = getelementptr inbounds float, float* %data0, i32 0\n"
-                        "  store float %assign0, float* %v6\n"
-                        "  ret void\n"
-                        "}\n") +
-                kAttributes);
+  EXPECT_EQ(
+      RenderProgram({d0, d1, zero_f, zero, end, acc, r, d1.index(r), v, sum, assign, endr, d0.index(zero), st,
+                     Sink(st, "r_16")}),
+      std::string("define void @r_16(float* noalias align 32 %data0, float* noalias align 32 %data1) #0\n"
+                  "{\n"
+                  "  br label %loop_entry_0\n"
+                  "loop_entry_0:\n"
+                  "  br label %loop_body_0\n"
+                  "loop_body_0:\n"
+                  "  %v1 = phi i32 [ 0, %loop_entry_0 ], [ %v1phi, %loop_latch_0 ]\n"
+                  "  %acc2 = phi float [ 0.0, %loop_entry_0 ], [ %assign0, %loop_latch_0 ]\n"
+                  "  %v3 = getelementptr inbounds float, float* %data1, i32 %v1\n"
+                  "  %v4 = load float, float* %v3\n"
+                  "  %assign0 = fadd nsz arcp contract afn float %acc2, %v4\n"
+                  "  br label %loop_latch_0\n"
+                  "loop_latch_0:\n"
+                  "  %v1phi = add i32 %v1, 1\n"
+                  "  %v5 = icmp ult i32 %v1phi, 16\n"
+                  "  br i1 %v5, label %loop_body_0, label %loop_exit_0\n"
+                  "loop_exit_0:\n"
+                  "  %v6 = getelementptr inbounds float, float* %data0, i32 0\n"
+                  "  store float %assign0, float* %v6\n"
+                  "  ret void\n"
+                  "}\n") +
+          kAttributes);
 }
 
 // A gated store inside IF/ENDIF, and a variable parameter.
@@ -137,20 +139,21 @@ TEST(LlvmRendererTest, GatedStoreAndVariable) {
   UOpPtr endif = UOp::New(Ops::ENDIF, dtypes::kVoid, {iff});
   EXPECT_EQ(
       RenderProgram({d0, d1, i, two, c, gate, d1.index(i), ld, m, idx0, iff, st, endif, Sink(st, "gated")}),
-      std::string("define void @gated(float* noalias align 32 %data0, float* noalias align 32 %data1, i32 %i) #0\n"
-                  "{\n"
-                  "  %v0 = icmp slt i32 %i, 2\n"
-                  "  %v1 = getelementptr inbounds float, float* %data1, i32 %i\n"
-                  "  %v2 = load float, float* %v1\n"
-                  "  %v3 = fmul nsz arcp contract afn float %v2, 0.10000000149011612\n"
-                  "  %v4 = getelementptr inbounds float, float* %data0, i32 %i\n"
-                  "  br i1 %v0, label %ifbody_v5, label %ifskip_v5\n"
-                  "ifbody_v5:\n"
-                  "  store float %v3, float* %v4\n"
-                  "  br label %ifskip_v5\n"
-                  "ifskip_v5:\n"
-                  "  ret void\n"
-                  "}\n") +
+      std::string(
+          "define void @gated(float* noalias align 32 %data0, float* noalias align 32 %data1, i32 %i) #0\n"
+          "{\n"
+          "  %v0 = icmp slt i32 %i, 2\n"
+          "  %v1 = getelementptr inbounds float, float* %data1, i32 %i\n"
+          "  %v2 = load float, float* %v1\n"
+          "  %v3 = fmul nsz arcp contract afn float %v2, 0.10000000149011612\n"
+          "  %v4 = getelementptr inbounds float, float* %data0, i32 %i\n"
+          "  br i1 %v0, label %ifbody_v5, label %ifskip_v5\n"
+          "ifbody_v5:\n"
+          "  store float %v3, float* %v4\n"
+          "  br label %ifskip_v5\n"
+          "ifskip_v5:\n"
+          "  ret void\n"
+          "}\n") +
           kAttributes);
 }
 
@@ -163,19 +166,20 @@ TEST(LlvmRendererTest, BroadcastAndVectorStore) {
   UOpPtr v = UOp::New(Ops::VECTORIZE, f4, {ld, ld, ld, ld});
   UOpPtr cst = UOp::New(Ops::CAST, f4.Ptr(8), {d0.index(zero)});
   UOpPtr st = cst.store({v});
-  EXPECT_EQ(RenderProgram({d0, d1, i, zero, d1.index(i), ld, v, d0.index(zero), cst, st, Sink(st, "bcast")}),
-            std::string("define void @bcast(float* noalias align 32 %data0, float* noalias align 32 %data1, i32 "
-                        "%i) #0\n"
-                        "{\n"
-                        "  %v0 = getelementptr inbounds float, float* %data1, i32 %i\n"
-                        "  %v1 = load float, float* %v0\n"
-                        "  %v2_z = insertelement <1 x float> poison, float %v1, i32 0\n"
-                        "  %v2 = shufflevector <1 x float> %v2_z, <1 x float> poison, <4 x i32> zeroinitializer\n"
-                        "  %v3 = getelementptr inbounds float, float* %data0, i32 0\n"
-                        "  store <4 x float> %v2, <4 x float>* %v3\n"
-                        "  ret void\n"
-                        "}\n") +
-                kAttributes);
+  EXPECT_EQ(
+      RenderProgram({d0, d1, i, zero, d1.index(i), ld, v, d0.index(zero), cst, st, Sink(st, "bcast")}),
+      std::string("define void @bcast(float* noalias align 32 %data0, float* noalias align 32 %data1, i32 "
+                  "%i) #0\n"
+                  "{\n"
+                  "  %v0 = getelementptr inbounds float, float* %data1, i32 %i\n"
+                  "  %v1 = load float, float* %v0\n"
+                  "  %v2_z = insertelement <1 x float> poison, float %v1, i32 0\n"
+                  "  %v2 = shufflevector <1 x float> %v2_z, <1 x float> poison, <4 x i32> zeroinitializer\n"
+                  "  %v3 = getelementptr inbounds float, float* %data0, i32 0\n"
+                  "  store <4 x float> %v2, <4 x float>* %v3\n"
+                  "  ret void\n"
+                  "}\n") +
+          kAttributes);
 }
 
 TEST(LlvmRendererTest, MaskedLoadBranchesAroundTheLoad) {
@@ -183,7 +187,8 @@ TEST(LlvmRendererTest, MaskedLoadBranchesAroundTheLoad) {
   UOpPtr d0 = Global(f, 8, 0), d1 = Global(f, 8, 1), i = UOp::Variable("i", 0, 7);
   UOpPtr two = UOp::Const(dtypes::kInt32, 2), alt = UOp::Const(f, 0.0);
   UOpPtr gate = i.lt(two), ld = d1.index(i, gate).load({alt}), st = d0.index(i).store({ld});
-  std::string src = RenderProgram({d0, d1, i, two, alt, gate, d1.index(i, gate), ld, d0.index(i), st, Sink(st, "g")});
+  std::string src =
+      RenderProgram({d0, d1, i, two, alt, gate, d1.index(i, gate), ld, d0.index(i), st, Sink(st, "g")});
   EXPECT_THAT(src, HasSubstr("  br label %v2_entry\n"
                              "v2_entry:\n"
                              "  br i1 %v0, label %v2_load, label %v2_exit\n"

@@ -80,7 +80,8 @@ absl::StatusOr<nlohmann::json> RunProgram(Device& device, Program& program, cons
 }
 
 void ExpectAllMatch(const std::vector<std::string>& failing, int matching, absl::string_view what) {
-  std::printf("%s: %d of %zu corpus kernels match\n", std::string(what).c_str(), matching, KernelCorpus().size());
+  std::printf("%s: %d of %zu corpus kernels match\n", std::string(what).c_str(), matching,
+              KernelCorpus().size());
   EXPECT_EQ(matching, 93) << what << ", failing: " << absl::StrJoin(failing, ", ");
 }
 

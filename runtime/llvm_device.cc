@@ -64,7 +64,8 @@ absl::StatusOr<llvm::orc::JITTargetMachineBuilder> HostTarget() {
       *result = s;
       return result;
     }
-    llvm::Expected<llvm::orc::JITTargetMachineBuilder> jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+    llvm::Expected<llvm::orc::JITTargetMachineBuilder> jtmb =
+        llvm::orc::JITTargetMachineBuilder::detectHost();
     if (!jtmb) {
       *result = absl::FailedPreconditionError(
           absl::StrCat("LLVM cannot describe this host: ", ToString(jtmb.takeError())));
@@ -117,7 +118,8 @@ absl::Status Optimize(llvm::Module& module, llvm::TargetMachine& machine) {
   builder.crossRegisterProxies(loops, functions, cgscc, modules);
   llvm::ModulePassManager passes;
   if (llvm::Error error = builder.parsePassPipeline(passes, kPipeline)) {
-    return absl::InternalError(absl::StrCat("LLVM rejects the pipeline ", kPipeline, ": ", ToString(std::move(error))));
+    return absl::InternalError(
+        absl::StrCat("LLVM rejects the pipeline ", kPipeline, ": ", ToString(std::move(error))));
   }
   passes.run(module, modules);
   return absl::OkStatus();
@@ -132,15 +134,15 @@ bool IsLlvmIdentifier(absl::string_view name) {
   return true;
 }
 
-}  // namespace
-
-// ---- the JIT ----
-
 // What the JIT reported on this thread while loading a program.
 std::string& ReportedErrors() {
   thread_local std::string errors;
   return errors;
 }
+
+}  // namespace
+
+// ---- the JIT ----
 
 // One LLJIT for the device; each program gets a bare JITDylib (nothing to resolve against but itself).
 class LLVMDevice::Jit {
@@ -163,7 +165,7 @@ class LLVMDevice::Jit {
 
   // The program's entry point, linked into a new JITDylib, and that JITDylib.
   absl::StatusOr<std::pair<llvm::orc::JITDylib*, EntryFunction>> Load(const std::string& name,
-                                                                    absl::string_view object) {
+                                                                      absl::string_view object) {
     llvm::orc::JITDylib& dylib =
         jit_->getExecutionSession().createBareJITDylib(absl::StrCat("uopc.", next_id_++, ".", name));
     ReportedErrors().clear();
@@ -173,7 +175,8 @@ class LLVMDevice::Jit {
           absl::StrCat(what, " ", name, ": ", ReportedErrors(), ToString(std::move(error))));
     };
     if (llvm::Error error = jit_->addObjectFile(
-            dylib, llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(object.data(), object.size()), name))) {
+            dylib,
+            llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(object.data(), object.size()), name))) {
       return fail("cannot load the program", std::move(error));
     }
     llvm::Expected<llvm::orc::ExecutorAddr> entry = jit_->lookup(dylib, kEntryName);
@@ -240,22 +243,24 @@ LLVMCompiler::LLVMCompiler(CompileCache cache) : Compiler(std::move(cache)) {}
 absl::StatusOr<std::string> LLVMCompiler::CacheKey() const {
   absl::StatusOr<llvm::orc::JITTargetMachineBuilder> host = HostTarget();
   if (!host.ok()) return host.status();
-  return absl::StrCat("LLVM ", LLVM_VERSION_STRING, "\n", kPipeline, "\n", host->getTargetTriple().str(), "\n",
-                      host->getCPU(), "\n", host->getFeatures().getString());
+  return absl::StrCat("LLVM ", LLVM_VERSION_STRING, "\n", kPipeline, "\n", host->getTargetTriple().str(),
+                      "\n", host->getCPU(), "\n", host->getFeatures().getString());
 }
 
 absl::StatusOr<std::string> LLVMCompiler::Compile(absl::string_view src) const {
   absl::StatusOr<llvm::orc::JITTargetMachineBuilder> host = HostTarget();
   if (!host.ok()) return host.status();
-  llvm::Expected<std::unique_ptr<llvm::TargetMachine>> machine = host->createTargetMachine();
-  if (!machine) {
-    return absl::InternalError(absl::StrCat("cannot create LLVM's target machine: ", ToString(machine.takeError())));
+  llvm::Expected<std::unique_ptr<llvm::TargetMachine>> made = host->createTargetMachine();
+  if (!made) {
+    return absl::InternalError(
+        absl::StrCat("cannot create LLVM's target machine: ", ToString(made.takeError())));
   }
+  llvm::TargetMachine* machine = made->get();
 
   llvm::LLVMContext context;
   llvm::SMDiagnostic diagnostic;
-  std::unique_ptr<llvm::Module> module =
-      llvm::parseIR(llvm::MemoryBufferRef(llvm::StringRef(src.data(), src.size()), "kernel.ll"), diagnostic, context);
+  std::unique_ptr<llvm::Module> module = llvm::parseIR(
+      llvm::MemoryBufferRef(llvm::StringRef(src.data(), src.size()), "kernel.ll"), diagnostic, context);
   if (module == nullptr) {
     std::string message;
     llvm::raw_string_ostream os(message);
@@ -269,14 +274,14 @@ absl::StatusOr<std::string> LLVMCompiler::Compile(absl::string_view src) const {
   }
   if (absl::Status s = CheckDirectCalls(*module); !s.ok()) return s;
 
-  module->setDataLayout((*machine)->createDataLayout());
-  module->setTargetTriple((*machine)->getTargetTriple().str());
-  if (absl::Status s = Optimize(*module, **machine); !s.ok()) return s;
+  module->setDataLayout(machine->createDataLayout());
+  module->setTargetTriple(machine->getTargetTriple().str());
+  if (absl::Status s = Optimize(*module, *machine); !s.ok()) return s;
 
   llvm::SmallVector<char, 0> object;
   llvm::raw_svector_ostream object_os(object);
   llvm::legacy::PassManager emit;
-  if ((*machine)->addPassesToEmitFile(emit, object_os, nullptr, llvm::CodeGenFileType::ObjectFile)) {
+  if (machine->addPassesToEmitFile(emit, object_os, nullptr, llvm::CodeGenFileType::ObjectFile)) {
     return absl::InternalError("LLVM's target machine cannot emit an object file");
   }
   emit.run(*module);
@@ -301,7 +306,8 @@ LLVMDevice::~LLVMDevice() = default;
 
 absl::StatusOr<std::string> LLVMDevice::ProgramSource(const ProgramSpec& spec) const {
   if (!IsLlvmIdentifier(spec.name)) {
-    return absl::InvalidArgumentError(absl::StrCat("kernel name '", spec.name, "' is not an LLVM identifier"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("kernel name '", spec.name, "' is not an LLVM identifier"));
   }
   std::vector<std::string> lines, args;
   for (size_t i = 0; i < spec.globals.size(); ++i) {
@@ -320,11 +326,13 @@ absl::StatusOr<std::string> LLVMDevice::ProgramSource(const ProgramSpec& spec) c
                       ")\n  ret void\n}\n");
 }
 
-absl::StatusOr<std::unique_ptr<Program>> LLVMDevice::LoadProgram(const ProgramSpec& spec, absl::string_view lib) {
+absl::StatusOr<std::unique_ptr<Program>> LLVMDevice::LoadProgram(const ProgramSpec& spec,
+                                                                 absl::string_view lib) {
   absl::StatusOr<std::pair<llvm::orc::JITDylib*, EntryFunction>> loaded = jit_->Load(spec.name, lib);
   if (!loaded.ok()) return loaded.status();
   Jit* jit = jit_.get();
-  std::shared_ptr<void> dylib(loaded->first, [jit](void* d) { jit->Unload(static_cast<llvm::orc::JITDylib*>(d)); });
+  std::shared_ptr<void> dylib(loaded->first,
+                              [jit](void* d) { jit->Unload(static_cast<llvm::orc::JITDylib*>(d)); });
   return std::unique_ptr<Program>(new LlvmProgram(*this, spec, std::move(dylib), loaded->second));
 }
 

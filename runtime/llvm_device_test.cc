@@ -34,7 +34,8 @@ std::unique_ptr<LLVMDevice> MakeDevice(const std::string& cache = "") {
 }
 
 // What tinygrad's LLVMRenderer writes for data0 = data1 + data2 on 3 ints.
-constexpr char kAddSource[] = R"(define void @E_3(i32* noalias align 32 %data0, i32* noalias align 32 %data1, i32* noalias align 32 %data2) #0
+constexpr char kAddSource[] =
+    R"(define void @E_3(i32* noalias align 32 %data0, i32* noalias align 32 %data1, i32* noalias align 32 %data2) #0
 {
   br label %loop_entry_0
 loop_entry_0:
@@ -137,7 +138,8 @@ TEST(LlvmDeviceTest, LaunchChecksItsArguments) {
   absl::StatusOr<std::unique_ptr<Program>> program = llvm->CreateProgram(AddSpec());
   ASSERT_TRUE(program.ok()) << program.status();
   Buffer a = MakeBuffer<int>(*llvm, dtypes::kInt32, {1, 2, 3});
-  EXPECT_THAT((*program)->Launch({&a, &a}, {}, LaunchParams{}).message(), HasSubstr("takes 3 buffers, got 2"));
+  EXPECT_THAT((*program)->Launch({&a, &a}, {}, LaunchParams{}).message(),
+              HasSubstr("takes 3 buffers, got 2"));
   LaunchParams threads;
   threads.global_size = {4, 1, 1};
   EXPECT_THAT((*program)->Launch({&a, &a, &a}, {}, threads).message(), HasSubstr("one thread"));
@@ -169,7 +171,8 @@ TEST(LlvmDeviceTest, SpecThatDoesNotMatchTheIrIsACompileError) {
   two.globals = {0, 1};
   absl::StatusOr<std::unique_ptr<Program>> p = llvm->CreateProgram(two);
   EXPECT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(p.status().message(), HasSubstr("@uopc_entry calls @E_3 as void (ptr, ptr), but it is void (ptr, ptr, ptr)"));
+  EXPECT_THAT(p.status().message(),
+              HasSubstr("@uopc_entry calls @E_3 as void (ptr, ptr), but it is void (ptr, ptr, ptr)"));
 
   ProgramSpec misnamed = AddSpec();
   misnamed.name = "E_4";
