@@ -279,11 +279,6 @@ std::string LlvmConst(ConstValue v, DType dt) {
     return absl::StrFormat("%d", i);
   }
   const double x = v.AsFloat();
-  if (std::isinf(x) || std::isnan(x)) {
-    uint64_t bits;
-    std::memcpy(&bits, &x, sizeof(bits));
-    return absl::StrFormat("0x%016X", bits);
-  }
   double rounded = x;
   switch (s.scalar_type()) {
     case ScalarType::kFloat32:
@@ -298,7 +293,20 @@ std::string LlvmConst(ConstValue v, DType dt) {
     default:
       break;
   }
-  return PythonFloatRepr(rounded);
+  // Departures from tinygrad, both where its text is IR that LLVM rejects (docs/parity.md): a finite value
+  // that rounds to an infinity is written as one (tinygrad writes `inf`), and a float literal always has a
+  // `.` (tinygrad writes Python's `1e-05`, which LLVM reads as an integer).
+  if (std::isinf(rounded) || std::isnan(rounded)) {
+    uint64_t bits;
+    std::memcpy(&bits, &rounded, sizeof(bits));
+    return absl::StrFormat("0x%016X", bits);
+  }
+  std::string text = PythonFloatRepr(rounded);
+  if (text.find('.') == std::string::npos) {
+    const size_t exponent = text.find('e');
+    if (exponent != std::string::npos) text.insert(exponent, ".0");
+  }
+  return text;
 }
 
 absl::StatusOr<std::string> LlvmCastInstruction(DType from, DType to) {

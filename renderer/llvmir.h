@@ -27,8 +27,8 @@ namespace uopc {
 // ints are plain `iN`).
 std::string LlvmType(DType dt);
 // tinygrad's lconst: a constant of a scalar dtype in IR. Floats are rounded to the dtype and written with
-// Python's repr (`2.5`, `0.10000000149011612`); infinities and NaNs as the hex of their double bits;
-// integers and bools as integers.
+// Python's repr (`2.5`, `0.10000000149011612`, but `1.0e-05` where Python writes `1e-05`); infinities and
+// NaNs as the hex of their double bits; integers and bools as integers.
 std::string LlvmConst(ConstValue v, DType dt);
 // tinygrad's lcast: the cast instruction from one scalar kind to another (`sitofp`, `fptrunc`, `zext`,
 // ...). Errors for a cast LLVM has no single instruction for (to bool; tinygrad rewrites those first).

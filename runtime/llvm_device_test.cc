@@ -19,6 +19,7 @@
 namespace uopc {
 namespace {
 
+using ::testing::DoubleEq;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
@@ -232,6 +233,35 @@ TEST(LlvmDeviceTest, ObjectsGoThroughTheCache) {
   Buffer a = MakeBuffer<int>(*second, dtypes::kInt32, {1, 2, 3});
   ASSERT_TRUE((*cached)->Launch({&out, &a, &a}, {}, LaunchParams{}).ok());
   EXPECT_THAT(Read<int>(out), ElementsAre(2, 4, 6));
+}
+
+// What uopc's renderer writes runs: out[i] = in[i] * 1e-05 in double, a constant tinygrad would write as
+// `1e-05`, which LLVM does not read as a float.
+TEST(LlvmDeviceTest, RunsWhatTheRendererWrites) {
+  std::unique_ptr<LLVMDevice> llvm = MakeDevice();
+  const DType d = dtypes::kFloat64;
+  UOpPtr out = UOp::New(Ops::DEFINE_GLOBAL, d.Ptr(4), {}, Arg(0));
+  UOpPtr in = UOp::New(Ops::DEFINE_GLOBAL, d.Ptr(4), {}, Arg(1));
+  UOpPtr end = UOp::Const(dtypes::kInt32, 4), scale = UOp::Const(d, 1e-5);
+  UOpPtr r = UOp::Range(end, 0);
+  UOpPtr value = in.index(r).load() * scale;
+  UOpPtr store = out.index(r).store({value});
+  UOpPtr endr = UOp::New(Ops::ENDRANGE, dtypes::kVoid, {r});
+  UOpPtr sink = UOp::Sink({store}, KernelInfoAsArg({.name = "E_4"}));
+  std::vector<const UOp*> uops = {
+      out.get(),     in.get(),    end.get(),          scale.get(), r.get(),    in.index(r).get(),
+      value->src(0), value.get(), out.index(r).get(), store.get(), endr.get(), sink.get()};
+  absl::StatusOr<std::string> src = llvm->renderer()->Render(uops);
+  ASSERT_TRUE(src.ok()) << src.status();
+  EXPECT_THAT(*src, HasSubstr("1.0e-05"));
+  absl::StatusOr<std::unique_ptr<Program>> program =
+      llvm->CreateProgram(ProgramSpec{.name = "E_4", .src = *src, .globals = {0, 1}});
+  ASSERT_TRUE(program.ok()) << program.status();
+  Buffer o = MakeBuffer<double>(*llvm, d, {0, 0, 0, 0});
+  Buffer i = MakeBuffer<double>(*llvm, d, {1, 2, -3, 1e5});
+  ASSERT_TRUE((*program)->Launch({&o, &i}, {}, LaunchParams{}).ok());
+  EXPECT_THAT(Read<double>(o), ElementsAre(DoubleEq(1.0 * 1e-5), DoubleEq(2.0 * 1e-5), DoubleEq(-3.0 * 1e-5),
+                                           DoubleEq(1e5 * 1e-5)));
 }
 
 }  // namespace
