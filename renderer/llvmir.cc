@@ -1,0 +1,479 @@
+#include "renderer/llvmir.h"
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "rewrite/upat.h"
+#include "uop/kernel_info.h"
+
+namespace uopc {
+namespace {
+
+// tinygrad's truncate_bf16: the float32 value's top 16 bits (chopped, not rounded), infinity past the
+// largest bfloat16.
+double ChopToBFloat16(double x) {
+  const float largest = BFloat16BitsToFloat(0x7f7f);
+  if (std::fabs(x) > largest) return std::copysign(INFINITY, x);
+  const float f = static_cast<float>(x);
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof(bits));
+  bits &= 0xffff0000u;
+  float chopped;
+  std::memcpy(&chopped, &bits, sizeof(chopped));
+  return chopped;
+}
+
+// The instruction of a binary op on a scalar kind (tinygrad's lop table): unsigned and bool, signed, float.
+std::optional<std::string> BinaryInstruction(Ops op, DType operand) {
+  const DType s = operand.scalar();
+  if (s.is_float()) {
+    constexpr char kFlags[] = " nsz arcp contract afn";
+    switch (op) {
+      case Ops::ADD:
+        return absl::StrCat("fadd", kFlags);
+      case Ops::MUL:
+        return absl::StrCat("fmul", kFlags);
+      case Ops::CMPLT:
+        return absl::StrCat("fcmp", kFlags, " ult");
+      case Ops::CMPNE:
+        return absl::StrCat("fcmp", kFlags, " une");
+      case Ops::FDIV:
+        return absl::StrCat("fdiv", kFlags);
+      default:
+        return std::nullopt;
+    }
+  }
+  if (!s.is_int() && !s.is_bool()) return std::nullopt;
+  const bool is_signed = s.is_int() && !s.is_unsigned();
+  switch (op) {
+    case Ops::ADD:
+      return std::string(is_signed ? "add nsw" : "add");
+    case Ops::MUL:
+      return std::string("mul");
+    case Ops::IDIV:
+      return std::string(is_signed ? "sdiv" : "udiv");
+    case Ops::MOD:
+      return std::string(is_signed ? "srem" : "urem");
+    case Ops::CMPLT:
+      return std::string(is_signed ? "icmp slt" : "icmp ult");
+    case Ops::CMPNE:
+      return std::string("icmp ne");
+    case Ops::OR:
+      return std::string("or");
+    case Ops::AND:
+      return std::string("and");
+    case Ops::XOR:
+      return std::string("xor");
+    default:
+      return std::nullopt;
+  }
+}
+
+// A source of a gated load: the INDEX with a mask (buffer, index, mask), or a CAST of one.
+const UOp* MaskedIndex(const UOp* src) {
+  const UOp* index = src;
+  if (src->op() == Ops::CAST && src->num_src() == 1) index = src->src(0);
+  return index->op() == Ops::INDEX && index->num_src() == 3 ? index : nullptr;
+}
+
+// A VECTORIZE of one value repeated (tinygrad's `src=UPat.var('y')`: every source the same node).
+bool IsBroadcast(const UOp* u) {
+  if (u->num_src() == 0) return false;
+  for (const UOpPtr& s : u->src()) {
+    if (s.get() != u->src(0)) return false;
+  }
+  return true;
+}
+
+// The names given so far (tinygrad's `r`). A lookup of a uop without one is recorded, and the render fails,
+// as tinygrad's KeyError does.
+class Names {
+ public:
+  const std::string& operator[](const UOp* u) const {
+    auto it = names_.find(u);
+    if (it != names_.end()) return it->second;
+    missing_ = true;
+    static const std::string* const kEmpty = new std::string();
+    return *kEmpty;
+  }
+  bool contains(const UOp* u) const { return names_.contains(u); }
+  void Set(const UOp* u, std::string name) { names_[u] = std::move(name); }
+  // Whether a lookup failed since the last call, which resets it.
+  bool TakeMissing() const { return std::exchange(missing_, false); }
+
+ private:
+  absl::flat_hash_map<const UOp*, std::string> names_;
+  mutable bool missing_ = false;
+};
+
+// Python's `name[1:]`: a local name without its `%`.
+std::string Bare(const std::string& name) { return name.empty() ? name : name.substr(1); }
+
+// The instruction lines of one uop (tinygrad's base_rewrite), or nullopt when no rule renders it.
+absl::StatusOr<std::optional<std::string>> RenderOp(const UOp* x, const Names& r) {
+  const std::string& n = r[x];
+  auto src = [&](size_t i) -> const std::string& { return r[x->src(i)]; };
+  auto type = [&](size_t i) { return LlvmType(x->src(i)->dtype()); };
+  switch (x->op()) {
+    case Ops::INDEX:
+      if (x->num_src() < 2) return std::nullopt;
+      return absl::StrCat("  ", n, " = getelementptr inbounds ", LlvmType(x->dtype().base()), ", ", type(0),
+                          " ", src(0), ", ", type(1), " ", src(1));
+    case Ops::LOAD: {
+      if (x->num_src() == 0) return std::nullopt;
+      const UOp* idx = x->src(0);
+      if (const UOp* index = MaskedIndex(idx); index != nullptr && x->num_src() == 2) {
+        const std::string& mask = r[index->src(2)];
+        const std::string t = LlvmType(x->dtype()), b = Bare(n);
+        return absl::StrCat("  br label ", n, "_entry\n", b, "_entry:\n", "  br i1 ", mask, ", label ", n,
+                            "_load, label ", n, "_exit\n", b, "_load:\n", "  ", n, "_yes = load ", t, ", ",
+                            LlvmType(idx->dtype()), " ", r[idx], "\n", "  br label ", n, "_exit\n", b,
+                            "_exit:\n", "  ", n, " = phi ", t, " [", n, "_yes, ", n, "_load], [", src(1),
+                            ", ", n, "_entry]");
+      }
+      return absl::StrCat("  ", n, " = load ", LlvmType(x->dtype()), ", ", type(0), " ", src(0));
+    }
+    case Ops::STORE:
+      if (x->num_src() < 2) return std::nullopt;
+      return absl::StrCat("  store ", type(1), " ", src(1), ", ", type(0), " ", src(0));
+    case Ops::GEP:
+      if (!x->arg().is_tuple() || x->arg().size() == 0 || x->num_src() != 1) return std::nullopt;
+      return absl::StrCat("  ", n, " = extractelement ", type(0), " ", src(0), ", i32 ",
+                          x->arg()[0].ToString());
+    case Ops::VECTORIZE: {
+      if (IsBroadcast(x)) {
+        const std::string one = absl::StrCat("<1 x ", type(0), ">");
+        return absl::StrCat("  ", n, "_z = insertelement ", one, " poison, ", type(0), " ", src(0),
+                            ", i32 0\n", "  ", n, " = shufflevector ", one, " ", n, "_z, ", one, " poison, <",
+                            x->dtype().count(), " x i32> zeroinitializer");
+      }
+      std::vector<std::string> lines;
+      const std::string t = LlvmType(x->dtype());
+      for (size_t i = 0; i < x->num_src(); ++i) {
+        const std::string target = i + 1 != x->num_src() ? absl::StrCat(n, "_", i) : n;
+        const std::string into = i != 0 ? absl::StrCat(n, "_", i - 1) : "poison";
+        lines.push_back(absl::StrCat("  ", target, " = insertelement ", t, " ", into, ", ", type(i), " ",
+                                     src(i), ", i32 ", i));
+      }
+      return absl::StrJoin(lines, "\n");
+    }
+    case Ops::BITCAST:
+      if (x->num_src() != 1) return std::nullopt;
+      return absl::StrCat("  ", n, " = bitcast ", type(0), " ", src(0), " to ", LlvmType(x->dtype()));
+    case Ops::CAST: {
+      if (x->num_src() != 1) return std::nullopt;
+      absl::StatusOr<std::string> instruction = LlvmCastInstruction(x->src(0)->dtype(), x->dtype());
+      if (!instruction.ok()) return instruction.status();
+      return absl::StrCat("  ", n, " = ", *instruction, " ", type(0), " ", src(0), " to ",
+                          LlvmType(x->dtype()));
+    }
+    case Ops::WHERE:
+      if (x->num_src() != 3) return std::nullopt;
+      return absl::StrCat("  ", n, " = select ", type(0), " ", src(0), ", ", type(1), " ", src(1), ", ",
+                          type(2), " ", src(2));
+    case Ops::RANGE: {
+      if (x->num_src() < 1) return std::nullopt;
+      const std::string a = x->arg().ToString();
+      return absl::StrCat("  br label %loop_entry_", a, "\nloop_entry_", a, ":\n", "  br label %loop_body_",
+                          a, "\nloop_body_", a, ":\n", "  ", n, " = phi ", LlvmType(x->dtype()),
+                          " [ 0, %loop_entry_", a, " ], [ ", n, "phi, %loop_latch_", a, " ]");
+    }
+    case Ops::ENDRANGE: {
+      if (x->num_src() < 1 || x->src(0)->num_src() < 1) return std::nullopt;
+      const UOp* range = x->src(0);
+      const std::string a = range->arg().ToString();
+      const std::string& i = r[range];
+      return absl::StrCat("  br label %loop_latch_", a, "\nloop_latch_", a, ":\n", "  ", i, "phi = add i32 ",
+                          i, ", 1\n", "  ", n, " = icmp ult i32 ", i, "phi, ", r[range->src(0)], "\n",
+                          "  br i1 ", n, ", label %loop_body_", a, ", label %loop_exit_", a, "\nloop_exit_",
+                          a, ":");
+    }
+    case Ops::IF:
+      if (x->num_src() < 1) return std::nullopt;
+      return absl::StrCat("  br i1 ", src(0), ", label %ifbody_", Bare(n), ", label %ifskip_", Bare(n),
+                          "\nifbody_", Bare(n), ":");
+    case Ops::ENDIF:
+      if (x->num_src() < 1) return std::nullopt;
+      return absl::StrCat("  br label %ifskip_", Bare(src(0)), "\nifskip_", Bare(src(0)), ":");
+    case Ops::BARRIER:
+      return std::string();
+    default:
+      break;
+  }
+  if (groups::kBinary.contains(x->op())) {
+    if (x->num_src() != 2) return std::nullopt;
+    std::optional<std::string> instruction = BinaryInstruction(x->op(), x->src(0)->dtype());
+    if (!instruction.has_value()) return std::nullopt;
+    return absl::StrCat("  ", n, " = ", *instruction, " ", type(0), " ", src(0), ", ", src(1));
+  }
+  return std::nullopt;
+}
+
+// The function around the instruction lines, then the attribute group (tinygrad's _render_fn and
+// _render_footer). Buffers are `noalias align 32`: the allocator promises that alignment.
+std::string RenderModule(const std::string& name, const std::vector<std::pair<std::string, DType>>& args,
+                         const std::vector<std::string>& lines) {
+  std::vector<std::string> params;
+  for (const auto& [arg, dt] : args) {
+    params.push_back(absl::StrCat(LlvmType(dt), dt.is_ptr() ? " noalias align 32" : "", " ", arg));
+  }
+  std::vector<std::string> out = {
+      absl::StrCat("define void @", name, "(", absl::StrJoin(params, ", "), ") #0"), "{"};
+  out.insert(out.end(), lines.begin(), lines.end());
+  out.push_back("  ret void\n}");
+  return absl::StrCat(
+      absl::StrJoin(out, "\n"), "\n",
+      "attributes #0 = { alwaysinline nounwind \"no-builtins\" \"no-trapping-math\"=\"true\" }");
+}
+
+}  // namespace
+
+std::string LlvmType(DType dt) {
+  if (dt.vcount() > 1) {
+    const DType element = dt.is_ptr() ? dt.base().Ptr(dt.ptr_size(), dt.is_local()) : dt.scalar();
+    return absl::StrCat("<", dt.vcount(), " x ", LlvmType(element), ">");
+  }
+  if (dt.is_ptr()) return absl::StrCat(LlvmType(dt.base()), "*");
+  switch (dt.scalar_type()) {
+    case ScalarType::kVoid:
+      return "void";
+    case ScalarType::kBool:
+      return "i1";
+    case ScalarType::kInt8:
+    case ScalarType::kUInt8:
+      return "i8";
+    case ScalarType::kInt16:
+    case ScalarType::kUInt16:
+      return "i16";
+    case ScalarType::kInt32:
+    case ScalarType::kUInt32:
+      return "i32";
+    case ScalarType::kInt64:
+    case ScalarType::kUInt64:
+      return "i64";
+    case ScalarType::kFloat16:
+      return "half";
+    case ScalarType::kBFloat16:
+      return "bfloat";
+    case ScalarType::kFloat32:
+      return "float";
+    case ScalarType::kFloat64:
+      return "double";
+  }
+  return "void";
+}
+
+std::string LlvmConst(ConstValue v, DType dt) {
+  const DType s = dt.scalar();
+  if (!s.is_float()) {
+    const absl::int128 i = v.AsInt();
+    return absl::StrFormat("%d", i);
+  }
+  const double x = v.AsFloat();
+  double rounded = x;
+  switch (s.scalar_type()) {
+    case ScalarType::kFloat32:
+      rounded = static_cast<float>(x);
+      break;
+    case ScalarType::kFloat16:
+      rounded = Truncate(ConstValue::Float(x), s).AsFloat();
+      break;
+    case ScalarType::kBFloat16:
+      rounded = ChopToBFloat16(x);
+      break;
+    default:
+      break;
+  }
+  // Departures from tinygrad, both where its text is IR that LLVM rejects (docs/parity.md): a finite value
+  // that rounds to an infinity is written as one (tinygrad writes `inf`), and a float literal always has a
+  // `.` (tinygrad writes Python's `1e-05`, which LLVM reads as an integer).
+  if (std::isinf(rounded) || std::isnan(rounded)) {
+    uint64_t bits;
+    std::memcpy(&bits, &rounded, sizeof(bits));
+    return absl::StrFormat("0x%016X", bits);
+  }
+  std::string text = PythonFloatRepr(rounded);
+  if (text.find('.') == std::string::npos) {
+    const size_t exponent = text.find('e');
+    if (exponent != std::string::npos) text.insert(exponent, ".0");
+  }
+  return text;
+}
+
+absl::StatusOr<std::string> LlvmCastInstruction(DType from, DType to) {
+  if (from.is_float()) {
+    if (to.is_float()) return std::string(to.itemsize() > from.itemsize() ? "fpext" : "fptrunc");
+    if (to.is_int()) return std::string(to.is_unsigned() ? "fptoui" : "fptosi");
+  }
+  if (from.is_unsigned() || from.is_bool()) {
+    if (to.is_float()) return std::string("uitofp");
+    if (to.is_int()) return std::string(to.itemsize() < from.itemsize() ? "trunc" : "zext");
+  }
+  if (from.is_int()) {
+    if (to.is_float()) return std::string("sitofp");
+    if (to.is_int()) return std::string(to.itemsize() < from.itemsize() ? "trunc" : "sext");
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("no LLVM cast from ", from.ToString(), " to ", to.ToString()));
+}
+
+LLVMRenderer::LLVMRenderer() {
+  device_ = "LLVM";
+  supports_float4_ = true;
+  has_local_ = false;
+  global_max_ = std::nullopt;
+  // tinygrad's LLVMRenderer has no code_for_op: every op codegen can decompose (EXP2, LOG2, SIN, SQRT, the
+  // shifts, NEG) is decomposed.
+  supported_ops_ = OpSet{};
+}
+
+const PatternMatcher* LLVMRenderer::extra_matcher() const {
+  static const PatternMatcher* const pm = new PatternMatcher({
+      // 1/x as a division (LLVM has no reciprocal instruction).
+      {UPat(Ops::RECIP).named("x"),
+       [](const Match& m) {
+         const UOpPtr& x = m["x"];
+         return UOp::New(Ops::FDIV, x->dtype(), {x.const_like(1), x->src()[0]});
+       }},
+      // A cast to bool is a comparison with zero.
+      {UPat(Ops::CAST).dtype(dtypes::kBool).named("x"),
+       [](const Match& m) {
+         const UOpPtr& y = m["x"]->src()[0];
+         return y.ne(y.const_like(0));
+       }},
+      // max(a, b) -> a < b ? b : a.
+      {UPat(Ops::MAX).named("m"),
+       [](const Match& m) {
+         const UOpPtr a = m.root()->src()[0], b = m.root()->src()[1];
+         return a.lt(b).where(b, a);
+       }},
+      // bfloat16 math runs in float.
+      {UPat(OpSet{Ops::SQRT, Ops::EXP2, Ops::LOG2, Ops::SIN}).dtype(dtypes::kBFloat16).named("x"),
+       [](const Match& m) {
+         const UOp* x = m.root();
+         std::vector<UOpPtr> src;
+         for (const UOpPtr& s : x->src()) src.push_back(s.cast(dtypes::kFloat32));
+         return UOp::New(x->op(), dtypes::kFloat32, src, x->arg()).cast(dtypes::kBFloat16);
+       }},
+      // Casts from and to bfloat16 go through float.
+      {UPat(Ops::CAST).src(UPat::Var("y", dtypes::kBFloat16)).named("x"),
+       [](const Match& m) -> UOpPtr {
+         if (m["x"]->dtype() == dtypes::kFloat32) return nullptr;
+         return m["y"].cast(dtypes::kFloat32).cast(m["x"]->dtype());
+       }},
+      {UPat(Ops::CAST).dtype(dtypes::kBFloat16).src(UPat::Var("x")),
+       [](const Match& m) -> UOpPtr {
+         if (m["x"]->dtype() == dtypes::kFloat32) return nullptr;
+         return m["x"].cast(dtypes::kFloat32).cast(dtypes::kBFloat16);
+       }},
+  });
+  return pm;
+}
+
+absl::StatusOr<std::string> LLVMRenderer::Render(absl::Span<const UOp* const> uops) const {
+  Names r;
+  std::vector<std::pair<std::string, DType>> args;
+  std::vector<std::string> lines;
+  int vc = -1;
+
+  // Every ASSIGN names itself and its value up front, so the loop phis can refer to the value before it is
+  // computed. Accumulators in the order of their ASSIGNs.
+  std::vector<std::pair<const UOp*, const UOp*>> acc_to_assign;
+  for (const UOp* u : uops) {
+    if (u->op() != Ops::ASSIGN) continue;
+    if (u->num_src() != 2) return absl::InvalidArgumentError("an ASSIGN needs an accumulator and a value");
+    ++vc;
+    r.Set(u, absl::StrCat("%assign", vc));
+    r.Set(u->src(1), absl::StrCat("%assign", vc));
+    for (const auto& [acc, value] : acc_to_assign) {
+      if (acc == u->src(0)) return absl::InvalidArgumentError("an accumulator is assigned twice");
+    }
+    acc_to_assign.emplace_back(u->src(0), u->src(1));
+  }
+
+  std::string name = "test";
+  for (size_t pos = 0; pos < uops.size(); ++pos) {
+    const UOp* u = uops[pos];
+    auto error = [&](absl::string_view what) {
+      return absl::InvalidArgumentError(absl::StrCat("cannot render uop ", pos, " (", OpName(u->op()), " ",
+                                                     u->dtype().ToString(), "): ", what));
+    };
+    switch (u->op()) {
+      case Ops::SINK:
+        if (const KernelInfo* info = KernelInfoOf(u)) name = info->name;
+        continue;
+      case Ops::DEFINE_GLOBAL:
+        if (!u->arg().is_int()) return error("a DEFINE_GLOBAL needs a buffer number");
+        r.Set(u, absl::StrCat("%data", u->arg().as_int()));
+        args.emplace_back(r[u], u->dtype());
+        continue;
+      case Ops::DEFINE_VAR:
+        if (!u->arg().is_tuple() || u->arg().size() == 0 || !u->arg()[0].is_string())
+          return error("a DEFINE_VAR needs a name");
+        r.Set(u, absl::StrCat("%", u->var_name()));
+        args.emplace_back(r[u], u->dtype());
+        continue;
+      case Ops::DEFINE_LOCAL:
+        if (!u->dtype().is_ptr()) return error("a DEFINE_LOCAL is a pointer");
+        if (!u->arg().is_int()) return error("a DEFINE_LOCAL needs a number");
+        r.Set(u, absl::StrCat("%local_", u->arg().as_int()));
+        lines.push_back(absl::StrCat("  ", r[u], " = alloca [", u->dtype().ptr_size(), " x ",
+                                     LlvmType(u->dtype()), "], align 16"));
+        continue;
+      case Ops::ASSIGN:
+        continue;  // named in the first pass
+      case Ops::DEFINE_ACC:
+        if (u->num_src() == 0) return error("a DEFINE_ACC needs an initial value");
+        r.Set(u, r[u->src(0)]);
+        if (r.TakeMissing()) return error("its initial value is not rendered before it");
+        continue;
+      case Ops::CONST:
+        r.Set(u, LlvmConst(u->const_value(), u->dtype()));
+        continue;
+      default:
+        break;
+    }
+    // A cast between types LLVM spells the same (signed and unsigned, pointers) is the value itself.
+    if (u->op() == Ops::CAST && u->num_src() == 1 &&
+        (u->dtype().is_ptr() || LlvmType(u->dtype()) == LlvmType(u->src(0)->dtype()))) {
+      r.Set(u, r[u->src(0)]);
+      if (r.TakeMissing()) return error("a source is not rendered before its use");
+      continue;
+    }
+    if (!r.contains(u)) r.Set(u, absl::StrCat("%v", ++vc));
+    absl::StatusOr<std::optional<std::string>> line = RenderOp(u, r);
+    if (!line.ok()) return error(line.status().message());
+    if (!line->has_value()) return error("the LLVM target has no rendering for it");
+    if (r.TakeMissing()) return error("a source is not rendered before its use");
+    lines.push_back(**std::move(line));
+
+    // The accumulators this loop carries get a phi: the value before the loop, or the one assigned in it.
+    if (u->op() == Ops::RANGE) {
+      for (const auto& [acc, value] : acc_to_assign) {
+        bool carried = false;
+        for (const UOpPtr& s : acc->src()) carried |= s.get() == u;
+        if (!carried) continue;
+        const std::string phi = absl::StrCat("%acc", ++vc);
+        const std::string a = u->arg().ToString();
+        lines.push_back(absl::StrCat("  ", phi, " = phi ", LlvmType(acc->dtype()), " [ ", r[acc],
+                                     ", %loop_entry_", a, " ], [ ", r[value], ", %loop_latch_", a, " ]"));
+        if (r.TakeMissing()) return error("an accumulator it carries is not defined before it");
+        r.Set(acc, phi);
+      }
+    }
+  }
+  return RenderModule(name, args, lines);
+}
+
+std::unique_ptr<Renderer> MakeLLVMRenderer() { return std::make_unique<LLVMRenderer>(); }
+
+}  // namespace uopc
