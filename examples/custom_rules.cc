@@ -1,8 +1,8 @@
 // custom_rules: uopc's rewrite engine on its own (only //rewrite), with rules of your own.
 //
-// Two rules a backend might want: `x * 2^k -> x << k` for ints, and `(x + c1) + c2 -> x + (c1 + c2)`. They run with
-// tinygrad's symbolic rules on an expression, then the RuleFuzzer checks each of them on expressions it builds
-// from the rules' own patterns, and reports a counterexample for a rule that is wrong.
+// Two rules a backend might want: `x * 2^k -> x << k` for ints, and `(x + c1) + c2 -> x + (c1 + c2)`. They
+// run with tinygrad's symbolic rules on an expression, then the RuleFuzzer checks each of them on expressions
+// it builds from the rules' own patterns, and reports a counterexample for a rule that is wrong.
 //
 //   ./bazelw run //examples:custom_rules
 #include <cstdlib>
@@ -37,11 +37,13 @@ PatternMatcher StrengthReduction() {
          if (v <= 0 || (v & (v - 1)) != 0) return nullptr;
          return m["x"] << static_cast<int64_t>(__builtin_ctzll(v));
        }},
-      // (x + c1) + c2 -> x + (c1 + c2), the constants folded here: leaving `c1 + c2` as a node for other rules
+      // (x + c1) + c2 -> x + (c1 + c2), the constants folded here: leaving `c1 + c2` as a node for other
+      // rules
       // would loop when x is itself a constant (the fuzzer finds that: try it)
       {(x + c1) + c2,
        [](const Match& m) {
-         return m["x"] + m["x"].const_like(m["c1"]->const_value().AsInt64() + m["c2"]->const_value().AsInt64());
+         return m["x"] +
+                m["x"].const_like(m["c1"]->const_value().AsInt64() + m["c2"]->const_value().AsInt64());
        }},
   });
 }

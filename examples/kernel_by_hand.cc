@@ -1,10 +1,10 @@
 // kernel_by_hand: a kernel AST written by hand, compiled and run (codegen, the C renderer and the CPU device,
 // no scheduler).
 //
-// The kernel is out = a + b.T on 4x4 floats, in the form the scheduler hands to codegen: a SINK of STOREs into
-// DEFINE_GLOBALs, each LOAD and STORE with a VIEW whose ShapeTracker says how positions map onto the buffer (b is
-// read through a transposed view). codegen applies tinygrad's default optimizations, lowers the views to index
-// arithmetic, and renders C; the CPU device compiles it with clang and runs it.
+// The kernel is out = a + b.T on 4x4 floats, in the form the scheduler hands to codegen: a SINK of STOREs
+// into DEFINE_GLOBALs, each LOAD and STORE with a VIEW whose ShapeTracker says how positions map onto the
+// buffer (b is read through a transposed view). codegen applies tinygrad's default optimizations, lowers the
+// views to index arithmetic, and renders C; the CPU device compiles it with clang and runs it.
 //
 //   ./bazelw run //examples:kernel_by_hand
 #include <cstdlib>
@@ -34,13 +34,15 @@ absl::Status Main() {
   UOpPtr b = UOp::New(Ops::DEFINE_GLOBAL, dtypes::kFloat32.Ptr(16), {}, int64_t{2});
   UOpPtr sum = a.load({rows.ToUOp()}) + b.load({transposed.ToUOp()});
   UOpPtr ast = UOp::Sink({out.store({rows.ToUOp(), sum})});
-  std::cout << "== the kernel AST (uopc's textual IR; `uopc compile` reads this)\n" << PrintIr(ast.get()) << "\n";
+  std::cout << "== the kernel AST (uopc's textual IR; `uopc compile` reads this)\n"
+            << PrintIr(ast.get()) << "\n";
 
   // Codegen for the CPU target: opts, lowering, linearizing, rendering.
   ClangRenderer clang;
   KernelNameCounter names;
   UOPC_ASSIGN_OR_RETURN(ProgramSpec spec, CompileKernel(ast, clang, CompileOptions{}, &names));
-  std::cout << "== " << spec.name << " with opts " << OptListToString(spec.applied_opts) << "\n" << spec.src << "\n";
+  std::cout << "== " << spec.name << " with opts " << OptListToString(spec.applied_opts) << "\n"
+            << spec.src << "\n";
 
   // Run it: three buffers on the CPU device, a = 0..15, b = 100 * (0..15).
   UOPC_ASSIGN_OR_RETURN(Device * cpu, GetDevice("CPU"));
