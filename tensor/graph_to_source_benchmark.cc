@@ -4,35 +4,30 @@
 // compiles every kernel for the CPU target with tinygrad's default opts.
 //
 //   ./bazelw run -c opt //runtime:schedule_benchmark
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include "benchmark/benchmark.h"
 #include "codegen/codegen.h"
 #include "codegen/kernel.h"
-#include "nlohmann/json.hpp"
 #include "renderer/cstyle.h"
 #include "schedule/schedule.h"
-#include "uop/text_ir.h"
+#include "tensor/benchmark_graphs.h"
 
 namespace uopc {
 namespace {
 
-UOpPtr LoadGraph(const std::string& name) {
-  std::ifstream in("schedule/testdata/benchmark_graphs.jsonl");
-  std::string line;
-  while (std::getline(in, line)) {
-    nlohmann::json j = nlohmann::json::parse(line);
-    if (j["program"] == name) return *ParseIrSingle(j["graph"].get<std::string>());
+UOpPtr BuildGraph(const std::string& name) {
+  for (const auto& [graph_name, build] : BenchmarkGraphs()) {
+    if (graph_name == name) return UOp::Sink({build().uop()});
   }
   return nullptr;
 }
 
 void BM_GraphToSource(benchmark::State& state, const std::string& name) {
-  UOpPtr graph = LoadGraph(name);
+  UOpPtr graph = BuildGraph(name);
   if (graph == nullptr) {
-    state.SkipWithError("graph not found (run from the workspace root: ./bazelw run sets it)");
+    state.SkipWithError("no such graph");
     return;
   }
   ClangRenderer clang;
@@ -59,6 +54,23 @@ void BM_GraphToSource(benchmark::State& state, const std::string& name) {
   }
   state.counters["kernels"] = static_cast<double>(kernels);
 }
+
+// The scheduler alone, for the split.
+void BM_Schedule(benchmark::State& state, const std::string& name) {
+  UOpPtr graph = BuildGraph(name);
+  for (auto _ : state) {
+    absl::StatusOr<Schedule> schedule = CreateSchedule(graph);
+    benchmark::DoNotOptimize(schedule);
+  }
+}
+
+BENCHMARK_CAPTURE(BM_Schedule, matmul_1024, std::string("matmul_1024"))->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Schedule, mlp_784_512_512_10, std::string("mlp_784_512_512_10"))
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Schedule, resnet_basic_block, std::string("resnet_basic_block"))
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Schedule, attention_block, std::string("attention_block"))
+    ->Unit(benchmark::kMillisecond);
 
 BENCHMARK_CAPTURE(BM_GraphToSource, matmul_1024, std::string("matmul_1024"))->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_GraphToSource, mlp_784_512_512_10, std::string("mlp_784_512_512_10"))
