@@ -416,7 +416,12 @@ absl::StatusOr<std::vector<E>> Tensor::ToVector() const {
                                       " is not the size of " + dtype().ToString());
   }
   std::vector<E> out(bytes->size() / sizeof(E));
-  if (!out.empty()) std::memcpy(out.data(), bytes->data(), out.size() * sizeof(E));
+  if constexpr (std::is_same_v<E, bool>) {
+    // std::vector<bool> packs bits: copy element by element.
+    for (size_t i = 0; i < out.size(); ++i) out[i] = (*bytes)[i] != 0;
+  } else if (!out.empty()) {
+    std::memcpy(out.data(), bytes->data(), out.size() * sizeof(E));
+  }
   return out;
 }
 
