@@ -40,14 +40,7 @@ namespace {
     if (!(cond)) return absl::InvalidArgumentError(absl::StrCat((opt).ToString(), ": ", __VA_ARGS__)); \
   } while (0)
 
-bool IsInt(const Sint& s) { return s.is_int(); }
 bool SintNe(const Sint& a, const Sint& b) { return Resolve(Ne(a, b)); }
-
-Sint Prod(absl::Span<const Sint> xs) {
-  Sint p = 1;
-  for (const Sint& x : xs) p = p * x;
-  return p;
-}
 
 std::string SintString(const Sint& s) {
   return s.is_int() ? absl::StrCat(s.value()) : RenderTinygrad(s.uop().get());
