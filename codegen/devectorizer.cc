@@ -287,20 +287,52 @@ const PatternMatcher& CorrectLoadStore() {
   return *kRules;
 }
 
+// A WMMA on more lanes than one tensor-core call produces: one WMMA per group of lanes, each taking its slice
+// of every operand (tinygrad's no_vectorized_wmma).
+UOpPtr NoVectorizedWmma(const UOpPtr& wmma) {
+  const Arg& arg = wmma->arg();
+  if (!arg.is_tuple() || arg.as_tuple().size() < 7 || !arg[6].is_tuple() || arg[6].as_tuple().size() != 3) {
+    return nullptr;
+  }
+  auto lanes = [](const Arg& upcast) {
+    int64_t n = 1;
+    for (const Arg& pair : upcast.as_tuple()) n *= pair[1].as_int();
+    return n;
+  };
+  const int64_t out_size = lanes(arg[6][2]);
+  if (wmma->dtype().count() == out_size) return nullptr;
+  std::vector<std::vector<UOpPtr>> slices;  // per operand, its groups of lanes
+  for (size_t i = 0; i < 3; ++i) {
+    const int64_t size = lanes(arg[6][i]);
+    std::vector<UOpPtr> groups;
+    for (int64_t start = 0; start < wmma->src(i)->dtype().count(); start += size) {
+      std::vector<int64_t> idx;
+      for (int64_t j = start; j < start + size; ++j) idx.push_back(j);
+      groups.push_back(wmma->src()[i].gep(idx));
+    }
+    slices.push_back(std::move(groups));
+  }
+  const size_t calls = std::min({slices[0].size(), slices[1].size(), slices[2].size()});
+  std::vector<UOpPtr> lanes_out;
+  for (size_t c = 0; c < calls; ++c) {
+    UOpPtr w = UOp::New(Ops::WMMA, wmma->dtype().scalar().Vec(static_cast<int>(out_size)),
+                        {slices[0][c], slices[1][c], slices[2][c]}, arg);
+    for (int64_t i = 0; i < out_size; ++i) lanes_out.push_back(w.gep(i));
+  }
+  return UOp::New(Ops::VECTORIZE, wmma->dtype(), lanes_out);
+}
+
 const PatternMatcher& Devectorize() {
   static const PatternMatcher* const kRules = new PatternMatcher({
       {UPat(groups::kALU | OpSet{Ops::CAST, Ops::BITCAST, Ops::ASSIGN}).named("alu"),
        [](const Match& m) { return NoVectorizedAlu(m["alu"]); }},
+      {UPat(Ops::WMMA).named("wmma"), [](const Match& m) { return NoVectorizedWmma(m["wmma"]); }},
       {UPat(Ops::DEFINE_ACC).named("acc"), [](const Match& m) { return NoVectorizedAcc(m["acc"]); }},
   });
   return *kRules;
 }
 
 absl::StatusOr<UOpPtr> RewriteDevectorize(const UOpPtr& sink, const Renderer& renderer) {
-  for (const UOp* u : sink->Toposort()) {
-    if (u->op() == Ops::WMMA)
-      return absl::UnimplementedError("devectorize: WMMA (tensor cores) is not supported");
-  }
   static const PatternMatcher* const kRules = new PatternMatcher(Sym() + Devectorize() + LoadStoreFolding() +
                                                                  CorrectLoadStore() + LoadStoreIndexing());
   return TryGraphRewrite(sink, *kRules, {.ctx = const_cast<Renderer*>(&renderer), .name = "devectorize"});

@@ -53,12 +53,11 @@ TEST(PtxCorpusTest, OptsUopsAndSourceAreTinygrads) {
   for (const auto& [check, ids] : differ) {
     std::cout << check << ": " << equal[check] << "/93 equal; differ: " << absl::StrJoin(ids, " ") << "\n";
   }
-  // Floors: the counts reached; a lower count is a regression. The one kernel missing is matmul_half/0:
-  // codegen's devectorizer does not lower WMMA yet (docs/parity.md, PTX section).
-  EXPECT_GE(equal["compiles"], 92);
-  EXPECT_GE(equal["opts"], 92);
-  EXPECT_GE(equal["uops"], 92);
-  EXPECT_GE(equal["src"], 92);
+  // Every kernel, matmul_half/0's tensor cores included.
+  EXPECT_EQ(equal["compiles"], 93);
+  EXPECT_EQ(equal["opts"], 93);
+  EXPECT_EQ(equal["uops"], 93);
+  EXPECT_EQ(equal["src"], 93);
 }
 
 }  // namespace

@@ -160,6 +160,10 @@ std::string CStyleRenderer::RenderCast(DType dt, absl::string_view val) const {
   return absl::StrCat("(", RenderDType(dt), ")(", val, ")");
 }
 
+std::string CStyleRenderer::RenderBitcast(DType dt, absl::string_view val) const {
+  return absl::StrCat("(*((", buffer_prefix_, RenderDType(dt), "*)&", val, "))");
+}
+
 std::optional<std::string> CStyleRenderer::RenderAlu(Ops op, DType dtype,
                                                      absl::Span<const std::string> a) const {
   switch (op) {
@@ -272,7 +276,7 @@ std::optional<std::string> CStyleRenderer::RenderOp(const UOp* u, const Context&
       }
       return absl::StrCat("(", RenderCast(u->dtype(), src(0)), ")");
     case Ops::BITCAST:
-      return absl::StrCat("(*((", buffer_prefix_, RenderDType(u->dtype()), "*)&", src(0), "))");
+      return RenderBitcast(u->dtype(), src(0));
     case Ops::DEFINE_LOCAL:
       return absl::StrCat(smem_align_, smem_prefix_, RenderDType(u->dtype().base()), " ", ctx[u], "[",
                           u->dtype().ptr_size(), "];");
@@ -285,8 +289,11 @@ std::optional<std::string> CStyleRenderer::RenderOp(const UOp* u, const Context&
       const std::string& name = u->arg()[0].as_string();
       auto it = code_for_workitem_.find(name.empty() ? ' ' : name[0]);
       if (it == code_for_workitem_.end()) return std::nullopt;
-      return absl::StrCat(absl::StrReplaceAll(it->second, {{"{}", std::string(1, name.back())}}), "; /* ",
-                          u->arg()[1].ToString(), " */");
+      // `{}` is the dimension's digit, `{xyz}` its letter.
+      const char digit = name.back();
+      const std::string letter(1, static_cast<char>('x' + (digit - '0')));
+      return absl::StrCat(absl::StrReplaceAll(it->second, {{"{}", std::string(1, digit)}, {"{xyz}", letter}}),
+                          "; /* ", u->arg()[1].ToString(), " */");
     }
     case Ops::CONST:
       return RenderConst(u);
@@ -420,7 +427,8 @@ absl::StatusOr<std::string> CStyleRenderer::Render(absl::Span<const UOp* const> 
 
 std::string CStyleRenderer::RenderFunction(const std::string& function_name,
                                            const std::vector<std::string>& lines,
-                                           const std::vector<Param>& params) const {
+                                           const std::vector<Param>& params,
+                                           absl::Span<const UOp* const> uops) const {
   std::vector<std::string> args;
   for (const Param& p : params) {
     std::string type = p.dtype.is_ptr()            ? RenderDType(p.dtype) + buffer_suffix_
@@ -428,15 +436,16 @@ std::string CStyleRenderer::RenderFunction(const std::string& function_name,
                                                    : "None";
     args.push_back(absl::StrCat(type, " ", p.name));
   }
-  return absl::StrCat(kernel_prefix_, "void ", function_name, "(", absl::StrJoin(args, ", "), ") {\n",
-                      absl::StrJoin(lines, "\n"), "\n}");
+  args.insert(args.end(), extra_args_.begin(), extra_args_.end());
+  return absl::StrCat(kernel_prefix_, "void ", KernelModifier(uops), function_name, "(",
+                      absl::StrJoin(args, ", "), ") {\n", absl::StrJoin(lines, "\n"), "\n}");
 }
 
 std::string CStyleRenderer::RenderKernel(const std::string& function_name,
                                          const std::vector<std::string>& lines,
                                          const std::vector<Param>& params,
                                          absl::Span<const UOp* const> uops) const {
-  return RenderFunction(function_name, lines, params);
+  return RenderFunction(function_name, lines, params, uops);
 }
 
 ClangRenderer::ClangRenderer() {
@@ -493,7 +502,8 @@ std::string ClangRenderer::RenderKernel(const std::string& function_name,
                                    " __attribute__((aligned(", alignment, "),vector_size(", itemsize,
                                    ")));"));
   }
-  return absl::StrCat(absl::StrJoin(defines, "\n"), "\n", RenderFunction(function_name, lines, params), "\n");
+  return absl::StrCat(absl::StrJoin(defines, "\n"), "\n", RenderFunction(function_name, lines, params, uops),
+                      "\n");
 }
 
 }  // namespace uopc

@@ -43,6 +43,8 @@ class CStyleRenderer : public Renderer {
   std::string RenderDType(DType dt) const;
   // `(dt)(val)`.
   virtual std::string RenderCast(DType dt, absl::string_view val) const;
+  // A BITCAST of a rendered variable: `(*((float*)&val))` in C; OpenCL and Metal have builtins.
+  virtual std::string RenderBitcast(DType dt, absl::string_view val) const;
 
  protected:
   // A kernel parameter: its name, its dtype, and whether the kernel stores to it.
@@ -60,8 +62,11 @@ class CStyleRenderer : public Renderer {
   std::string float4_;  // a vector constructor's prefix, e.g. "(float4)"
   std::string infinity_ = "INFINITY", nan_ = "NAN";
   absl::flat_hash_map<ScalarType, std::string> type_map_;
-  // `gidx0`-style SPECIAL names to code, by their first letter: g (group), l (local), i (global).
+  // `gidx0`-style SPECIAL names to code, by their first letter: g (group), l (local), i (global); `{}` is
+  // replaced by the dimension's digit, `{xyz}` by its letter.
   absl::flat_hash_map<char, std::string> code_for_workitem_;
+  // Parameters after the buffers and variables (Metal's thread position arguments).
+  std::vector<std::string> extra_args_;
 
   // tinygrad's code_for_op: the expression of ALU op `op` on rendered operands; nullopt for an op the target
   // does not render. Targets override it for their spellings (Clang: `__builtin_sqrtf`).
@@ -70,9 +75,11 @@ class CStyleRenderer : public Renderer {
   // The whole source: the function around the kernel's lines.
   virtual std::string RenderKernel(const std::string& function_name, const std::vector<std::string>& lines,
                                    const std::vector<Param>& params, absl::Span<const UOp* const> uops) const;
-  // The function itself: `void name(params) {` lines `}`.
+  // Between `void ` and the name (CUDA's `__launch_bounds__(N) `).
+  virtual std::string KernelModifier(absl::Span<const UOp* const> uops) const { return ""; }
+  // The function itself: `void name(params) {` lines `}` (the kernel prefix and modifier included).
   std::string RenderFunction(const std::string& function_name, const std::vector<std::string>& lines,
-                             const std::vector<Param>& params) const;
+                             const std::vector<Param>& params, absl::Span<const UOp* const> uops = {}) const;
 
  private:
   class Context;
