@@ -45,11 +45,13 @@ absl::StatusOr<ProgramSpec> ProgramSpec::FromUops(std::vector<UOpPtr> uops, std:
     spec.global_size = std::move(global_size);
     spec.local_size = std::move(local_size);
   } else {
-    spec.global_size = std::move(special_global);
-    // As tinygrad: a program with SPECIALs has local dims (all 1 unless set), except with a flat thread
-    // index.
-    if (spec.global_size && !has_thread_index) {
-      spec.local_size = special_local ? std::move(special_local) : std::vector<int64_t>{1, 1, 1};
+    // As tinygrad: a program with SPECIALs has global and local dims (all 1 unless set), except that a flat
+    // thread index leaves no local dims.
+    if (special_global || special_local) {
+      spec.global_size = special_global ? std::move(special_global) : std::vector<int64_t>{1, 1, 1};
+      if (!has_thread_index) {
+        spec.local_size = special_local ? std::move(special_local) : std::vector<int64_t>{1, 1, 1};
+      }
     }
   }
   for (const UOpPtr& u : uops) {

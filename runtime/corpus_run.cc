@@ -13,8 +13,16 @@ using nlohmann::json;
 
 absl::StatusOr<json> RunOnCorpusInputs(const UOpPtr& ast, const json& vars, Device& device,
                                        const CompileOptions& options) {
+  if (device.renderer() == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat(device.name(), " has no codegen target"));
+  }
+  return RunOnCorpusInputs(ast, vars, device, *device.renderer(), options);
+}
+
+absl::StatusOr<json> RunOnCorpusInputs(const UOpPtr& ast, const json& vars, Device& device, const Renderer& renderer,
+                                       const CompileOptions& options) {
   KernelNameCounter names;  // each line runs as if alone
-  absl::StatusOr<ProgramSpec> spec = CompileKernel(ast, *device.renderer(), options, &names);
+  absl::StatusOr<ProgramSpec> spec = CompileKernel(ast, renderer, options, &names);
   if (!spec.ok()) return spec.status();
   absl::StatusOr<std::unique_ptr<Program>> program = device.CreateProgram(*spec);
   if (!program.ok()) return program.status();

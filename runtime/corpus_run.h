@@ -20,6 +20,10 @@ namespace uopc {
 // object; null when the kernel has none). Errors: codegen's, the device's, a variable without a value.
 absl::StatusOr<nlohmann::json> RunOnCorpusInputs(const UOpPtr& ast, const nlohmann::json& vars,
                                                  Device& device, const CompileOptions& options);
+// The same, compiled for `renderer` instead of the device's own target (INTERP runs any target's program:
+// `--target` of `uopc run`).
+absl::StatusOr<nlohmann::json> RunOnCorpusInputs(const UOpPtr& ast, const nlohmann::json& vars, Device& device,
+                                                 const Renderer& renderer, const CompileOptions& options);
 
 }  // namespace uopc
 

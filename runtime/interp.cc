@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -41,7 +42,7 @@ constexpr OpSet kSupported =
     OpSet{Ops::CAST,       Ops::BITCAST,    Ops::CONST,   Ops::VCONST, Ops::DEFINE_GLOBAL, Ops::DEFINE_LOCAL,
           Ops::DEFINE_VAR, Ops::DEFINE_ACC, Ops::SPECIAL, Ops::RANGE,  Ops::ENDRANGE,      Ops::IF,
           Ops::ENDIF,      Ops::INDEX,      Ops::LOAD,    Ops::STORE,  Ops::ASSIGN,        Ops::GEP,
-          Ops::VECTORIZE,  Ops::BARRIER,    Ops::NOOP,    Ops::SINK};
+          Ops::VECTORIZE,  Ops::BARRIER,    Ops::NOOP,    Ops::SINK,   Ops::WMMA};
 
 absl::Status UopError(int pos, const UOp* u, absl::string_view what) {
   return absl::InvalidArgumentError(
@@ -151,6 +152,86 @@ void WriteElement(const Memory& m, int64_t offset, const ConstValue& v) {
   }
 }
 
+// How a tensor core spreads its operands over a warp (tinygrad's ops_python models): for A element (k, row)
+// and B element (col, k) the (element, lane) holding it, and for output element e of a lane its (col, row).
+struct WmmaLayout {
+  int warp_threads = 0, k = 0, num_a = 0, num_b = 0, num_c = 0;
+  std::function<std::pair<int, int>(int, int)> a_elem, b_elem, c_map;
+};
+
+absl::StatusOr<WmmaLayout> WmmaLayoutOf(const UOp* u) {
+  const Arg& arg = u->arg();
+  if (!arg.is_tuple() || arg.size() < 7 || !arg[4].is_string() || !arg[1].is_tuple()) {
+    return absl::InvalidArgumentError(
+        "a WMMA's arg is (name, dims, dtype_in, dtype_out, device, threads, ...)");
+  }
+  const std::string& device = arg[4].as_string();
+  const int n = static_cast<int>(arg[1][0].as_int()), mm = static_cast<int>(arg[1][1].as_int()),
+            kk = static_cast<int>(arg[1][2].as_int());
+  WmmaLayout l;
+  if (device == "METAL") {
+    auto ab = [](int i, int j) {
+      return std::pair<int, int>{i % 2, (i / 2) % 2 + (j % 4) * 2 + (i / 4) * 8 + (j / 4) * 16};
+    };
+    l = {32, 8, 2, 2, 2, ab, ab, [](int lane, int e) {
+           return std::pair<int, int>{e + (lane % 2) * 2 + ((lane / 8) % 2) * 4,
+                                      (lane / 2) % 4 + (lane / 16) * 4};
+         }};
+    return l;
+  }
+  if (device == "CUDA") {
+    auto c_map = [](int lane, int e) {
+      return std::pair<int, int>{e % 2 + (lane % 4) * 2, lane / 4 + (e / 2) * 8};
+    };
+    const bool half_in = arg[2].is_dtype() && arg[2].as_dtype() == dtypes::kFloat16;
+    if (n == 8 && mm == 16 && kk == 16) {
+      return WmmaLayout{
+          32,
+          16,
+          8,
+          4,
+          4,
+          [](int k, int row) {
+            return std::pair<int, int>{k % 2 + (row / 8) * 2 + (k / 8) * 4, (k / 2) % 4 + (row % 8) * 4};
+          },
+          [](int col, int k) {
+            return std::pair<int, int>{k % 2 + (k / 8) * 2, (k / 2) % 4 + col * 4};
+          },
+          c_map};
+    }
+    if (n == 8 && mm == 16 && kk == 8 && half_in) {
+      return WmmaLayout{32,
+                        8,
+                        4,
+                        2,
+                        4,
+                        [](int k, int row) {
+                          return std::pair<int, int>{k % 2 + (row / 8) * 2, k / 2 + (row % 8) * 4};
+                        },
+                        [](int col, int k) {
+                          return std::pair<int, int>{k % 2, k / 2 + col * 4};
+                        },
+                        c_map};
+    }
+    if (n == 8 && mm == 16 && kk == 8) {
+      return WmmaLayout{32,
+                        8,
+                        4,
+                        2,
+                        4,
+                        [](int k, int row) {
+                          return std::pair<int, int>{(k / 4) * 2 + row / 8, k % 4 + (row % 8) * 4};
+                        },
+                        [](int col, int k) {
+                          return std::pair<int, int>{k / 4, k % 4 + col * 4};
+                        },
+                        c_map};
+    }
+  }
+  return absl::UnimplementedError(
+      absl::StrCat("no model of the ", device, " tensor core ", arg[1].ToString()));
+}
+
 // The state of one workgroup's run: every uop's value, lane by lane.
 class Machine {
  public:
@@ -195,7 +276,7 @@ absl::StatusOr<InterpretedProgram> InterpretedProgram::Create(absl::Span<const U
     }
     // Every op has the sources it reads.
     size_t min_src = 0;
-    if (groups::kTernary.contains(u->op())) {
+    if (groups::kTernary.contains(u->op()) || u->op() == Ops::WMMA) {
       min_src = 3;
     } else if (groups::kBinary.contains(u->op()) || u->op() == Ops::INDEX) {
       min_src = 2;
@@ -222,8 +303,8 @@ absl::StatusOr<InterpretedProgram> InterpretedProgram::Create(absl::Span<const U
     }
     for (size_t s = 0; s < op.src.size(); ++s) {
       const int w = Width(uops[op.src[s]].get());
-      const bool fits = u->op() == Ops::VECTORIZE ? w == 1
-                        : u->op() == Ops::GEP     ? true
+      const bool fits = u->op() == Ops::VECTORIZE                     ? w == 1
+                        : u->op() == Ops::GEP || u->op() == Ops::WMMA ? true  // WMMA checks its layout
                         : u->op() == Ops::STORE
                             ? s == 1 || w == 1 || (u->num_src() > 1 && w == Width(u->src(1)))
                         : u->op() == Ops::LOAD && s == 0 ? w == 1 || w == width
@@ -535,6 +616,37 @@ absl::Status InterpretedProgram::Run(absl::Span<const InterpBuffer> buffers,
                         absl::StrCat("store out of bounds: element ", at, " of a buffer of ", mem.size));
                   }
                   WriteElement(mem, at, m.Src(op.src[1], e, t).v);
+                }
+              }
+              break;
+            }
+            case Ops::WMMA: {
+              absl::StatusOr<WmmaLayout> layout = WmmaLayoutOf(u);
+              if (!layout.ok()) return error(layout.status().message());
+              if (Width(u->src(0)) != layout->num_a || Width(u->src(1)) != layout->num_b ||
+                  Width(u->src(2)) != layout->num_c || width != layout->num_c) {
+                return error("WMMA operands do not have the tensor core's elements per thread");
+              }
+              if (warp % layout->warp_threads != 0) {
+                return error(absl::StrCat("WMMA needs a multiple of ", layout->warp_threads, " threads"));
+              }
+              const DType out_dtype = u->dtype().scalar();
+              for (int goff = 0; goff < warp; goff += layout->warp_threads) {
+                for (int lane = 0; lane < layout->warp_threads; ++lane) {
+                  for (int e = 0; e < layout->num_c; ++e) {
+                    const auto [ci, cj] = layout->c_map(lane, e);
+                    double acc = m.Src(op.src[2], e, goff + lane).v.AsFloat();
+                    for (int k = 0; k < layout->k; ++k) {
+                      const auto [ae, al] = layout->a_elem(k, cj);
+                      const auto [be, bl] = layout->b_elem(ci, k);
+                      acc += m.Src(op.src[0], ae, goff + al).v.AsFloat() *
+                             m.Src(op.src[1], be, goff + bl).v.AsFloat();
+                    }
+                    const ConstValue sum[2] = {ConstValue::Float(acc), ConstValue::Float(0.0)};
+                    absl::StatusOr<ConstValue> r = ExecAlu(Ops::ADD, out_dtype, sum);
+                    if (!r.ok()) return error(r.status().message());
+                    m.At(pc, e, goff + lane).v = *r;
+                  }
                 }
               }
               break;

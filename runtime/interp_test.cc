@@ -180,8 +180,11 @@ TEST(InterpTest, MalformedProgramsAreErrors) {
               HasSubstr("not defined before its use"));
   EXPECT_THAT(InterpretedProgram::Create({d0, r, end, EndRange(r)}).status().message(),
               HasSubstr("not defined before its use"));
+  UOpPtr reduce = UOp::New(Ops::REDUCE, kInt, {end}, Arg(Ops::ADD));
+  EXPECT_THAT(InterpretedProgram::Create({end, reduce}).status().message(),
+              HasSubstr("does not run this op"));
   UOpPtr wmma = UOp::New(Ops::WMMA, kFloat, {end}, Arg("x"));
-  EXPECT_THAT(InterpretedProgram::Create({end, wmma}).status().message(), HasSubstr("does not run this op"));
+  EXPECT_THAT(InterpretedProgram::Create({end, wmma}).status().message(), HasSubstr("needs"));
   UOpPtr st = d0.index(r).store({r});
   absl::StatusOr<InterpretedProgram> p =
       InterpretedProgram::Create({d0, end, r, d0.index(r), st, EndRange(r)});

@@ -1,5 +1,7 @@
 #include "runtime/registry.h"
 
+#include <cstdlib>
+
 #include <algorithm>
 
 #include "absl/container/flat_hash_map.h"
@@ -8,8 +10,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
+#include "renderer/gpu_cstyle.h"
 #include "runtime/cpu_device.h"
+#include "runtime/cuda_device.h"
 #include "runtime/interp_device.h"
+#include "runtime/llvm_device.h"
+#include "runtime/opencl_device.h"
 
 namespace uopc {
 namespace {
@@ -29,6 +35,19 @@ struct Registry {
     };
     entries["INTERP"].factory = []() -> absl::StatusOr<std::unique_ptr<Device>> {
       return std::make_unique<InterpDevice>();
+    };
+    entries["LLVM"].factory = []() { return MakeLLVMDevice(); };
+    entries["OPENCL"].factory = []() {
+      OpenCLDeviceOptions options;
+      options.renderer = std::shared_ptr<const Renderer>(MakeOpenCLRenderer());
+      return MakeOpenCLDevice(options);
+    };
+    // CUDA C for sm_80 (tinygrad's tensor cores need it), or $UOPC_CUDA_ARCH.
+    entries["CUDA"].factory = []() {
+      const char* arch = std::getenv("UOPC_CUDA_ARCH");
+      CudaDeviceOptions options;
+      options.renderer = std::shared_ptr<const Renderer>(MakeCUDARenderer(arch != nullptr ? arch : "sm_80"));
+      return MakeCudaDevice(options);
     };
   }
 };

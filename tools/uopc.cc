@@ -50,12 +50,12 @@ constexpr Subcommand kSubcommands[] = {
      "and AST in schedule order",
      kScheduleFlags, 1, RunSchedule},
     {"compile",
-     "[--target=clang] [--noopt | --opts='UPCAST:0:4;...'] [--emit=src|uops|stages|ast] FILE|-  or  "
+     "[--target=clang|opencl|metal|cuda|ptx|llvm] [--noopt | --opts='UPCAST:0:4;...'] [--emit=src|uops|stages|ast] FILE|-  or  "
      "--jsonl [--time] FILE|-  or  --step=STEP FILE|-",
      "compile a kernel AST: optimize, lower, linearize and render (JSON lines of name, opts, uops, src with "
      "--jsonl)",
      kCompileFlags, 1, RunCompile},
-    {"run", "--jsonl [--device=CPU|INTERP] [--noopt] FILE|-",
+    {"run", "--jsonl [--device=CPU|INTERP|LLVM|OPENCL|CUDA] [--target=T (INTERP)] [--noopt] FILE|-",
      "compile each kernel AST, run it once on the codegen corpus's inputs, print what it stores", kRunFlags,
      1, RunRun},
 };

@@ -19,13 +19,15 @@
 #include "codegen/linearize.h"
 #include "nlohmann/json.hpp"
 #include "renderer/cstyle.h"
+#include "renderer/targets.h"
 #include "tools/uopc_subcommand.h"
 #include "uop/print.h"
 #include "uop/text_ir.h"
 
 ABSL_DECLARE_FLAG(bool, jsonl);
 ABSL_DECLARE_FLAG(bool, time);
-ABSL_FLAG(std::string, target, "clang", "compile: the renderer (clang)");
+ABSL_FLAG(std::string, target, "clang",
+          "compile, run: the codegen target: clang, opencl, metal, cuda, ptx, llvm (cuda:sm_XY for an arch)");
 ABSL_FLAG(bool, noopt, false, "compile, run: no optimizations (tinygrad's NOOPT=1)");
 ABSL_FLAG(std::string, opts, "",
           "compile: apply these opts instead of the hand-coded ones: short forms separated by ';' or spaces "
@@ -39,8 +41,9 @@ ABSL_FLAG(std::string, step, "",
 namespace uopc {
 
 absl::StatusOr<std::unique_ptr<Renderer>> RendererForTarget(absl::string_view target) {
-  if (target == "clang") return std::make_unique<ClangRenderer>();
-  return UsageError(absl::StrCat("unknown --target=", target, " (known: clang)"));
+  absl::StatusOr<std::unique_ptr<Renderer>> r = MakeRendererForTarget(target);
+  if (!r.ok()) return UsageError(r.status().message());
+  return r;
 }
 
 absl::StatusOr<CompileOptions> CompileOptionsFromFlags() {

@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "codegen/codegen.h"
@@ -24,7 +25,8 @@
 
 ABSL_DECLARE_FLAG(bool, jsonl);
 ABSL_DECLARE_FLAG(bool, noopt);
-ABSL_FLAG(std::string, device, "CPU", "run: the device, CPU or INTERP");
+ABSL_FLAG(std::string, device, "CPU", "run: the device: CPU, INTERP, LLVM, OPENCL or CUDA");
+ABSL_DECLARE_FLAG(std::string, target);
 
 namespace uopc {
 
@@ -33,9 +35,24 @@ using nlohmann::json;
 absl::Status RunRun(absl::Span<const std::string> args, std::ostream& out) {
   if (!absl::GetFlag(FLAGS_jsonl)) return UsageError("run reads JSON lines: give --jsonl");
   absl::StatusOr<Device*> device = GetDevice(absl::GetFlag(FLAGS_device));
-  if (!device.ok()) return UsageError(device.status().message());
-  if ((*device)->renderer() == nullptr)
-    return UsageError(absl::StrCat((*device)->name(), " has no codegen target"));
+  if (!device.ok()) {
+    return UsageError(absl::StrCat(device.status().message(), " (devices: ", absl::StrJoin(RegisteredDevices(), ", "),
+                                   ")"));
+  }
+  // INTERP runs any target's program (--target); every other device runs its own target's.
+  std::unique_ptr<Renderer> chosen;
+  const Renderer* renderer = (*device)->renderer();
+  const std::string target = absl::GetFlag(FLAGS_target);
+  if ((*device)->name() != "INTERP" && target != "clang") {
+    return UsageError("--target is for --device=INTERP (every other device runs its own target's programs)");
+  }
+  if ((*device)->name() == "INTERP" && target != "clang") {
+    absl::StatusOr<std::unique_ptr<Renderer>> r = RendererForTarget(target);
+    if (!r.ok()) return r.status();
+    chosen = *std::move(r);
+    renderer = chosen.get();
+  }
+  if (renderer == nullptr) return UsageError(absl::StrCat((*device)->name(), " has no codegen target"));
   CompileOptions options;
   options.optimize = !absl::GetFlag(FLAGS_noopt);
   absl::StatusOr<std::string> text = ReadInputText(args[0]);
@@ -54,7 +71,7 @@ absl::Status RunRun(absl::Span<const std::string> args, std::ostream& out) {
     } else if (absl::StatusOr<UOpPtr> ast = ParseIrSingle(record["ast"].get<std::string>()); !ast.ok()) {
       error = absl::InvalidArgumentError(absl::StrCat("ast:", ast.status().message()));
     } else if (absl::StatusOr<json> outputs =
-                   RunOnCorpusInputs(*ast, record.value("vars", json()), **device, options);
+                   RunOnCorpusInputs(*ast, record.value("vars", json()), **device, *renderer, options);
                !outputs.ok()) {
       error = outputs.status();
     } else {

@@ -8,6 +8,7 @@
 #ifndef UOPC_TOOLS_UOPC_SUBCOMMAND_H_
 #define UOPC_TOOLS_UOPC_SUBCOMMAND_H_
 
+#include <memory>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "renderer/renderer.h"
 #include "uop/uop.h"
 
 ABSL_DECLARE_FLAG(std::string, format);
@@ -75,11 +77,13 @@ absl::Status RunShape(absl::Span<const std::string> args, std::ostream& out);
 inline constexpr absl::string_view kCompileFlags[] = {"target", "noopt", "opts", "emit",
                                                       "jsonl",  "time",  "step"};
 absl::Status RunCompile(absl::Span<const std::string> args, std::ostream& out);
+// The renderer --target names (a usage error listing the known ones otherwise).
+absl::StatusOr<std::unique_ptr<Renderer>> RendererForTarget(absl::string_view target);
 // uopc schedule [--format=ir|listing|tree] FILE|-
 inline constexpr absl::string_view kScheduleFlags[] = {"format"};
 absl::Status RunSchedule(absl::Span<const std::string> args, std::ostream& out);
 // uopc run --jsonl [--device=CPU|INTERP] [--noopt] FILE|-
-inline constexpr absl::string_view kRunFlags[] = {"device", "noopt", "jsonl"};
+inline constexpr absl::string_view kRunFlags[] = {"device", "noopt", "jsonl", "target"};
 absl::Status RunRun(absl::Span<const std::string> args, std::ostream& out);
 
 }  // namespace uopc

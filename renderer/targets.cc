@@ -1,0 +1,36 @@
+#include "renderer/targets.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "renderer/cstyle.h"
+#include "renderer/gpu_cstyle.h"
+#include "renderer/llvmir.h"
+#include "renderer/ptx.h"
+
+namespace uopc {
+
+const std::vector<std::string>& KnownTargets() {
+  static const std::vector<std::string>* const targets =
+      new std::vector<std::string>{"clang", "opencl", "metal", "cuda", "ptx", "llvm"};
+  return *targets;
+}
+
+absl::StatusOr<std::unique_ptr<Renderer>> MakeRendererForTarget(absl::string_view name) {
+  std::pair<absl::string_view, absl::string_view> parts = absl::StrSplit(name, absl::MaxSplits(':', 1));
+  const absl::string_view base = parts.first;
+  const std::string arch = parts.second.empty() ? "sm_80" : std::string(parts.second);
+  if (!parts.second.empty() && base != "cuda" && base != "ptx") {
+    return absl::InvalidArgumentError(absl::StrCat("target ", base, " takes no arch"));
+  }
+  if (base == "clang") return std::make_unique<ClangRenderer>();
+  if (base == "opencl") return MakeOpenCLRenderer();
+  if (base == "metal") return MakeMetalRenderer();
+  if (base == "cuda") return MakeCUDARenderer(arch);
+  if (base == "ptx") return std::make_unique<PTXRenderer>(arch);
+  if (base == "llvm") return MakeLLVMRenderer();
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown target '", name, "' (known: ", absl::StrJoin(KnownTargets(), ", "), ")"));
+}
+
+}  // namespace uopc
