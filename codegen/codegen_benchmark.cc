@@ -1,28 +1,30 @@
 // Codegen time over tinygrad's 93 corpus kernels: opts, every pass, the linearizer and the C renderer (no C
-// compiler), with the hand-coded opts and without any. tinygrad v0.10.3 takes 0.945 s (with opts) and 0.284 s
+// compiler), with the hand-coded opts and without any; and for every target. tinygrad v0.10.3 takes 0.945 s (with opts) and 0.284 s
 // (without) for the same kernels on this machine kind (shared/reference/tinygrad-v0.10.3/README.md).
 //
 //   ./bazelw run -c opt //codegen:codegen_benchmark
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "benchmark/benchmark.h"
 #include "codegen/codegen.h"
 #include "codegen/testing/kernel_corpus.h"
 #include "renderer/cstyle.h"
+#include "renderer/targets.h"
 
 namespace uopc {
 namespace {
 
-void CompileCorpus(benchmark::State& state, bool optimize) {
+void CompileCorpusFor(benchmark::State& state, const Renderer& renderer, bool optimize) {
   std::vector<UOpPtr> asts;
   for (const CorpusKernel& k : KernelCorpus()) asts.push_back(ParseCorpusGraph(k.ast));
-  ClangRenderer clang;
   CompileOptions options;
   options.optimize = optimize;
   for (auto _ : state) {
     for (const UOpPtr& ast : asts) {
       KernelNameCounter names;
-      absl::StatusOr<ProgramSpec> p = CompileKernel(ast, clang, options, &names);
+      absl::StatusOr<ProgramSpec> p = CompileKernel(ast, renderer, options, &names);
       if (!p.ok()) {
         state.SkipWithError(std::string(p.status().message()).c_str());
         return;
@@ -34,10 +36,26 @@ void CompileCorpus(benchmark::State& state, bool optimize) {
   state.counters["kernels"] = static_cast<double>(asts.size());
 }
 
-void BM_CorpusWithOpts(benchmark::State& state) { CompileCorpus(state, true); }
-void BM_CorpusWithoutOpts(benchmark::State& state) { CompileCorpus(state, false); }
+void BM_CorpusWithOpts(benchmark::State& state) { CompileCorpusFor(state, ClangRenderer(), true); }
+void BM_CorpusWithoutOpts(benchmark::State& state) { CompileCorpusFor(state, ClangRenderer(), false); }
 BENCHMARK(BM_CorpusWithOpts)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_CorpusWithoutOpts)->Unit(benchmark::kMillisecond);
+
+// Every target, with its default opts (tensor cores for CUDA and PTX where they apply).
+void BM_CorpusForTarget(benchmark::State& state, const std::string& target) {
+  absl::StatusOr<std::unique_ptr<Renderer>> renderer = MakeRendererForTarget(target);
+  if (!renderer.ok()) {
+    state.SkipWithError(std::string(renderer.status().message()).c_str());
+    return;
+  }
+  CompileCorpusFor(state, **renderer, true);
+}
+BENCHMARK_CAPTURE(BM_CorpusForTarget, clang, std::string("clang"))->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_CorpusForTarget, opencl, std::string("opencl"))->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_CorpusForTarget, metal, std::string("metal"))->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_CorpusForTarget, cuda, std::string("cuda"))->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_CorpusForTarget, ptx, std::string("ptx"))->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_CorpusForTarget, llvm, std::string("llvm"))->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace uopc

@@ -97,7 +97,8 @@ absl::StatusOr<const ShapeTracker*> TensorShapes::TrySt(const UOpPtr& root) {
   // Sources first, without recursion: graphs can be long chains.
   std::vector<std::pair<const UOp*, bool>> stack{{root.get(), false}};
   while (!stack.empty()) {
-    auto [u, expanded] = stack.back();
+    const UOp* u = stack.back().first;
+    const bool expanded = stack.back().second;
     if (memo_.contains(u)) {
       stack.pop_back();
       continue;
@@ -223,7 +224,8 @@ std::string DeviceOf(const UOp* root) {
   absl::flat_hash_map<const UOp*, std::string> memo;
   std::vector<std::pair<const UOp*, bool>> stack{{root, false}};
   while (!stack.empty()) {
-    auto [u, expanded] = stack.back();
+    const UOp* u = stack.back().first;
+    const bool expanded = stack.back().second;
     if (memo.contains(u)) {
       stack.pop_back();
       continue;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "codegen/codegen.h"
@@ -28,10 +29,12 @@ std::string Describe(const RandomKernel& kernel, const std::vector<Opt>& opts) {
 
 }  // namespace
 
-std::vector<Opt> RandomValidOpts(const UOpPtr& ast, ChoiceSource& choices, int max_opts) {
+std::vector<Opt> RandomValidOpts(const UOpPtr& ast, ChoiceSource& choices, int max_opts, const std::string& device) {
   static const ClangRenderer* const clang = new ClangRenderer();
+  const Renderer* renderer = clang;
+  if (absl::StatusOr<Device*> d = GetDevice(device); d.ok() && (*d)->renderer() != nullptr) renderer = (*d)->renderer();
   std::vector<Opt> accepted;
-  absl::StatusOr<Kernel> k = Kernel::Create(ast, *clang);
+  absl::StatusOr<Kernel> k = Kernel::Create(ast, *renderer);
   if (!k.ok()) return accepted;
   // Most random opts are invalid for a given kernel (the checks are the point of some of them): try several.
   const int wanted = static_cast<int>(choices.Below(max_opts + 1));
@@ -46,9 +49,10 @@ std::vector<Opt> RandomValidOpts(const UOpPtr& ast, ChoiceSource& choices, int m
   return accepted;
 }
 
-std::optional<std::string> CheckKernel(const RandomKernel& kernel, const std::vector<Opt>& opts) {
-  absl::StatusOr<Device*> cpu = GetDevice("CPU"), interp = GetDevice("INTERP");
-  if (!cpu.ok() || !interp.ok()) return "no CPU or INTERP device";
+std::optional<std::string> CheckKernel(const RandomKernel& kernel, const std::vector<Opt>& opts,
+                                       const std::string& device) {
+  absl::StatusOr<Device*> cpu = GetDevice(device), interp = GetDevice("INTERP");
+  if (!cpu.ok() || !interp.ok()) return absl::StrCat("no ", device, " or INTERP device");
   CompileOptions reference_options;
   reference_options.optimize = false;
   absl::StatusOr<nlohmann::json> want = RunOnCorpusInputs(kernel.ast, nullptr, **interp, reference_options);
@@ -57,14 +61,15 @@ std::optional<std::string> CheckKernel(const RandomKernel& kernel, const std::ve
   CompileOptions options;
   options.opts = opts;
   absl::StatusOr<nlohmann::json> got = RunOnCorpusInputs(kernel.ast, nullptr, **cpu, options);
+  if (!got.ok() && absl::StrContains(got.status().message(), "cl_khr_fp16")) return std::nullopt;
   if (!got.ok())
-    return absl::StrCat("CPU with opts failed: ", got.status().message(), "\n", Describe(kernel, opts));
+    return absl::StrCat(device, " with opts failed: ", got.status().message(), "\n", Describe(kernel, opts));
   for (const auto& [arg, values] : want->items()) {
     if (!got->contains(arg))
-      return absl::StrCat("CPU did not store buffer ", arg, "\n", Describe(kernel, opts));
+      return absl::StrCat(device, " did not store buffer ", arg, "\n", Describe(kernel, opts));
     const DType dtype = kernel.buffers[std::stoll(arg)].dtype;
     if (std::string diff = CorpusValuesMismatch(dtype, (*got)[arg], values); !diff.empty()) {
-      return absl::StrCat("buffer ", arg, ": CPU with opts vs INTERP without: ", diff, "\n",
+      return absl::StrCat("buffer ", arg, ": ", device, " with opts vs INTERP without: ", diff, "\n",
                           Describe(kernel, opts));
     }
   }

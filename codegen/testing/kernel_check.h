@@ -17,11 +17,15 @@
 
 namespace uopc {
 
-// Up to `max_opts` opts drawn from `choices` that the kernel accepts (tinygrad's checks), in order.
-std::vector<Opt> RandomValidOpts(const UOpPtr& ast, ChoiceSource& choices, int max_opts = 4);
+// Up to `max_opts` opts drawn from `choices` that the kernel accepts (tinygrad's checks) for `device`'s target
+// (the CPU's when empty), in order.
+std::vector<Opt> RandomValidOpts(const UOpPtr& ast, ChoiceSource& choices, int max_opts = 4,
+                                 const std::string& device = "CPU");
 
-// nullopt when the CPU with `opts` and INTERP without opts agree on every output of `kernel`; else why not.
-std::optional<std::string> CheckKernel(const RandomKernel& kernel, const std::vector<Opt>& opts);
+// nullopt when `device` (CPU, LLVM, OPENCL) with `opts` and INTERP without opts agree on every output of
+// `kernel`; else why not. A kernel the device cannot run here (half on an OpenCL without cl_khr_fp16) passes.
+std::optional<std::string> CheckKernel(const RandomKernel& kernel, const std::vector<Opt>& opts,
+                                       const std::string& device = "CPU");
 
 }  // namespace uopc
 

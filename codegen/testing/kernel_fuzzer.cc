@@ -1,8 +1,10 @@
-// libFuzzer target: random kernels with random valid opts, compiled for the CPU, against the interpreter on
-// the unoptimized program (codegen/testing/kernel_check.h). The fuzz input is the generator's choices.
+// libFuzzer target: random kernels with random valid opts, compiled for a device (CPU, or $UOPC_FUZZ_DEVICE:
+// LLVM, OPENCL), against the interpreter on the unoptimized program (codegen/testing/kernel_check.h). The fuzz
+// input is the generator's choices.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 #include "codegen/testing/kernel_check.h"
 #include "codegen/testing/random_kernel.h"
@@ -10,8 +12,12 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   uopc::ChoiceSource choices(data, size);
   uopc::RandomKernel kernel = uopc::MakeRandomKernel(choices);
-  std::vector<uopc::Opt> opts = uopc::RandomValidOpts(kernel.ast, choices);
-  if (std::optional<std::string> failure = uopc::CheckKernel(kernel, opts)) {
+  static const std::string device = [] {
+    const char* d = std::getenv("UOPC_FUZZ_DEVICE");
+    return std::string(d != nullptr ? d : "CPU");
+  }();
+  std::vector<uopc::Opt> opts = uopc::RandomValidOpts(kernel.ast, choices, 4, device);
+  if (std::optional<std::string> failure = uopc::CheckKernel(kernel, opts, device)) {
     std::fprintf(stderr, "%s\n", failure->c_str());
     std::abort();
   }
