@@ -1,6 +1,7 @@
 // Codegen time over tinygrad's 93 corpus kernels: opts, every pass, the linearizer and the C renderer (no C
-// compiler), with the hand-coded opts and without any; and for every target. tinygrad v0.10.3 takes 0.945 s (with opts) and 0.284 s
-// (without) for the same kernels on this machine kind (shared/reference/tinygrad-v0.10.3/README.md).
+// compiler), with the hand-coded opts and without any; and for every target. tinygrad v0.10.3 takes 0.945 s
+// (with opts) and 0.284 s (without) for the same kernels on this machine kind
+// (shared/reference/tinygrad-v0.10.3/README.md).
 //
 //   ./bazelw run -c opt //codegen:codegen_benchmark
 #include <memory>

@@ -98,11 +98,12 @@ PatternMatcher LateRewritePatterns(const OpSet& ops, bool force_transcendental) 
   }
   const UPat x_int = UPat::Var("x", dtypes::kInts), c = UPat::Cvar("c");
   if (ops.contains(Ops::AND)) {
-    // x % 2^k is x & (2^k - 1) only where x >= 0: C's % takes the dividend's sign (-3 % 8 is -3, -3 & 7 is 5).
-    // tinygrad rewrites signed x without the check; uopc keeps C's semantics (docs/parity.md).
+    // x % 2^k is x & (2^k - 1) only where x >= 0: C's % takes the dividend's sign (-3 % 8 is -3, -3 & 7 is
+    // 5). tinygrad rewrites signed x without the check; uopc keeps C's semantics (docs/parity.md).
     rules.push_back({x_int % c, [](const Match& m) -> UOpPtr {
                        if (!PowerOfTwo(m["c"])) return nullptr;
-                       if (!m["x"]->dtype().is_unsigned() && m["x"]->vmin() < ConstValue::Int(0)) return nullptr;
+                       if (!m["x"]->dtype().is_unsigned() && m["x"]->vmin() < ConstValue::Int(0))
+                         return nullptr;
                        return m["x"] & m["x"].const_like(ConstValue::Int(m["c"]->const_value().AsInt() - 1));
                      }});
   }

@@ -23,8 +23,8 @@ TEST(LateRewriteTest, PowersOfTwoBecomeShiftsAndMasks) {
   UOpPtr y = UOp::Variable("y", -5, 100);
   // A possibly negative dividend keeps its division by 8 (a shift would floor).
   EXPECT_EQ(GraphRewrite(y.idiv(8), late), y.idiv(8));
-  // Nor is its remainder a mask: C's -3 % 8 is -3, -3 & 7 is 5 (tinygrad masks it anyway; the kernel fuzzer found
-  // it on the LLVM device, whose IR keeps `srem`).
+  // Nor is its remainder a mask: C's -3 % 8 is -3, -3 & 7 is 5 (tinygrad masks it anyway; the kernel fuzzer
+  // found it on the LLVM device, whose IR keeps `srem`).
   EXPECT_NE(GraphRewrite(y % 8, late), y & 7);
   EXPECT_EQ(GraphRewrite(y * -1, late), y.alu(Ops::NEG));
 }

@@ -19,8 +19,8 @@ absl::StatusOr<json> RunOnCorpusInputs(const UOpPtr& ast, const json& vars, Devi
   return RunOnCorpusInputs(ast, vars, device, *device.renderer(), options);
 }
 
-absl::StatusOr<json> RunOnCorpusInputs(const UOpPtr& ast, const json& vars, Device& device, const Renderer& renderer,
-                                       const CompileOptions& options) {
+absl::StatusOr<json> RunOnCorpusInputs(const UOpPtr& ast, const json& vars, Device& device,
+                                       const Renderer& renderer, const CompileOptions& options) {
   KernelNameCounter names;  // each line runs as if alone
   absl::StatusOr<ProgramSpec> spec = CompileKernel(ast, renderer, options, &names);
   if (!spec.ok()) return spec.status();

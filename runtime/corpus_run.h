@@ -22,8 +22,9 @@ absl::StatusOr<nlohmann::json> RunOnCorpusInputs(const UOpPtr& ast, const nlohma
                                                  Device& device, const CompileOptions& options);
 // The same, compiled for `renderer` instead of the device's own target (INTERP runs any target's program:
 // `--target` of `uopc run`).
-absl::StatusOr<nlohmann::json> RunOnCorpusInputs(const UOpPtr& ast, const nlohmann::json& vars, Device& device,
-                                                 const Renderer& renderer, const CompileOptions& options);
+absl::StatusOr<nlohmann::json> RunOnCorpusInputs(const UOpPtr& ast, const nlohmann::json& vars,
+                                                 Device& device, const Renderer& renderer,
+                                                 const CompileOptions& options);
 
 }  // namespace uopc
 

@@ -1,6 +1,6 @@
 // INTERP runs the GPU targets' programs: every corpus kernel compiled for OpenCL, Metal and CUDA (thread ids,
-// local memory, barriers, tensor cores) and interpreted gives the corpus's outputs, so every GPU renderer's input
-// is checked on any machine.
+// local memory, barriers, tensor cores) and interpreted gives the corpus's outputs, so every GPU renderer's
+// input is checked on any machine.
 #include <string>
 #include <vector>
 

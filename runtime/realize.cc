@@ -236,12 +236,15 @@ std::string KernelRunLine(const KernelRun& run, int64_t number, double total_sec
   double et = run.run_seconds > 0 ? run.run_seconds : 1e-20;
   std::string name = run.name;
   if (name.size() < 41) name.append(41 - name.size(), ' ');
-  return absl::StrFormat("*** %-7s %4d %s arg %2d mem %5.2f GB tm %s/%9.2fms (%9.2f GFLOPS %6.1f|%-7.1f GB/s)",
-                         run.device.substr(0, 7), number, name, run.num_buffers, 0.0, TimeToStr(run.run_seconds, 9),
-                         total_seconds * 1e3, run.flops / (et * 1e9), run.bytes / (et * 1e9), run.bytes / (et * 1e9));
+  return absl::StrFormat(
+      "*** %-7s %4d %s arg %2d mem %5.2f GB tm %s/%9.2fms (%9.2f GFLOPS %6.1f|%-7.1f GB/s)",
+      run.device.substr(0, 7), number, name, run.num_buffers, 0.0, TimeToStr(run.run_seconds, 9),
+      total_seconds * 1e3, run.flops / (et * 1e9), run.bytes / (et * 1e9), run.bytes / (et * 1e9));
 }
 
-void SetKernelRunListener(std::function<void(const KernelRun&)> listener) { Listener() = std::move(listener); }
+void SetKernelRunListener(std::function<void(const KernelRun&)> listener) {
+  Listener() = std::move(listener);
+}
 
 absl::StatusOr<std::vector<KernelRun>> RunSchedule(const Schedule& schedule, const RealizeOptions& options) {
   static DebugState* debug_state = new DebugState();

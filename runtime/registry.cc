@@ -1,8 +1,7 @@
 #include "runtime/registry.h"
 
-#include <cstdlib>
-
 #include <algorithm>
+#include <cstdlib>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"

@@ -1,9 +1,9 @@
 // The devices by name (tinygrad's `Device["CPU"]`): each is made on first use and lives for the process.
 //
 // Built in: "CPU" (clang), "INTERP" (the interpreter), "LLVM" (LLVM 19's JIT), "OPENCL" (the OpenCL ICD, POCL
-// here) and "CUDA" (the driver and NVRTC, loaded at run time); making one that is not available here is an error
-// saying why. Another runtime registers a factory, from a static initializer in an
-// alwayslink library or from main():
+// here) and "CUDA" (the driver and NVRTC, loaded at run time); making one that is not available here is an
+// error saying why. Another runtime registers a factory, from a static initializer in an alwayslink library
+// or from main():
 //
 //   RegisterDevice("MYDEV", [] { return MakeMyDevice(); });
 //   absl::StatusOr<Device*> d = GetDevice("interp");   // names are case-insensitive; ":0" is dropped

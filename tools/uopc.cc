@@ -46,11 +46,13 @@ constexpr Subcommand kSubcommands[] = {
      "apply movement ops to a ShapeTracker; print its views, index/valid and index array", kShapeFlags, 1,
      RunShape},
     {"schedule", "[--format=ir|listing|tree] FILE|-",
-     "cut a tensor-level graph (the SINK of the tensors to realize) into kernels; print each kernel's buffers "
+     "cut a tensor-level graph (the SINK of the tensors to realize) into kernels; print each kernel's "
+     "buffers "
      "and AST in schedule order",
      kScheduleFlags, 1, RunSchedule},
     {"compile",
-     "[--target=clang|opencl|metal|cuda|ptx|llvm] [--noopt | --opts='UPCAST:0:4;...'] [--emit=src|uops|stages|ast] FILE|-  or  "
+     "[--target=clang|opencl|metal|cuda|ptx|llvm] [--noopt | --opts='UPCAST:0:4;...'] "
+     "[--emit=src|uops|stages|ast] FILE|-  or  "
      "--jsonl [--time] FILE|-  or  --step=STEP FILE|-",
      "compile a kernel AST: optimize, lower, linearize and render (JSON lines of name, opts, uops, src with "
      "--jsonl)",

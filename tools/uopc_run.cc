@@ -11,8 +11,8 @@
 #include <memory>
 
 #include "absl/flags/flag.h"
-#include "absl/strings/str_join.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "codegen/codegen.h"
 #include "nlohmann/json.hpp"
@@ -36,8 +36,8 @@ absl::Status RunRun(absl::Span<const std::string> args, std::ostream& out) {
   if (!absl::GetFlag(FLAGS_jsonl)) return UsageError("run reads JSON lines: give --jsonl");
   absl::StatusOr<Device*> device = GetDevice(absl::GetFlag(FLAGS_device));
   if (!device.ok()) {
-    return UsageError(absl::StrCat(device.status().message(), " (devices: ", absl::StrJoin(RegisteredDevices(), ", "),
-                                   ")"));
+    return UsageError(absl::StrCat(device.status().message(),
+                                   " (devices: ", absl::StrJoin(RegisteredDevices(), ", "), ")"));
   }
   // INTERP runs any target's program (--target); every other device runs its own target's.
   std::unique_ptr<Renderer> chosen;

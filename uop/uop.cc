@@ -126,7 +126,8 @@ Shard& ShardFor(size_t hash) { return Shards()[(hash >> 7) % kNumShards]; }
 bool UOp::TryAddRef() const {
   int32_t n = refs_.load(std::memory_order_relaxed);
   while (n > 0) {
-    if (refs_.compare_exchange_weak(n, n + 1, std::memory_order_acq_rel, std::memory_order_relaxed)) return true;
+    if (refs_.compare_exchange_weak(n, n + 1, std::memory_order_acq_rel, std::memory_order_relaxed))
+      return true;
   }
   return false;
 }
@@ -621,7 +622,9 @@ UOpPtr UOp::Variable(std::string name, int64_t min, int64_t max, DType dt) {
 UOpPtr UOp::Range(DType dt, int64_t end, int64_t axis) { return Range(Const(dt, end), axis); }
 UOpPtr UOp::Range(const UOpPtr& end, int64_t axis) { return New(Ops::RANGE, end->dtype(), {end}, Arg(axis)); }
 
-UOpPtr UOp::Sink(absl::Span<const UOpPtr> src, Arg arg) { return New(Ops::SINK, dtypes::kVoid, src, std::move(arg)); }
+UOpPtr UOp::Sink(absl::Span<const UOpPtr> src, Arg arg) {
+  return New(Ops::SINK, dtypes::kVoid, src, std::move(arg));
+}
 
 UOpPtr UOp::Vectorize(absl::Span<const UOpPtr> src) {
   UOPC_CHECK(!src.empty(), "VECTORIZE of nothing");
@@ -635,7 +638,8 @@ UOpPtr UOpPtr::alu(Ops op, absl::Span<const UOpPtr> more) const {
   src.push_back(*this);
   for (const UOpPtr& m : more) src.push_back(m);
   DType out = src.back()->dtype();
-  if (groups::kComparison.contains(op)) out = out.count() > 1 ? dtypes::kBool.Vec(out.count()) : dtypes::kBool;
+  if (groups::kComparison.contains(op))
+    out = out.count() > 1 ? dtypes::kBool.Vec(out.count()) : dtypes::kBool;
   return UOp::New(op, out, std::move(src));
 }
 
@@ -759,19 +763,19 @@ ConstValue Negated(bool v) { return ConstValue::Int(v ? -1 : 0); }
 }  // namespace
 
 // tinygrad's sub with a number: self + const(-x); reversed: const(x) + (-self).
-#define UOPC_DEFINE_SCALAR_OPERATORS(T)                                                                     \
-  UOpPtr operator+(const UOpPtr& a, T b) { return a.add(a.const_like(ToConst(b))); }                       \
-  UOpPtr operator+(T a, const UOpPtr& b) { return b.const_like(ToConst(a)).add(b); }                       \
-  UOpPtr operator-(const UOpPtr& a, T b) { return a.add(a.const_like(Negated(b))); }                       \
-  UOpPtr operator-(T a, const UOpPtr& b) { return b.const_like(ToConst(a)).add(b.neg()); }                 \
-  UOpPtr operator*(const UOpPtr& a, T b) { return a.mul(a.const_like(ToConst(b))); }                       \
-  UOpPtr operator*(T a, const UOpPtr& b) { return b.const_like(ToConst(a)).mul(b); }                       \
-  UOpPtr operator/(const UOpPtr& a, T b) { return a.div(a.const_like(ToConst(b))); }                       \
-  UOpPtr operator%(const UOpPtr& a, T b) { return a.mod(a.const_like(ToConst(b))); }                       \
-  UOpPtr operator&(const UOpPtr& a, T b) { return a.bitwise_and(a.const_like(ToConst(b))); }               \
-  UOpPtr operator|(const UOpPtr& a, T b) { return a.bitwise_or(a.const_like(ToConst(b))); }                \
-  UOpPtr operator^(const UOpPtr& a, T b) { return a.bitwise_xor(a.const_like(ToConst(b))); }               \
-  UOpPtr operator<<(const UOpPtr& a, T b) { return a.lshift(a.const_like(ToConst(b))); }                   \
+#define UOPC_DEFINE_SCALAR_OPERATORS(T)                                                      \
+  UOpPtr operator+(const UOpPtr& a, T b) { return a.add(a.const_like(ToConst(b))); }         \
+  UOpPtr operator+(T a, const UOpPtr& b) { return b.const_like(ToConst(a)).add(b); }         \
+  UOpPtr operator-(const UOpPtr& a, T b) { return a.add(a.const_like(Negated(b))); }         \
+  UOpPtr operator-(T a, const UOpPtr& b) { return b.const_like(ToConst(a)).add(b.neg()); }   \
+  UOpPtr operator*(const UOpPtr& a, T b) { return a.mul(a.const_like(ToConst(b))); }         \
+  UOpPtr operator*(T a, const UOpPtr& b) { return b.const_like(ToConst(a)).mul(b); }         \
+  UOpPtr operator/(const UOpPtr& a, T b) { return a.div(a.const_like(ToConst(b))); }         \
+  UOpPtr operator%(const UOpPtr& a, T b) { return a.mod(a.const_like(ToConst(b))); }         \
+  UOpPtr operator&(const UOpPtr& a, T b) { return a.bitwise_and(a.const_like(ToConst(b))); } \
+  UOpPtr operator|(const UOpPtr& a, T b) { return a.bitwise_or(a.const_like(ToConst(b))); }  \
+  UOpPtr operator^(const UOpPtr& a, T b) { return a.bitwise_xor(a.const_like(ToConst(b))); } \
+  UOpPtr operator<<(const UOpPtr& a, T b) { return a.lshift(a.const_like(ToConst(b))); }     \
   UOpPtr operator>>(const UOpPtr& a, T b) { return a.rshift(a.const_like(ToConst(b))); }
 UOPC_DEFINE_SCALAR_OPERATORS(int)
 UOPC_DEFINE_SCALAR_OPERATORS(int64_t)

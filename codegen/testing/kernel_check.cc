@@ -29,10 +29,12 @@ std::string Describe(const RandomKernel& kernel, const std::vector<Opt>& opts) {
 
 }  // namespace
 
-std::vector<Opt> RandomValidOpts(const UOpPtr& ast, ChoiceSource& choices, int max_opts, const std::string& device) {
+std::vector<Opt> RandomValidOpts(const UOpPtr& ast, ChoiceSource& choices, int max_opts,
+                                 const std::string& device) {
   static const ClangRenderer* const clang = new ClangRenderer();
   const Renderer* renderer = clang;
-  if (absl::StatusOr<Device*> d = GetDevice(device); d.ok() && (*d)->renderer() != nullptr) renderer = (*d)->renderer();
+  if (absl::StatusOr<Device*> d = GetDevice(device); d.ok() && (*d)->renderer() != nullptr)
+    renderer = (*d)->renderer();
   std::vector<Opt> accepted;
   absl::StatusOr<Kernel> k = Kernel::Create(ast, *renderer);
   if (!k.ok()) return accepted;

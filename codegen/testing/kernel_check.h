@@ -17,8 +17,8 @@
 
 namespace uopc {
 
-// Up to `max_opts` opts drawn from `choices` that the kernel accepts (tinygrad's checks) for `device`'s target
-// (the CPU's when empty), in order.
+// Up to `max_opts` opts drawn from `choices` that the kernel accepts (tinygrad's checks) for `device`'s
+// target (the CPU's when empty), in order.
 std::vector<Opt> RandomValidOpts(const UOpPtr& ast, ChoiceSource& choices, int max_opts = 4,
                                  const std::string& device = "CPU");
 

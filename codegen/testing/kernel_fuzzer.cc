@@ -1,6 +1,6 @@
 // libFuzzer target: random kernels with random valid opts, compiled for a device (CPU, or $UOPC_FUZZ_DEVICE:
-// LLVM, OPENCL), against the interpreter on the unoptimized program (codegen/testing/kernel_check.h). The fuzz
-// input is the generator's choices.
+// LLVM, OPENCL), against the interpreter on the unoptimized program (codegen/testing/kernel_check.h). The
+// fuzz input is the generator's choices.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
