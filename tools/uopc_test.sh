@@ -207,20 +207,37 @@ run compile-opts 0 compile --opts='UPCAST:0:3' "$tmp/add.uop" && expect compile-
   expect compile-opts stdout '^  \*\(data0\+2\) = \(val2\+val5\);$' "$out"
 run compile-bad-opt 1 compile --opts='UPCAST:0:2' "$tmp/add.uop" && expect compile-bad-opt stderr 'add.uop: error: Opt\(op=OptOps.UPCAST, axis=0, arg=2\)' "$err"
 run compile-opts-noopt 2 compile --noopt --opts='UPCAST:0:3' "$tmp/add.uop" && expect compile-opts-noopt stderr 'exclude each other' "$err"
-run compile-bad-target 2 compile --target=vulkan "$tmp/add.uop" && expect compile-bad-target stderr 'unknown --target=vulkan' "$err"
+run compile-bad-target 2 compile --target=vulkan "$tmp/add.uop" &&
+  expect compile-bad-target stderr "unknown target 'vulkan' \\(known: clang, opencl, metal, cuda, ptx, llvm\\)" "$err"
+run compile-opencl 0 compile --target=opencl "$tmp/add.uop" && expect compile-opencl stdout '^__kernel void E_3\(__global int\* data0' "$out"
+run compile-cuda 0 compile --target=cuda "$tmp/add.uop" && expect compile-cuda stdout '^extern "C" __global__ void __launch_bounds__\(3\) E_3\(' "$out"
 run compile-bad-emit 2 compile --emit=asm "$tmp/add.uop" && expect compile-bad-emit stderr 'unknown --emit=asm' "$err"
 python3 -c 'import json,sys; print(json.dumps({"id": "k", "ast": open(sys.argv[1]).read()}))' "$tmp/add.uop" >"$tmp/k.jsonl"
 printf '%s\n' 'not json' '{"id": 5}' '{"id": 6, "ast": "%0 = BOGUS"}' >>"$tmp/k.jsonl"
 run compile-jsonl 0 compile --jsonl --time "$tmp/k.jsonl" && expect compile-jsonl stdout '^\{"id":"k","name":"E_3","opts":\[\],"global_size":null,"local_size":null,"uops":' "$out" &&
   expect compile-jsonl stdout '"id":5,"error":"line 3: missing' "$out" && expect compile-jsonl stdout '"id":6,"error":"ast:1:' "$out" &&
   expect compile-jsonl stderr '^compile_seconds: [0-9.e-]+$' "$err"
-for device in CPU INTERP; do
+for device in CPU INTERP LLVM; do
   run "run-$device" 0 run --jsonl --device=$device "$tmp/k.jsonl" &&
     expect "run-$device" stdout '^\{"id": "k", "outputs": \{"0": \[-32, -25, -114\]\}\}$' "$out" &&
     expect "run-$device" stdout '^\{"id": 6, "error": "ast:1:' "$out"
 done
+run run-interp-cuda 0 run --jsonl --device=INTERP --target=cuda "$tmp/k.jsonl" &&
+  expect run-interp-cuda stdout '^\{"id": "k", "outputs": \{"0": \[-32, -25, -114\]\}\}$' "$out"
+run run-target-not-interp 2 run --jsonl --device=CPU --target=cuda "$tmp/k.jsonl" &&
+  expect run-target-not-interp stderr 'target is for --device=INTERP' "$err"
 run run-no-jsonl 2 run "$tmp/k.jsonl" && expect run-no-jsonl stderr 'give --jsonl' "$err"
-run run-bad-device 2 run --jsonl --device=TPU "$tmp/k.jsonl"
+run run-bad-device 2 run --jsonl --device=TPU "$tmp/k.jsonl" && expect run-bad-device stderr "no device 'TPU'.*INTERP" "$err"
+
+# ---- schedule ----
+printf '%s\n' '%u0 = UNIQUE : void arg=0' "%cpu = DEVICE : void arg='CPU'" '%a = BUFFER : float32 (%u0, %cpu) arg=6' \
+  '%r = RESHAPE : float32 (%a) arg=(2, 3)' '%s = REDUCE_AXIS : float32 (%r) arg=(Ops.ADD, (1,))' '%k = SINK : void (%s)' \
+  >"$tmp/sum.uop"
+run schedule 0 schedule "$tmp/sum.uop" && expect schedule stdout '^# kernel 0: [0-9]+:dtypes.float\[2\]@CPU 0:dtypes.float\[6\]@CPU$' "$out" &&
+  expect schedule stdout 'REDUCE_AXIS : float32 .* arg=\(Ops.ADD, \(1,\)\)' "$out"
+printf '%s\n' '%0 = CONST : int32 arg=1' >"$tmp/const.uop"
+run schedule-not-sink 1 schedule "$tmp/const.uop" && expect schedule-not-sink stderr 'root is the SINK of the tensors' "$err"
+run schedule-kernel-ast 1 schedule "$tmp/add.uop" && expect schedule-kernel-ast stderr 'cannot realize STORE: it has no device' "$err"
 
 if ((failures)); then
   echo "$failures check(s) failed"
