@@ -56,6 +56,11 @@ absl::StatusOr<Schedule> CreateSchedule(const UOpPtr& big_sink, const ScheduleOp
     return absl::InvalidArgumentError("CreateSchedule takes the SINK of the tensors to realize");
   }
   Context ctx;
+  // A graph whose shapes do not fit (a bad reshape, sources of different shapes, an axis out of range) is an
+  // error naming the node, before any pass relies on its shapes.
+  for (const UOp* u : big_sink->Toposort()) {
+    if (absl::StatusOr<const ShapeTracker*> st = ctx.shapes.TrySt(u->ref()); !st.ok()) return st.status();
+  }
   RewriteOptions rw;
   rw.ctx = &ctx;
   rw.name = "merge_views";

@@ -87,6 +87,30 @@ void CheckAll(const std::string& path, int floor) {
   EXPECT_GE(equal, floor);
 }
 
+// Graphs whose shapes do not fit are errors naming the node and the shapes, not crashes.
+TEST(ScheduleTest, BadGraphsAreErrors) {
+  const std::string head =
+      "%u0 = UNIQUE : void arg=0\n%u1 = UNIQUE : void arg=1\n%cpu = DEVICE : void arg='CPU'\n"
+      "%a = BUFFER : float32 (%u0, %cpu) arg=6\n%b = BUFFER : float32 (%u1, %cpu) arg=5\n";
+  const std::pair<std::string, std::string> cases[] = {
+      {"%r = RESHAPE : float32 (%a) arg=(2, 3)\n%s = ADD : float32 (%r, %b)\n%k = SINK : void (%s)\n",
+       "sources have different shapes (2, 3) and (5,)"},
+      {"%r = RESHAPE : float32 (%a) arg=(4, 3)\n%k = SINK : void (%r)\n", "can't reshape (6,) to (4, 3)"},
+      {"%s = REDUCE_AXIS : float32 (%a) arg=(Ops.ADD, (3,))\n%k = SINK : void (%s)\n", "axis 3 out of range"},
+      {"%p = PAD : float32 (%a) arg=((1, 2),)\n%e = EXPAND : float32 (%p) arg=(9, 2)\n%k = SINK : void "
+       "(%e)\n",
+       "EXPAND"},
+  };
+  for (const auto& [body, message] : cases) {
+    absl::StatusOr<UOpPtr> graph = ParseIrSingle(head + body + "return %k\n");
+    ASSERT_TRUE(graph.ok()) << graph.status();
+    absl::StatusOr<Schedule> s = CreateSchedule(*graph);
+    ASSERT_FALSE(s.ok()) << body;
+    EXPECT_NE(s.status().message().find(message), std::string::npos) << s.status();
+  }
+  EXPECT_FALSE(CreateSchedule(UOp::Const(dtypes::kInt32, 1)).ok());
+}
+
 TEST(ScheduleCorpusTest, TensorPrograms) { CheckAll("schedule/testdata/tensor_graphs.jsonl", 70); }
 TEST(ScheduleCorpusTest, BenchmarkGraphs) { CheckAll("schedule/testdata/benchmark_graphs.jsonl", 4); }
 

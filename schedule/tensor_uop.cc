@@ -149,8 +149,9 @@ absl::StatusOr<const ShapeTracker*> TensorShapes::TrySt(const UOpPtr& root) {
         fail("arg is not a size");
       else
         entry.st = *ShapeTracker::FromShape({Sint(a.as_int())});
-    } else if (op == Ops::KERNEL) {
-      // A KERNEL's shape is its output's size; the scheduler never asks for it.
+    } else if (op == Ops::KERNEL || op == Ops::SINK) {
+      // A KERNEL's shape is its output's size, and a SINK's sources may have any shapes; nothing asks for
+      // either.
     } else {
       const ShapeTracker* first = nullptr;
       for (const UOpPtr& s : u->src()) {
