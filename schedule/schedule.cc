@@ -106,7 +106,6 @@ absl::StatusOr<Schedule> CreateSchedule(const UOpPtr& big_sink, const ScheduleOp
       it->second = replaced;
     }
   }
-  UOpMap assign_map;
   if (!assign_rep.empty()) {
     UOpPtr fixed = Substitute(kernel_graph, assign_rep);
     // Every node maps through the substitution.
