@@ -1,5 +1,7 @@
 #include "renderer/targets.h"
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -22,6 +24,12 @@ absl::StatusOr<std::unique_ptr<Renderer>> MakeRendererForTarget(absl::string_vie
   const std::string arch = parts.second.empty() ? "sm_80" : std::string(parts.second);
   if (!parts.second.empty() && base != "cuda" && base != "ptx") {
     return absl::InvalidArgumentError(absl::StrCat("target ", base, " takes no arch"));
+  }
+  if (!parts.second.empty()) {
+    int sm = 0;
+    if (!absl::StartsWith(arch, "sm_") || !absl::SimpleAtoi(arch.substr(3), &sm)) {
+      return absl::InvalidArgumentError(absl::StrCat("bad arch '", arch, "' (expected sm_XY, e.g. sm_80)"));
+    }
   }
   if (base == "clang") return std::make_unique<ClangRenderer>();
   if (base == "opencl") return MakeOpenCLRenderer();
