@@ -13,7 +13,9 @@
 #include "codegen/lowerer.h"
 #include "codegen/remove_reduce.h"
 #include "rewrite/graph_rewrite.h"
+#include "rewrite/rewrite_recorder.h"
 #include "uop/kernel_info.h"
+#include "uop/print.h"
 
 namespace uopc {
 namespace {
@@ -58,6 +60,8 @@ absl::StatusOr<std::vector<UOpPtr>> FullRewrite(const UOpPtr& optimized_ast, con
 absl::StatusOr<ProgramSpec> CompileKernel(const UOpPtr& ast, const Renderer& renderer,
                                           const CompileOptions& options, KernelNameCounter* names,
                                           CodegenStages* stages) {
+  // VIZ: this kernel's rewrites form one group, named once the kernel has its name.
+  RewriteGroupScope viz_group("kernel");
   absl::StatusOr<Kernel> kernel = Kernel::Create(ast, renderer);
   if (!kernel.ok()) return kernel.status();
   if (options.opts.has_value()) {
@@ -87,6 +91,11 @@ absl::StatusOr<ProgramSpec> CompileKernel(const UOpPtr& ast, const Renderer& ren
     p->global_size = p->local_size = std::vector<int64_t>{1, 1, 1};
   }
   p->applied_opts = kernel->applied_opts();
+  if (RewriteRecorder::Enabled()) {
+    viz_group.SetLabel(p->name);
+    RewriteRecorder::AddText("uops", PrintUOpsListing(raw));
+    RewriteRecorder::AddText("source", p->src);
+  }
   return p;
 }
 

@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "rewrite/rewrite_recorder.h"
 #include "uop/check.h"
 
 namespace uopc {
@@ -441,6 +442,13 @@ thread_local Engine::SizeHints Engine::size_hints;
 
 absl::StatusOr<UOpPtr> TryGraphRewrite(const UOpPtr& root, const PatternMatcher& pm,
                                        const RewriteOptions& options) {
+  if (options.trace == nullptr && RewriteRecorder::Enabled()) [[unlikely]] {
+    RewriteOptions recorded = options;
+    recorded.trace = RewriteRecorder::TraceForThisThread();
+    absl::StatusOr<UOpPtr> out = TryGraphRewrite(root, pm, recorded);
+    RewriteRecorder::FinishCall(recorded.trace);
+    return out;
+  }
   Engine engine(pm, options);
   absl::StatusOr<const UOp*> r = engine.Run(&root);
   if (!r.ok()) return r.status();
@@ -458,6 +466,13 @@ UOpPtr GraphRewrite(const UOpPtr& root, const PatternMatcher& pm, const RewriteO
 
 absl::StatusOr<UOpMap> TryGraphRewriteMap(const UOpPtr& root, const PatternMatcher& pm,
                                           const RewriteOptions& options, const UOpMap* input_map) {
+  if (options.trace == nullptr && RewriteRecorder::Enabled()) [[unlikely]] {
+    RewriteOptions recorded = options;
+    recorded.trace = RewriteRecorder::TraceForThisThread();
+    absl::StatusOr<UOpMap> out = TryGraphRewriteMap(root, pm, recorded, input_map);
+    RewriteRecorder::FinishCall(recorded.trace);
+    return out;
+  }
   Engine engine(pm, options);
   UOpMap out;
   std::vector<const UOp*> order = root->Toposort();

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "rewrite/graph_rewrite.h"
+#include "rewrite/rewrite_recorder.h"
 #include "schedule/internal.h"
 #include "uop/status_macros.h"
 
@@ -52,6 +53,7 @@ const PatternMatcher& Unbind() {
 }  // namespace
 
 absl::StatusOr<Schedule> CreateSchedule(const UOpPtr& big_sink, const ScheduleOptions& options) {
+  RewriteGroupScope viz_group("schedule");  // VIZ: the scheduler's rewrites as one group
   if (big_sink == nullptr || big_sink->op() != Ops::SINK) {
     return absl::InvalidArgumentError("CreateSchedule takes the SINK of the tensors to realize");
   }

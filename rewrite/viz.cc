@@ -1,0 +1,437 @@
+#include "rewrite/viz.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "nlohmann/json.hpp"
+#include "uop/ops.h"
+#include "uop/print.h"
+
+namespace uopc {
+namespace {
+
+// tinygrad's VIZ palette, by op.
+absl::string_view FillColor(Ops op) {
+  switch (op) {
+    case Ops::LOAD: return "#ffc0c0";
+    case Ops::STORE: return "#87ceeb";
+    case Ops::CONST:
+    case Ops::VCONST: return "#e0e0e0";
+    case Ops::DEFINE_GLOBAL:
+    case Ops::DEFINE_LOCAL:
+    case Ops::DEFINE_VAR: return "#ffe0b0";
+    case Ops::DEFINE_ACC: return "#aaaaaa";
+    case Ops::RANGE:
+    case Ops::ENDRANGE: return "#c8a0e0";
+    case Ops::SPECIAL: return "#c0c0ff";
+    case Ops::INDEX: return "#e8ffa0";
+    case Ops::ASSIGN: return "#909090";
+    case Ops::BARRIER: return "#ff8080";
+    case Ops::IF:
+    case Ops::ENDIF: return "#c8b0c0";
+    case Ops::WMMA: return "#efefc0";
+    case Ops::VIEW: return "#c8f9d4";
+    case Ops::REDUCE_AXIS: return "#ff6b6b";
+    case Ops::REDUCE: return "#ff5b5b";
+    case Ops::BUFFER: return "#b0bdff";
+    case Ops::COPY: return "#a040a0";
+    case Ops::SINK: return "#ffffff";
+    case Ops::VECTORIZE:
+    case Ops::GEP:
+    case Ops::CAT: return "#f0d0ff";
+    default: return groups::kALU.contains(op) ? "#ffffc0" : "#f5f5f5";
+  }
+}
+
+// DOT's double-quoted strings: quotes and backslashes escaped; newlines as \n (centered lines).
+std::string DotQuote(absl::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out.push_back('\\');
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out.push_back(c);
+  }
+  out.push_back('"');
+  return out;
+}
+
+std::string Shorten(std::string s, size_t max_chars) {
+  if (s.size() > max_chars) {
+    s.resize(max_chars - 3);
+    s += "...";
+  }
+  return s;
+}
+
+// One line naming a node for the rewrite lists: `ADD dtypes.int (3 src)`.
+std::string NodeSummary(const UOp* u) {
+  if (u == nullptr) return "(none)";
+  std::string s = absl::StrCat(OpName(u->op()), " ", u->dtype().ToString());
+  std::string arg = NodeArgStr(u);
+  if (arg != "None") absl::StrAppend(&s, " ", Shorten(arg, 60));
+  if (!u->src().empty()) absl::StrAppend(&s, " (", u->src().size(), " src)");
+  return s;
+}
+
+int64_t CountNodes(const UOp* root) { return root == nullptr ? 0 : static_cast<int64_t>(root->Toposort().size()); }
+
+// Runs `dot -Tsvg` once over all graphs (one process for the page) and returns one SVG per graph, or an error
+// when dot is missing or fails.
+absl::StatusOr<std::vector<std::string>> LayOut(const std::vector<std::string>& dot_graphs, const std::string& dot) {
+  if (dot_graphs.empty()) return std::vector<std::string>{};
+  char in_path[] = "/tmp/uopc_viz_dot_XXXXXX";
+  int fd = mkstemp(in_path);
+  if (fd < 0) return absl::InternalError("viz: cannot create a temporary file for dot");
+  close(fd);
+  {
+    std::ofstream in(in_path);
+    for (const std::string& g : dot_graphs) in << g << "\n";
+  }
+  std::string cmd = absl::StrCat(dot, " -Tsvg '", in_path, "' 2>&1");
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (pipe == nullptr) {
+    unlink(in_path);
+    return absl::UnavailableError("viz: cannot run Graphviz's dot");
+  }
+  std::string out;
+  char buf[1 << 16];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) out.append(buf, n);
+  int rc = pclose(pipe);
+  unlink(in_path);
+  if (rc != 0) {
+    if (WIFEXITED(rc) && WEXITSTATUS(rc) == 127) {
+      return absl::UnavailableError(
+          "viz: Graphviz's `dot` was not found; install it (Debian: apt-get install graphviz) to draw graphs");
+    }
+    return absl::InternalError(absl::StrCat("viz: dot failed: ", Shorten(out, 400)));
+  }
+  // dot writes one complete SVG document per input graph; keep from each `<svg` to its `</svg>`.
+  std::vector<std::string> svgs;
+  size_t pos = 0;
+  while (true) {
+    size_t start = out.find("<svg", pos);
+    if (start == std::string::npos) break;
+    size_t end = out.find("</svg>", start);
+    if (end == std::string::npos) break;
+    svgs.push_back(out.substr(start, end + 6 - start));
+    pos = end + 6;
+  }
+  if (svgs.size() != dot_graphs.size()) {
+    return absl::InternalError(
+        absl::StrCat("viz: dot drew ", svgs.size(), " graphs of ", dot_graphs.size(), ": ", Shorten(out, 400)));
+  }
+  return svgs;
+}
+
+// A step worth listing: a named rewrite, or any rewrite in which a rule fired.
+bool Listed(const TracedRewrite& r) { return !r.name.empty() || !r.events.empty(); }
+
+constexpr absl::string_view kPageHead = R"html(<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>@TITLE@</title>
+<style>
+body{margin:0;font:13px system-ui,sans-serif;display:flex;height:100vh;color:#222}
+#side{width:320px;overflow:auto;border-right:1px solid #ccc;background:#fafafa;flex:none}
+#main{flex:1;overflow:auto;padding:8px 16px}
+h1{font-size:15px;margin:8px}h2{font-size:14px;margin:12px 0 4px}
+ul{list-style:none;margin:0;padding:0}
+li{padding:3px 8px;cursor:pointer;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+li:hover{background:#eef}li.sel{background:#d0d8ff}
+li.step{padding-left:22px;color:#444}li.step.none{color:#999}
+.n{color:#888;font-size:11px}
+#graph svg{max-width:100%;height:auto;border:1px solid #ddd}
+table{border-collapse:collapse;font:12px monospace}td{border-bottom:1px solid #eee;padding:2px 6px;vertical-align:top}
+pre{background:#f6f6f6;padding:8px;overflow:auto;font-size:12px}
+.note{background:#fff6d0;padding:6px;border:1px solid #e0d080}
+</style></head><body>
+<div id="side"><h1>@TITLE@</h1><ul id="groups"></ul></div>
+<div id="main"><div id="head"></div><div id="graph"></div><div id="rules"></div><div id="texts"></div></div>
+<script id="viz-data" type="application/json">)html";
+
+constexpr absl::string_view kPageTail = R"html(</script>
+<script>
+const data = JSON.parse(document.getElementById('viz-data').textContent);
+function el(tag, attrs, text) {
+  const e = document.createElement(tag);
+  for (const k in attrs || {}) e.setAttribute(k, attrs[k]);
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+let cur = {g: -1, s: -1};
+function show(g, s) {
+  cur = {g, s};
+  document.querySelectorAll('#groups li').forEach(li => {
+    li.classList.toggle('sel', +li.dataset.g === g && +li.dataset.s === s);
+  });
+  const group = data.groups[g], step = group.steps[s];
+  const head = document.getElementById('head');
+  head.replaceChildren(el('h2', {id: 'step-title'}, group.label + ' / ' + step.name));
+  head.appendChild(el('div', {class: 'n'}, step.input_nodes + ' nodes in, ' + step.output_nodes +
+      ' nodes out, ' + step.events + ' rewrites' + (step.bottom_up ? ', bottom-up' : '') +
+      (step.highlighted ? '; ' + step.highlighted + ' new nodes in red' : '')));
+  const graph = document.getElementById('graph');
+  graph.replaceChildren();
+  if (step.svg >= 0) {
+    graph.innerHTML = data.svgs[step.svg];
+    graph.firstElementChild.setAttribute('id', 'step-graph');
+  } else {
+    graph.appendChild(el('p', {class: 'note', id: 'graph-note'}, step.note));
+  }
+  const rules = document.getElementById('rules');
+  rules.replaceChildren();
+  if (step.rewrites.length) {
+    rules.appendChild(el('h2', {}, 'Rules that fired'));
+    const t = el('table', {id: 'rule-table'});
+    const h = el('tr');
+    ['#', 'rule', 'matched', 'returned'].forEach(x => h.appendChild(el('td', {}, x)));
+    t.appendChild(h);
+    step.rewrites.forEach((r, i) => {
+      const tr = el('tr');
+      [String(i), r[0], r[1], r[2]].forEach(x => tr.appendChild(el('td', {}, x)));
+      t.appendChild(tr);
+    });
+    rules.appendChild(t);
+    if (step.events > step.rewrites.length) {
+      rules.appendChild(el('p', {class: 'n'}, (step.events - step.rewrites.length) + ' more not listed'));
+    }
+  }
+  const texts = document.getElementById('texts');
+  texts.replaceChildren();
+  group.texts.forEach(([title, text]) => {
+    texts.appendChild(el('h2', {}, title));
+    texts.appendChild(el('pre', {class: 'text'}, text));
+  });
+}
+const list = document.getElementById('groups');
+data.groups.forEach((group, g) => {
+  list.appendChild(el('li', {class: 'group', 'data-g': g, 'data-s': -1}, group.label));
+  list.lastChild.appendChild(el('span', {class: 'n'}, '  ' + group.steps.length + ' steps'));
+  group.steps.forEach((step, s) => {
+    const li = el('li', {class: 'step' + (step.events ? '' : ' none'), 'data-g': g, 'data-s': s},
+                  step.name + ' ');
+    li.appendChild(el('span', {class: 'n'}, '(' + step.events + ')'));
+    li.onclick = () => show(g, s);
+    list.appendChild(li);
+  });
+});
+if (data.default_group >= 0) show(data.default_group, data.default_step);
+</script></body></html>
+)html";
+
+}  // namespace
+
+std::string UOpGraphToDot(const UOp* root, const absl::flat_hash_set<const UOp*>& highlight,
+                          absl::string_view graph_name) {
+  std::vector<const UOp*> order = root->Toposort();
+  absl::flat_hash_map<const UOp*, size_t> id;
+  id.reserve(order.size());
+  std::string out = absl::StrCat("digraph ", DotQuote(graph_name), " {\n",
+                                 "  node [shape=box style=\"rounded,filled\" fontname=\"monospace\" fontsize=10];\n",
+                                 "  edge [arrowsize=0.6];\n");
+  for (size_t i = 0; i < order.size(); ++i) {
+    const UOp* u = order[i];
+    id[u] = i;
+    std::string label = absl::StrCat(OpName(u->op()), "\n", u->dtype().ToString());
+    std::string arg = NodeArgStr(u);
+    if (arg != "None") absl::StrAppend(&label, "\n", Shorten(arg, 48));
+    absl::StrAppend(&out, "  n", i, " [label=", DotQuote(label), " fillcolor=\"", FillColor(u->op()), "\"",
+                    highlight.contains(u) ? " color=\"#e00000\" penwidth=3" : "", "];\n");
+  }
+  for (const UOp* u : order) {
+    for (const UOpPtr& s : u->src()) absl::StrAppend(&out, "  n", id.at(s.get()), " -> n", id.at(u), ";\n");
+  }
+  out += "}\n";
+  return out;
+}
+
+absl::StatusOr<std::string> RenderVizPage(const std::vector<RewriteGroup>& groups, const VizOptions& options,
+                                          VizSummary* summary) {
+  VizSummary sum;
+  nlohmann::json jgroups = nlohmann::json::array();
+  std::vector<std::string> dot_graphs;
+  std::vector<nlohmann::json*> svg_users;  // steps waiting for their SVG index
+  int default_group = -1, default_step = -1;
+  for (const RewriteGroup& group : groups) {
+    nlohmann::json jsteps = nlohmann::json::array();
+    for (const TracedRewrite& r : group.rewrites) {
+      if (!Listed(r)) continue;
+      nlohmann::json step;
+      step["name"] = r.name.empty() ? "(unnamed rewrite)" : r.name;
+      step["bottom_up"] = r.bottom_up;
+      step["events"] = r.events.size();
+      const UOp* in = r.input.get();
+      const UOp* out = r.output.get();
+      int64_t in_nodes = CountNodes(in), out_nodes = CountNodes(out);
+      step["input_nodes"] = in_nodes;
+      step["output_nodes"] = out_nodes;
+      nlohmann::json jrewrites = nlohmann::json::array();
+      for (size_t i = 0; i < r.events.size() && static_cast<int64_t>(i) < options.max_events_per_step; ++i) {
+        const RewriteEvent& e = r.events[i];
+        jrewrites.push_back({e.rule != nullptr ? e.rule->location() : std::string("(no rule)"),
+                             NodeSummary(e.before.get()), NodeSummary(e.after.get())});
+      }
+      step["rewrites"] = std::move(jrewrites);
+      step["svg"] = -1;
+      step["highlighted"] = 0;
+      const UOp* shown = out != nullptr ? out : in;
+      if (shown == nullptr) {
+        step["note"] = "This rewrite failed before it produced a graph.";
+      } else if (out_nodes > options.max_graph_nodes || (out == nullptr && in_nodes > options.max_graph_nodes)) {
+        step["note"] = absl::StrCat("The graph has ", out != nullptr ? out_nodes : in_nodes,
+                                    " nodes; graphs over ", options.max_graph_nodes,
+                                    " nodes are not drawn (VIZ_MAX_NODES raises the cap).");
+        ++sum.graphs_capped;
+      } else {
+        absl::flat_hash_set<const UOp*> before;
+        if (in != nullptr && out != nullptr) {
+          for (const UOp* u : in->Toposort()) before.insert(u);
+        }
+        absl::flat_hash_set<const UOp*> fresh;
+        if (out != nullptr && in != nullptr) {
+          for (const UOp* u : out->Toposort()) {
+            if (!before.contains(u)) fresh.insert(u);
+          }
+        }
+        step["highlighted"] = fresh.size();
+        step["svg"] = dot_graphs.size();
+        dot_graphs.push_back(UOpGraphToDot(shown, fresh, step["name"].get<std::string>()));
+      }
+      jsteps.push_back(std::move(step));
+      ++sum.steps;
+      sum.events += static_cast<int64_t>(r.events.size());
+    }
+    if (jsteps.empty() && group.texts.empty()) continue;
+    nlohmann::json jtexts = nlohmann::json::array();
+    for (const auto& [title, text] : group.texts) jtexts.push_back({title, text});
+    // The first kernel's first drawn step is what the page opens on (the scheduler's group otherwise).
+    if (!jsteps.empty()) {
+      bool is_kernel = !group.texts.empty();
+      if (default_group < 0 || (is_kernel && !jgroups[default_group]["is_kernel"].get<bool>())) {
+        int first_drawn = 0;
+        for (size_t s = 0; s < jsteps.size(); ++s) {
+          if (jsteps[s]["svg"].get<int64_t>() >= 0) {
+            first_drawn = static_cast<int>(s);
+            break;
+          }
+        }
+        default_group = static_cast<int>(jgroups.size());
+        default_step = first_drawn;
+      }
+    }
+    jgroups.push_back({{"label", group.label},
+                       {"steps", std::move(jsteps)},
+                       {"texts", std::move(jtexts)},
+                       {"is_kernel", !group.texts.empty()}});
+    ++sum.groups;
+  }
+  if (jgroups.empty()) {
+    return absl::InvalidArgumentError(
+        "viz: nothing was recorded (no graph rewrite ran while recording was on), so there is no page to write");
+  }
+  std::vector<std::string> svgs;
+  absl::StatusOr<std::vector<std::string>> laid_out = LayOut(dot_graphs, options.dot_binary);
+  if (laid_out.ok()) {
+    svgs = *std::move(laid_out);
+    sum.graphs_drawn = static_cast<int64_t>(svgs.size());
+  } else if (absl::IsUnavailable(laid_out.status())) {
+    sum.dot_missing = true;
+    for (nlohmann::json& g : jgroups) {
+      for (nlohmann::json& s : g["steps"]) {
+        if (s["svg"].get<int64_t>() >= 0) {
+          s["svg"] = -1;
+          s["note"] = std::string(laid_out.status().message());
+        }
+      }
+    }
+  } else {
+    return laid_out.status();
+  }
+  nlohmann::json page = {{"groups", std::move(jgroups)},
+                         {"svgs", std::move(svgs)},
+                         {"default_group", default_group},
+                         {"default_step", default_step}};
+  // Inside <script>, `</` would end the element early; JSON allows `<\/`.
+  std::string json = absl::StrReplaceAll(page.dump(), {{"</", "<\\/"}});
+  std::string title = absl::StrReplaceAll(options.title, {{"&", "&amp;"}, {"<", "&lt;"}, {">", "&gt;"}});
+  std::string html = absl::StrCat(absl::StrReplaceAll(kPageHead, {{"@TITLE@", title}}), json, kPageTail);
+  sum.bytes = static_cast<int64_t>(html.size());
+  if (summary != nullptr) *summary = sum;
+  return html;
+}
+
+absl::StatusOr<VizSummary> WriteVizPage(const std::vector<RewriteGroup>& groups, const std::string& path,
+                                        const VizOptions& options) {
+  VizSummary summary;
+  absl::StatusOr<std::string> html = RenderVizPage(groups, options, &summary);
+  if (!html.ok()) return html.status();
+  std::ofstream out(path, std::ios::binary);
+  if (!out) return absl::PermissionDeniedError(absl::StrCat("viz: cannot write ", path));
+  out << *html;
+  out.close();
+  if (!out) return absl::DataLossError(absl::StrCat("viz: writing ", path, " failed"));
+  return summary;
+}
+
+bool VizRequestedByEnvironment() {
+  const char* v = std::getenv("VIZ");
+  int level = 0;
+  return v != nullptr && absl::SimpleAtoi(v, &level) && level >= 1;
+}
+
+namespace {
+
+// VIZ=1 in any program linking this library: record from the start, write the page at exit.
+void WritePageAtExit() {
+  RewriteRecorder::SetEnabled(false);
+  std::vector<RewriteGroup> groups = RewriteRecorder::Take();
+  const char* path_env = std::getenv("VIZ_PATH");
+  std::string path;
+  if (path_env != nullptr && *path_env != '\0') {
+    path = path_env;
+  } else {
+    const char* tmp = std::getenv("TMPDIR");
+    path = absl::StrCat(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp", "/uopc_viz_", getpid(), ".html");
+  }
+  VizOptions options;
+  if (const char* cap = std::getenv("VIZ_MAX_NODES"); cap != nullptr) {
+    int64_t n = 0;
+    if (absl::SimpleAtoi(cap, &n) && n > 0) options.max_graph_nodes = n;
+  }
+  absl::StatusOr<VizSummary> s = WriteVizPage(groups, path, options);
+  if (!s.ok()) {
+    std::cerr << "VIZ: " << s.status().message() << "\n";
+    return;
+  }
+  std::cerr << "VIZ: wrote " << path << " (" << s->groups << " groups, " << s->steps << " rewrites, " << s->events
+            << " rule applications, " << s->graphs_drawn << " graphs drawn"
+            << (s->graphs_capped > 0 ? absl::StrCat(", ", s->graphs_capped, " too large to draw") : "") << ", "
+            << s->bytes / 1024 << " KiB)" << (s->dot_missing ? "; install graphviz to draw graphs" : "") << "\n";
+}
+
+const bool kVizFromEnvironment = [] {
+  if (!VizRequestedByEnvironment()) return false;
+  RewriteRecorder::SetEnabled(true);
+  std::atexit(WritePageAtExit);
+  return true;
+}();
+
+}  // namespace
+}  // namespace uopc
