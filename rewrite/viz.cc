@@ -325,9 +325,10 @@ absl::StatusOr<std::string> RenderVizPage(const std::vector<RewriteGroup>& group
     if (!jsteps.empty()) {
       bool is_kernel = !group.texts.empty();
       if (default_group < 0 || (is_kernel && !jgroups[default_group]["is_kernel"].get<bool>())) {
+        // The first named step with a drawn graph (unnamed ones are small simplifications along the way).
         int first_drawn = 0;
         for (size_t s = 0; s < jsteps.size(); ++s) {
-          if (jsteps[s]["svg"].get<int64_t>() >= 0) {
+          if (jsteps[s]["svg"].get<int64_t>() >= 0 && jsteps[s]["name"] != "(unnamed rewrite)") {
             first_drawn = static_cast<int>(s);
             break;
           }

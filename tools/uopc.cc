@@ -33,8 +33,8 @@ constexpr absl::string_view kVerifyFlags[] = {"spec", "format"};
 constexpr absl::string_view kSimplifyFlags[] = {"rules", "jsonl", "vars", "time", "stats"};
 
 constexpr Subcommand kSubcommands[] = {
-    {"print", "[--format=ir|listing|tree] FILE|-",
-     "parse a graph and print it: canonical IR, tinygrad's uop listing, or tinygrad's UOp tree", kPrintFlags,
+    {"print", "[--format=ir|listing|tree|dot] FILE|-",
+     "parse a graph and print it: canonical IR, tinygrad's uop listing, tinygrad's UOp tree, or Graphviz DOT", kPrintFlags,
      1, RunPrint},
     {"verify", "--spec=tensor|kernel|program [--format=ir|listing|tree] FILE|-",
      "check every graph against a stage's spec (tinygrad's spec.py), then print it", kVerifyFlags, 1,
@@ -60,6 +60,9 @@ constexpr Subcommand kSubcommands[] = {
     {"run", "--jsonl [--device=CPU|INTERP|LLVM|OPENCL|CUDA] [--target=T (INTERP)] [--noopt] FILE|-",
      "compile each kernel AST, run it once on the codegen corpus's inputs, print what it stores", kRunFlags,
      1, RunRun},
+    {"viz", "[--target=T] [--noopt] [--jsonl] [--out=PAGE.html] [--max_nodes=600] FILE|-",
+     "compile kernel ASTs or a tensor graph with every graph rewrite recorded; write the VIZ page (HTML)",
+     kVizFlags, 1, RunViz},
 };
 
 constexpr int kExitInputError = 1;

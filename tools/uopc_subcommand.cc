@@ -15,10 +15,11 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
+#include "rewrite/viz.h"
 #include "uop/print.h"
 #include "uop/text_ir.h"
 
-ABSL_FLAG(std::string, format, "", "Output format: ir (default), listing or tree.");
+ABSL_FLAG(std::string, format, "", "Output format: ir (default), listing, tree or dot (print only).");
 
 namespace uopc {
 namespace {
@@ -79,7 +80,15 @@ absl::StatusOr<std::string> FormatGraphs(absl::Span<const UOpPtr> roots, absl::s
     for (const UOpPtr& root : roots) absl::StrAppend(&out, PrintUOpTree(root.get()), "\n");
     return out;
   }
-  return UsageError(absl::StrCat("unknown --format=", format, " (expected ir, listing or tree)"));
+  if (format == "dot") {
+    // One digraph per root (Graphviz's DOT; `dot -Tsvg` draws it).
+    std::string out;
+    for (size_t i = 0; i < roots.size(); ++i) {
+      absl::StrAppend(&out, UOpGraphToDot(roots[i].get(), {}, absl::StrCat("graph", i)));
+    }
+    return out;
+  }
+  return UsageError(absl::StrCat("unknown --format=", format, " (expected ir, listing, tree or dot)"));
 }
 
 }  // namespace uopc

@@ -86,6 +86,10 @@ absl::Status RunSchedule(absl::Span<const std::string> args, std::ostream& out);
 inline constexpr absl::string_view kRunFlags[] = {"device", "noopt", "jsonl", "target"};
 absl::Status RunRun(absl::Span<const std::string> args, std::ostream& out);
 
+// uopc viz [--target=clang] [--noopt] [--jsonl] [--out=PAGE.html] [--max_nodes=600] FILE|-
+inline constexpr absl::string_view kVizFlags[] = {"target", "noopt", "jsonl", "out", "max_nodes"};
+absl::Status RunViz(absl::Span<const std::string> args, std::ostream& out);
+
 }  // namespace uopc
 
 #endif  // UOPC_TOOLS_UOPC_SUBCOMMAND_H_
