@@ -60,7 +60,7 @@ drawn_nodes=$(grep -o 'class="node"' "$tmp/dom.html" | wc -l)
 ((drawn_nodes == expected_nodes)) || fail "the graph has $drawn_nodes nodes drawn, the step's graph has $expected_nodes"
 grep -q 'id="rule-table"' "$tmp/dom.html" || fail "no table of the rules that fired"
 grep -q 'lowerer.cc:[0-9]' "$tmp/dom.html" || fail "the rules are not named by file:line"
-grep -q '<pre class="text">void r_' "$tmp/dom.html" || fail "the kernel's source is not shown"
+grep -q '^void r_[0-9_]*(float\* restrict data0' "$tmp/dom.html" || fail "the kernel's source is not shown"
 
 timeout 120 "$chromium" "${flags[@]}" --window-size=1400,1000 --screenshot="$outputs/viz.png" \
   "file://$tmp/page.html" >>"$tmp/chromium.log" 2>&1 || fail "no screenshot: $(tail -5 "$tmp/chromium.log")"
