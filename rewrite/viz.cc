@@ -3,12 +3,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <future>
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -18,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "absl/types/span.h"
 #include "nlohmann/json.hpp"
 #include "uop/ops.h"
 #include "uop/print.h"
@@ -93,9 +97,9 @@ std::string NodeSummary(const UOp* u) {
 
 int64_t CountNodes(const UOp* root) { return root == nullptr ? 0 : static_cast<int64_t>(root->Toposort().size()); }
 
-// Runs `dot -Tsvg` once over all graphs (one process for the page) and returns one SVG per graph, or an error
-// when dot is missing or fails.
-absl::StatusOr<std::vector<std::string>> LayOut(const std::vector<std::string>& dot_graphs, const std::string& dot) {
+// Runs `dot -Tsvg` once over `dot_graphs` (one process for many graphs) and returns one SVG per graph, or an
+// error when dot is missing or fails.
+absl::StatusOr<std::vector<std::string>> LayOutChunk(absl::Span<const std::string> dot_graphs, const std::string& dot) {
   if (dot_graphs.empty()) return std::vector<std::string>{};
   char in_path[] = "/tmp/uopc_viz_dot_XXXXXX";
   int fd = mkstemp(in_path);
@@ -132,13 +136,52 @@ absl::StatusOr<std::vector<std::string>> LayOut(const std::vector<std::string>& 
     if (start == std::string::npos) break;
     size_t end = out.find("</svg>", start);
     if (end == std::string::npos) break;
-    svgs.push_back(out.substr(start, end + 6 - start));
+    // dot's per-node and per-edge comments repeat the titles: drop them (a fifth of the text).
+    std::string svg = out.substr(start, end + 6 - start);
+    std::string trimmed;
+    trimmed.reserve(svg.size());
+    for (size_t p = 0; p < svg.size();) {
+      size_t c = svg.find("<!--", p);
+      if (c == std::string::npos) {
+        trimmed.append(svg, p, std::string::npos);
+        break;
+      }
+      trimmed.append(svg, p, c - p);
+      size_t e = svg.find("-->", c);
+      p = e == std::string::npos ? svg.size() : e + 3;
+    }
+    svgs.push_back(std::move(trimmed));
     pos = end + 6;
   }
   if (svgs.size() != dot_graphs.size()) {
     return absl::InternalError(
         absl::StrCat("viz: dot drew ", svgs.size(), " graphs of ", dot_graphs.size(), ": ", Shorten(out, 400)));
   }
+  return svgs;
+}
+
+// LayOutChunk over all graphs, in one dot process per core.
+absl::StatusOr<std::vector<std::string>> LayOut(const std::vector<std::string>& dot_graphs, const std::string& dot) {
+  const size_t workers = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 16);
+  const size_t chunk = (dot_graphs.size() + workers - 1) / std::max<size_t>(workers, 1);
+  if (chunk == 0) return std::vector<std::string>{};
+  std::vector<std::future<absl::StatusOr<std::vector<std::string>>>> parts;
+  for (size_t begin = 0; begin < dot_graphs.size(); begin += chunk) {
+    absl::Span<const std::string> part =
+        absl::MakeConstSpan(dot_graphs).subspan(begin, std::min(chunk, dot_graphs.size() - begin));
+    parts.push_back(std::async(std::launch::async, [part, &dot] { return LayOutChunk(part, dot); }));
+  }
+  std::vector<std::string> svgs;
+  absl::Status status = absl::OkStatus();
+  for (auto& part : parts) {
+    absl::StatusOr<std::vector<std::string>> r = part.get();
+    if (!r.ok()) {
+      if (status.ok()) status = r.status();
+      continue;
+    }
+    for (std::string& svg : *r) svgs.push_back(std::move(svg));
+  }
+  if (!status.ok()) return status;
   return svgs;
 }
 
@@ -267,7 +310,7 @@ absl::StatusOr<std::string> RenderVizPage(const std::vector<RewriteGroup>& group
   VizSummary sum;
   nlohmann::json jgroups = nlohmann::json::array();
   std::vector<std::string> dot_graphs;
-  std::vector<nlohmann::json*> svg_users;  // steps waiting for their SVG index
+  absl::flat_hash_map<std::string, size_t> dot_index;
   int default_group = -1, default_step = -1;
   for (const RewriteGroup& group : groups) {
     nlohmann::json jsteps = nlohmann::json::array();
@@ -311,8 +354,11 @@ absl::StatusOr<std::string> RenderVizPage(const std::vector<RewriteGroup>& group
           }
         }
         step["highlighted"] = fresh.size();
-        step["svg"] = dot_graphs.size();
-        dot_graphs.push_back(UOpGraphToDot(shown, fresh, step["name"].get<std::string>()));
+        // Steps in which nothing changed show the graph the step before showed: lay each distinct graph out once.
+        std::string dot = UOpGraphToDot(shown, fresh);
+        auto [it, inserted] = dot_index.try_emplace(dot, dot_graphs.size());
+        if (inserted) dot_graphs.push_back(std::move(dot));
+        step["svg"] = it->second;
       }
       jsteps.push_back(std::move(step));
       ++sum.steps;
