@@ -310,6 +310,23 @@ class Tensor {
   absl::StatusOr<E> Item() const;
   absl::StatusOr<std::vector<uint8_t>> ToBytes() const;
 
+  // ---- training mode (tinygrad's Tensor.training) ----
+  // Whether modules such as nn::BatchNorm use batch statistics and update their running averages; optimizers
+  // step only while it is set. Process-wide, as tinygrad's class variable; false at start.
+  static bool Training();
+  // Sets Training() to `mode` for the life of the object and restores the previous value when it ends
+  // (tinygrad's `with Tensor.train():`).
+  class Train {
+   public:
+    explicit Train(bool mode = true);
+    ~Train();
+    Train(const Train&) = delete;
+    Train& operator=(const Train&) = delete;
+
+   private:
+    bool previous_;
+  };
+
   // ---- internals shared by the implementation files ----
   template <typename E>
   static DType DTypeOf();
