@@ -294,6 +294,14 @@ class Tensor {
   Tensor Batchnorm(const Tensor* weight, const Tensor* bias, const Tensor& mean, const Tensor& invstd,
                    Axes axis = 1) const;
   Tensor OneHot(int64_t num_classes) const;
+  // Losses (tinygrad's): this tensor is logits. `reduction` is "mean", "sum" or "none".
+  // Cross-entropy of logits over the last axis against int class labels `y` (shape of this tensor but the
+  // last axis); labels equal to `ignore_index` (when not -1) do not count.
+  Tensor SparseCategoricalCrossentropy(const Tensor& y, int64_t ignore_index = -1,
+                                       double label_smoothing = 0.0,
+                                       const std::string& reduction = "mean") const;
+  // Binary cross-entropy of logits against targets `y` in [0, 1].
+  Tensor BinaryCrossentropyLogits(const Tensor& y, const std::string& reduction = "mean") const;
   Tensor Triu(int64_t diagonal = 0) const;
   Tensor Tril(int64_t diagonal = 0) const;
   Tensor ScaledDotProductAttention(const Tensor& key, const Tensor& value, const Tensor* attn_mask = nullptr,
