@@ -1,11 +1,5 @@
-// The safetensors file format (tinygrad's nn.state safe_load / safe_save).
-//
-// A file is an 8-byte little-endian header length N, N bytes of a JSON object, then the tensor data. The
-// object maps each tensor name to {"dtype": "F32", "shape": [2, 3], "data_offsets": [begin, end]} (offsets
-// into the data after the header) and may hold "__metadata__", a map of strings. The parser trusts nothing
-// in the file: a truncated file, a header that is not a JSON object of that form, an unknown dtype, offsets
-// outside the data or a byte count that does not match the shape and dtype is an error naming the tensor and
-// the problem, and no read ever goes outside the bytes given.
+// Loading and saving tensors in safetensors files (tinygrad's nn.state safe_load / safe_save). The format and
+// its checks are in nn/safetensors_format.h: a broken or lying file is an error, never a read out of bounds.
 #ifndef UOPC_NN_SAFETENSORS_H_
 #define UOPC_NN_SAFETENSORS_H_
 
@@ -16,32 +10,11 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "nn/safetensors_format.h"
 #include "nn/state.h"
 #include "tensor/tensor.h"
 
 namespace uopc::nn {
-
-// One tensor of a safetensors header; `begin` and `end` are offsets into the data section.
-struct SafetensorsEntry {
-  std::string name;
-  DType dtype;
-  Dims shape;
-  uint64_t begin = 0, end = 0;
-};
-
-// The parsed header: entries in file order, the metadata (values that are not strings kept as their JSON
-// text), and where the data section starts in the file.
-struct SafetensorsHeader {
-  std::vector<SafetensorsEntry> entries;
-  std::vector<std::pair<std::string, std::string>> metadata;
-  uint64_t data_start = 0;
-};
-
-// Parses and checks the header of the file `bytes` (the whole file: every entry's data must lie inside it).
-absl::StatusOr<SafetensorsHeader> ParseSafetensorsHeader(absl::Span<const uint8_t> bytes);
-
-// The safetensors dtype name ("F32", "BOOL", ...) of a dtype, or an error for one the format lacks.
-absl::StatusOr<std::string> SafetensorsDTypeName(DType dtype);
 
 // The tensors of a safetensors file in memory / on disk, in file order, as realized buffers on `device`
 // ("" for the default device).
