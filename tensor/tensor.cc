@@ -3,6 +3,7 @@
 #include "tensor/tensor.h"
 
 #include <algorithm>
+#include <atomic>
 #include <utility>
 
 #include "absl/synchronization/mutex.h"
@@ -239,5 +240,15 @@ std::pair<Tensor, Tensor> Tensor::Broadcasted(const Operand& y, bool reverse, bo
   }
   return {bx, by};
 }
+
+namespace {
+std::atomic<bool> training_mode{false};
+}  // namespace
+
+bool Tensor::Training() { return training_mode.load(std::memory_order_relaxed); }
+
+Tensor::Train::Train(bool mode) : previous_(training_mode.exchange(mode)) {}
+
+Tensor::Train::~Train() { training_mode.store(previous_); }
 
 }  // namespace uopc

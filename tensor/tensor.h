@@ -294,10 +294,47 @@ class Tensor {
   Tensor Batchnorm(const Tensor* weight, const Tensor* bias, const Tensor& mean, const Tensor& invstd,
                    Axes axis = 1) const;
   Tensor OneHot(int64_t num_classes) const;
+  // Losses (tinygrad's): this tensor is logits. `reduction` is "mean", "sum" or "none".
+  // Cross-entropy of logits over the last axis against int class labels `y` (shape of this tensor but the
+  // last axis); labels equal to `ignore_index` (when not -1) do not count.
+  Tensor SparseCategoricalCrossentropy(const Tensor& y, int64_t ignore_index = -1,
+                                       double label_smoothing = 0.0,
+                                       const std::string& reduction = "mean") const;
+  // Binary cross-entropy of logits against targets `y` in [0, 1].
+  Tensor BinaryCrossentropyLogits(const Tensor& y, const std::string& reduction = "mean") const;
   Tensor Triu(int64_t diagonal = 0) const;
   Tensor Tril(int64_t diagonal = 0) const;
   Tensor ScaledDotProductAttention(const Tensor& key, const Tensor& value, const Tensor* attn_mask = nullptr,
                                    bool is_causal = false) const;
+
+  // ---- autograd (tensor_autograd.cc, rules in gradient.cc; docs/autograd.md) ----
+  // Marks this tensor as one Backward() gives a gradient to (tinygrad's requires_grad_); returns this tensor.
+  // Unset (the default) behaves as tinygrad's None: a result of an op on a tensor that requires grad requires
+  // it too.
+  Tensor RequiresGrad(bool requires_grad = true) const;
+  // The flag as set: true, false, or unset.
+  std::optional<bool> requires_grad() const;
+  // The gradients of this scalar tensor (or of `upstream` . this, when given, of this shape) with respect to
+  // each target (tinygrad's Tensor.gradient). A target this tensor does not depend on is an error, or zeros
+  // with `materialize_grads`; so is an op on the way that has no gradient rule (naming it), and a target or
+  // tensor of an int or bool dtype.
+  absl::StatusOr<std::vector<Tensor>> Gradient(absl::Span<const Tensor> targets,
+                                               const std::optional<Tensor>& upstream = std::nullopt,
+                                               bool materialize_grads = false) const;
+  // Adds to Grad() of every live tensor this one depends on that requires grad (tinygrad's backward).
+  absl::Status Backward(const std::optional<Tensor>& upstream = std::nullopt) const;
+  // The gradient Backward() left (tinygrad's .grad), if any; SetGrad replaces it (nullopt clears it).
+  std::optional<Tensor> Grad() const;
+  void SetGrad(std::optional<Tensor> grad) const;
+  // The same values, cut from the gradient graph (DETACH); requires_grad false.
+  Tensor Detach() const;
+  // Identity forward; in the backward pass the gradient flowing through here is made contiguous.
+  Tensor ContiguousBackward() const;
+  // In-place update (tinygrad's Tensor.assign): this tensor's UOp becomes ASSIGN(this, x), so the next
+  // realize writes x's values into this tensor's buffer, after every read of the old values scheduled with
+  // it. x must have this tensor's shape, dtype and device and must not require grad; a number fills. Returns
+  // this tensor, or the error (this tensor is then unchanged).
+  Tensor Assign(const Operand& x) const;
 
   // ---- realize and read back (tensor_realize.cc) ----
   // Schedules and runs this tensor (and `others`) together; afterwards every live Tensor is updated.
@@ -309,6 +346,23 @@ class Tensor {
   template <typename E>
   absl::StatusOr<E> Item() const;
   absl::StatusOr<std::vector<uint8_t>> ToBytes() const;
+
+  // ---- training mode (tinygrad's Tensor.training) ----
+  // Whether modules such as nn::BatchNorm use batch statistics and update their running averages; optimizers
+  // step only while it is set. Process-wide, as tinygrad's class variable; false at start.
+  static bool Training();
+  // Sets Training() to `mode` for the life of the object and restores the previous value when it ends
+  // (tinygrad's `with Tensor.train():`).
+  class Train {
+   public:
+    explicit Train(bool mode = true);
+    ~Train();
+    Train(const Train&) = delete;
+    Train& operator=(const Train&) = delete;
+
+   private:
+    bool previous_;
+  };
 
   // ---- internals shared by the implementation files ----
   template <typename E>

@@ -4,6 +4,7 @@
 #define UOPC_TENSOR_TENSOR_INTERNAL_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,10 @@ namespace uopc {
 struct TensorNode {
   UOpPtr uop;
   absl::Status status;
+  // tinygrad's requires_grad: true, false or None (unset).
+  std::optional<bool> requires_grad;
+  // tinygrad's .grad, set by Backward.
+  std::optional<Tensor> grad;
 };
 
 namespace tensor_internal {

@@ -178,6 +178,49 @@ Tensor Tensor::OneHot(int64_t num_classes) const {
   return x.Eq(Arange(0, num_classes, 1, std::nullopt, Device())).Where(1, 0);
 }
 
+namespace {
+
+// tinygrad's _do_reduction.
+Tensor DoReduction(const Tensor& x, const std::string& reduction) {
+  if (reduction == "mean") return x.Mean();
+  if (reduction == "sum") return x.Sum();
+  if (reduction == "none") return x;
+  return Error("loss", "reduction must be \"mean\", \"sum\" or \"none\", got \"" + reduction + "\"");
+}
+
+}  // namespace
+
+Tensor Tensor::SparseCategoricalCrossentropy(const Tensor& y, int64_t ignore_index, double label_smoothing,
+                                             const std::string& reduction) const {
+  UOPC_TENSOR_PROPAGATE(this, &y);
+  if (label_smoothing < 0.0 || label_smoothing > 1.0) {
+    return Error("SparseCategoricalCrossentropy", "label_smoothing must be in [0, 1]");
+  }
+  if (reduction != "mean" && reduction != "sum" && reduction != "none") return DoReduction(*this, reduction);
+  if (!y.dtype().is_int()) {
+    return Error("SparseCategoricalCrossentropy", "the labels must be integers, got " + y.dtype().ToString());
+  }
+  if (ndim() == 0) return Error("SparseCategoricalCrossentropy", "the logits need a class axis");
+  int64_t classes = Shape().back();
+  Tensor log_probs = LogSoftmax();
+  Tensor loss_mask = ignore_index != -1 ? y.Ne(ignore_index) : y.FullLike(1, dtypes::kBool);
+  Tensor y_counted =
+      y.To(Device()).Flatten().Reshape({-1, 1}).Eq(Arange(0, classes, 1, std::nullopt, Device()));
+  Dims target_shape = y.Shape();
+  target_shape.push_back(classes);
+  Tensor target = (y_counted * loss_mask.Reshape({-1, 1})).Reshape(target_shape);
+  Tensor smoothing = label_smoothing * (log_probs.Mean(-1) * loss_mask);
+  Tensor unreduced = (1 - label_smoothing) * (log_probs * target).Sum(-1) + smoothing;
+  if (reduction == "mean") return -(unreduced.Sum() / loss_mask.Sum());
+  if (reduction == "sum") return -unreduced.Sum();
+  return -unreduced;
+}
+
+Tensor Tensor::BinaryCrossentropyLogits(const Tensor& y, const std::string& reduction) const {
+  UOPC_TENSOR_PROPAGATE(this, &y);
+  return DoReduction(Maximum(0) - y * *this + (1 + Abs().Neg().Exp()).Log(), reduction);
+}
+
 Tensor Tensor::Triu(int64_t diagonal) const {
   UOPC_TENSOR_PROPAGATE(this);
   if (ndim() < 2) return Error("Triu", "needs at least 2 dimensions, got shape " + ShapeStr(Shape()));

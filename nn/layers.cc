@@ -1,0 +1,403 @@
+// tinygrad's nn layers (nn/__init__.py) and initialisers (Tensor.glorot_uniform and kin) on the Tensor API.
+#include "nn/layers.h"
+
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace uopc::nn {
+namespace {
+
+int64_t Product(Dims::const_iterator begin, Dims::const_iterator end) {
+  int64_t p = 1;
+  for (auto it = begin; it != end; ++it) p *= *it;
+  return p;
+}
+
+Tensor LayerError(absl::string_view layer, absl::string_view message) {
+  return Tensor::FromError(absl::InvalidArgumentError(absl::StrCat(layer, ": ", message)));
+}
+
+// One value per axis from one value or one per axis (tinygrad's make_tuple).
+Dims PerAxis(const Dims& values, size_t n) {
+  if (values.size() == 1) return Dims(n, values[0]);
+  return values;
+}
+
+// (1, -1, 1, ..., 1) for an input of `ndim` axes: a per-channel tensor broadcast over axis 1.
+Dims ChannelShape(int64_t ndim) {
+  Dims shape(std::max<int64_t>(ndim, 2), 1);
+  shape[1] = -1;
+  return shape;
+}
+
+}  // namespace
+
+Tensor GlorotUniform(const Dims& shape, DType dtype, const std::string& device) {
+  if (shape.empty()) return LayerError("GlorotUniform", "the shape needs at least one axis");
+  double fan = static_cast<double>(shape[0] + Product(shape.begin() + 1, shape.end()));
+  return Tensor::Uniform(shape, -1.0, 1.0, dtype, device) * std::sqrt(6.0 / fan);
+}
+
+Tensor KaimingUniform(const Dims& shape, double a, DType dtype, const std::string& device) {
+  if (shape.empty()) return LayerError("KaimingUniform", "the shape needs at least one axis");
+  double bound = std::sqrt(3.0) * std::sqrt(2.0 / (1 + a * a)) /
+                 std::sqrt(static_cast<double>(Product(shape.begin() + 1, shape.end())));
+  return Tensor::Uniform(shape, -bound, bound, dtype, device);
+}
+
+Tensor ScaledUniform(const Dims& shape, DType dtype, const std::string& device) {
+  return Tensor::Uniform(shape, -1.0, 1.0, dtype, device) *
+         std::pow(static_cast<double>(Product(shape.begin(), shape.end())), -0.5);
+}
+
+Tensor ConvTranspose(const Tensor& x, const Tensor& weight, const Tensor* bias, const ConvOptions& options,
+                     Dims output_padding) {
+  if (!x.ok()) return x;
+  if (!weight.ok()) return weight;
+  const Dims wshape = weight.Shape();
+  if (wshape.size() < 3) {
+    return LayerError("ConvTranspose", "the weight needs (in, out/groups, *kernel) axes, its shape has " +
+                                           std::to_string(wshape.size()));
+  }
+  const size_t spatial = wshape.size() - 2;
+  const Dims kernel(wshape.begin() + 2, wshape.end());
+  if (x.ndim() != static_cast<int64_t>(wshape.size())) {
+    return LayerError("ConvTranspose",
+                      absl::StrCat("the input has ", x.ndim(), " axes, the weight ", wshape.size()));
+  }
+  const int64_t groups = options.groups;
+  if (groups < 1 || wshape[0] % groups != 0) {
+    return LayerError("ConvTranspose", absl::StrCat("groups ", groups, " does not divide ", wshape[0]));
+  }
+  // Padding as (before, after) per spatial axis (tinygrad's _resolve_pool_pads then _flat_to_grouped).
+  std::vector<std::pair<int64_t, int64_t>> pads(spatial);
+  const Dims& p = options.padding;
+  if (p.size() == 1) {
+    for (auto& pad : pads) pad = {p[0], p[0]};
+  } else if (p.size() == spatial) {
+    for (size_t i = 0; i < spatial; ++i) pads[i] = {p[i], p[i]};
+  } else if (p.size() == 2 * spatial) {
+    // Flat pairs, last axis first.
+    for (size_t i = 0; i < spatial; ++i) pads[i] = {p[2 * (spatial - 1 - i)], p[2 * (spatial - 1 - i) + 1]};
+  } else {
+    return LayerError("ConvTranspose", absl::StrCat("padding must have 1, ", spatial, " or ", 2 * spatial,
+                                                    " values, got ", p.size()));
+  }
+  const Dims stride = PerAxis(options.stride, spatial), dilation = PerAxis(options.dilation, spatial),
+             out_pad = PerAxis(output_padding, spatial);
+  if (stride.size() != spatial || dilation.size() != spatial || out_pad.size() != spatial) {
+    return LayerError("ConvTranspose", "stride, dilation and output_padding need one value or one per axis");
+  }
+  for (size_t i = 0; i < spatial; ++i) {
+    if (stride[i] < 1 || dilation[i] < 1)
+      return LayerError("ConvTranspose", "stride and dilation must be >= 1");
+  }
+  // The weight as a forward convolution's: (groups, in/groups, out/groups, *k) -> swap the channel axes ->
+  // flip the kernel -> (out, in/groups, *k).
+  Dims unflat = {groups, wshape[0] / groups};
+  unflat.insert(unflat.end(), wshape.begin() + 1, wshape.end());
+  Dims flip_axes;
+  for (size_t a = 3; a <= wshape.size(); ++a) flip_axes.push_back(static_cast<int64_t>(a));
+  Tensor w = weight.Reshape(unflat).Transpose(1, 2).Flip(flip_axes);
+  Tensor xs = x;
+  bool strided = false;
+  for (int64_t s : stride) strided |= s > 1;
+  if (strided) {
+    // Spread the input: each element k becomes (k, 0, ..., 0) of stride s, then the trailing zeros go.
+    const Dims shape = x.Shape();
+    Dims split = {shape[0], shape[1]};
+    std::vector<std::pair<int64_t, int64_t>> spread = {{0, 0}, {0, 0}};
+    for (size_t i = 0; i < spatial; ++i) {
+      split.push_back(shape[2 + i]);
+      split.push_back(1);
+      spread.push_back({0, 0});
+      spread.push_back({0, stride[i] - 1});
+    }
+    xs = xs.Reshape(split).Pad(spread);
+    Dims merged = {shape[0], shape[1]};
+    std::vector<std::pair<int64_t, int64_t>> keep = {{0, shape[0]}, {0, shape[1]}};
+    for (size_t i = 0; i < spatial; ++i) {
+      merged.push_back(shape[2 + i] * stride[i]);
+      keep.push_back({0, shape[2 + i] * stride[i] - (stride[i] - 1)});
+    }
+    xs = xs.Reshape(merged).Shrink(keep);
+  }
+  ConvOptions forward;
+  forward.groups = groups;
+  forward.dilation = dilation;
+  forward.stride = {1};
+  forward.padding.clear();
+  for (size_t r = spatial; r-- > 0;) {
+    int64_t span = (kernel[r] - 1) * dilation[r];
+    forward.padding.push_back(span - pads[r].first);
+    forward.padding.push_back(span - pads[r].second + out_pad[r]);
+  }
+  return xs.Conv2d(w.Flatten(0, 1), bias, forward);
+}
+
+// ---- Linear ----
+
+Linear::Linear(int64_t in_features, int64_t out_features, bool has_bias) {
+  double bound = 1.0 / std::sqrt(static_cast<double>(in_features));
+  weight = Tensor::Uniform({out_features, in_features}, -bound, bound);
+  if (has_bias) bias = Tensor::Uniform({out_features}, -bound, bound);
+}
+
+Tensor Linear::operator()(const Tensor& x) const {
+  Tensor wt = weight.Transpose();
+  return x.Linear(wt, bias ? &*bias : nullptr);
+}
+
+void Linear::CollectState(StateCollector& state) const {
+  state.Add("weight", weight);
+  state.Add("bias", bias);
+}
+
+// ---- Conv2d ----
+
+namespace {
+
+Dims KernelDims(Dims kernel_size) {
+  if (kernel_size.size() == 1) return {kernel_size[0], kernel_size[0]};
+  return kernel_size;
+}
+
+}  // namespace
+
+Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, Dims kernel, const Conv2dOptions& opts)
+    : kernel_size(KernelDims(std::move(kernel))), options(opts) {
+  double scale =
+      1.0 / std::sqrt(static_cast<double>(in_channels * Product(kernel_size.begin(), kernel_size.end())));
+  Dims wshape = {out_channels, options.groups > 0 ? in_channels / options.groups : in_channels};
+  wshape.insert(wshape.end(), kernel_size.begin(), kernel_size.end());
+  weight = Tensor::Uniform(wshape, -scale, scale);
+  if (options.bias) bias = Tensor::Uniform({out_channels}, -scale, scale);
+}
+
+ConvOptions Conv2d::conv_options() const {
+  ConvOptions c;
+  c.groups = options.groups;
+  c.stride = options.stride;
+  c.dilation = options.dilation;
+  c.padding = options.padding;
+  if (options.same_padding) {
+    // Per axis, last first: (d*(k-1)//2, d*(k-1) - d*(k-1)//2).
+    Dims dilation = PerAxis(options.dilation, kernel_size.size());
+    c.padding.clear();
+    for (size_t r = kernel_size.size(); r-- > 0;) {
+      int64_t span = (r < dilation.size() ? dilation[r] : 1) * (kernel_size[r] - 1);
+      c.padding.push_back(span / 2);
+      c.padding.push_back(span - span / 2);
+    }
+  }
+  return c;
+}
+
+Tensor Conv2d::operator()(const Tensor& x) const {
+  if (options.same_padding) {
+    for (int64_t s : options.stride) {
+      if (s != 1) return LayerError("Conv2d", "same padding is not supported for strided convolutions");
+    }
+  }
+  return x.Conv2d(weight, bias ? &*bias : nullptr, conv_options());
+}
+
+void Conv2d::CollectState(StateCollector& state) const {
+  state.Add("weight", weight);
+  state.Add("bias", bias);
+}
+
+// ---- ConvTranspose2d ----
+
+ConvTranspose2d::ConvTranspose2d(int64_t in_channels, int64_t out_channels, Dims kernel,
+                                 const Conv2dOptions& opts, Dims output_pad)
+    : kernel_size(KernelDims(std::move(kernel))), options(opts), output_padding(std::move(output_pad)) {
+  // tinygrad builds the Conv2d first (drawing its weight and bias), then draws the transposed weight.
+  double scale =
+      1.0 / std::sqrt(static_cast<double>(in_channels * Product(kernel_size.begin(), kernel_size.end())));
+  int64_t groups = options.groups > 0 ? options.groups : 1;
+  Dims conv_shape = {out_channels, in_channels / groups};
+  conv_shape.insert(conv_shape.end(), kernel_size.begin(), kernel_size.end());
+  Tensor unused = Tensor::Uniform(conv_shape, -scale, scale);
+  if (options.bias) bias = Tensor::Uniform({out_channels}, -scale, scale);
+  Dims wshape = {in_channels, out_channels / groups};
+  wshape.insert(wshape.end(), kernel_size.begin(), kernel_size.end());
+  weight = Tensor::Uniform(wshape, -scale, scale);
+}
+
+Tensor ConvTranspose2d::operator()(const Tensor& x) const {
+  ConvOptions c;
+  c.groups = options.groups;
+  c.stride = options.stride;
+  c.dilation = options.dilation;
+  c.padding = options.padding;
+  return ConvTranspose(x, weight, bias ? &*bias : nullptr, c, output_padding);
+}
+
+void ConvTranspose2d::CollectState(StateCollector& state) const {
+  state.Add("weight", weight);
+  state.Add("bias", bias);
+}
+
+// ---- BatchNorm ----
+
+BatchNorm::BatchNorm(int64_t size, const BatchNormOptions& opts) : options(opts) {
+  if (options.affine) {
+    weight = Tensor::Ones({size});
+    bias = Tensor::Zeros({size});
+  }
+  // tinygrad uses long where the device supports it; every uopc device does.
+  num_batches_tracked = Tensor::Zeros({1}, dtypes::kInt64).RequiresGrad(false);
+  if (options.track_running_stats) {
+    running_mean = Tensor::Zeros({size}).RequiresGrad(false);
+    running_var = Tensor::Ones({size}).RequiresGrad(false);
+  }
+}
+
+Tensor BatchNorm::operator()(const Tensor& x) {
+  if (!x.ok()) return x;
+  if (x.ndim() < 2) return LayerError("BatchNorm", "the input needs (N, C, ...) axes");
+  const Dims shape = x.Shape();
+  const Dims mask = ChannelShape(x.ndim());
+  Tensor mean, var;
+  const bool use_running = options.track_running_stats && !Tensor::Training();
+  if (use_running) {
+    if (running_mean->Shape() != Dims{shape[1]}) {
+      return LayerError("BatchNorm", absl::StrCat("the input has ", shape[1], " channels, the layer ",
+                                                  running_mean->Shape()[0]));
+    }
+    mean = *running_mean;
+    var = running_var->Reshape(mask).Expand(shape);
+  } else {
+    Dims reduce_axes;
+    for (int64_t a = 0; a < x.ndim(); ++a) {
+      if (a != 1) reduce_axes.push_back(a);
+    }
+    mean = x.Mean(reduce_axes);
+    // The variance does not back-propagate into the mean (d var / d mean = 0).
+    Tensor centered = x - mean.Detach().Reshape(mask);
+    var = (centered * centered).Mean(reduce_axes);
+  }
+  if (options.track_running_stats && Tensor::Training()) {
+    const double n = static_cast<double>(x.numel());
+    Tensor new_mean = (1 - options.momentum) * *running_mean + options.momentum * mean.Detach();
+    Tensor new_var = (1 - options.momentum) * *running_var +
+                     options.momentum * n / (n - static_cast<double>(shape[1])) * var.Detach();
+    Tensor assigned_mean = running_mean->Assign(new_mean);
+    if (!assigned_mean.ok()) return assigned_mean;
+    Tensor assigned_var = running_var->Assign(new_var);
+    if (!assigned_var.ok()) return assigned_var;
+    Tensor counted = num_batches_tracked.Assign(num_batches_tracked + 1);
+    if (!counted.ok()) return counted;
+  }
+  Tensor invstd = var.Add(options.eps).Rsqrt();
+  return x.Batchnorm(weight ? &*weight : nullptr, bias ? &*bias : nullptr, mean, invstd);
+}
+
+void BatchNorm::CollectState(StateCollector& state) const {
+  state.Add("weight", weight);
+  state.Add("bias", bias);
+  state.Add("num_batches_tracked", num_batches_tracked);
+  state.Add("running_mean", running_mean);
+  state.Add("running_var", running_var);
+}
+
+// ---- LayerNorm ----
+
+LayerNorm::LayerNorm(Dims shape, double eps_value, bool elementwise_affine)
+    : normalized_shape(std::move(shape)), eps(eps_value) {
+  if (elementwise_affine) {
+    weight = Tensor::Ones(normalized_shape);
+    bias = Tensor::Zeros(normalized_shape);
+  }
+}
+
+Tensor LayerNorm::operator()(const Tensor& x) const {
+  if (!x.ok()) return x;
+  const Dims shape = x.Shape();
+  const size_t n = normalized_shape.size();
+  if (shape.size() < n || !std::equal(normalized_shape.begin(), normalized_shape.end(), shape.end() - n)) {
+    return LayerError("LayerNorm", absl::StrCat("the last axes of (", absl::StrJoin(shape, ", "),
+                                                ") must be (", absl::StrJoin(normalized_shape, ", "), ")"));
+  }
+  Dims axes;
+  for (size_t i = 0; i < n; ++i) axes.push_back(-1 - static_cast<int64_t>(i));
+  Tensor y = x.Layernorm(axes, eps);
+  if (!weight) return y;
+  return y * *weight + *bias;
+}
+
+void LayerNorm::CollectState(StateCollector& state) const {
+  state.Add("weight", weight);
+  state.Add("bias", bias);
+}
+
+// ---- GroupNorm ----
+
+GroupNorm::GroupNorm(int64_t groups, int64_t channels, double eps_value, bool affine)
+    : num_groups(groups), num_channels(channels), eps(eps_value) {
+  if (affine) {
+    weight = Tensor::Ones({channels});
+    bias = Tensor::Zeros({channels});
+  }
+}
+
+Tensor GroupNorm::operator()(const Tensor& x) const {
+  if (!x.ok()) return x;
+  if (x.ndim() < 2) return LayerError("GroupNorm", "the input needs (N, C, ...) axes");
+  const Dims shape = x.Shape();
+  Tensor y = x.Reshape({shape[0], num_groups, -1}).Layernorm(-1, eps).Reshape(shape);
+  if (!weight) return y;
+  const Dims mask = ChannelShape(x.ndim());
+  return y * weight->Reshape(mask) + bias->Reshape(mask);
+}
+
+void GroupNorm::CollectState(StateCollector& state) const {
+  state.Add("weight", weight);
+  state.Add("bias", bias);
+}
+
+// ---- RMSNorm ----
+
+RMSNorm::RMSNorm(int64_t dim, double eps_value) : eps(eps_value), weight(Tensor::Ones({dim})) {}
+
+Tensor RMSNorm::operator()(const Tensor& x) const {
+  if (!x.ok()) return x;
+  Tensor f = x.Float();
+  Tensor normed = f * (f.Square().Mean(-1, true) + eps).Rsqrt();
+  return normed.Cast(x.dtype()) * weight;
+}
+
+void RMSNorm::CollectState(StateCollector& state) const { state.Add("weight", weight); }
+
+// ---- Embedding ----
+
+Embedding::Embedding(int64_t vocab, int64_t embed)
+    : vocab_size(vocab), embed_size(embed), weight(GlorotUniform({vocab, embed})) {}
+
+Tensor Embedding::operator()(const Tensor& idx) const {
+  if (!idx.ok()) return idx;
+  if (!arange_) {
+    arange_ =
+        Tensor::Arange(0, vocab_size, 1, std::nullopt, weight.Device()).RequiresGrad(false).Unsqueeze(-1);
+  }
+  Dims big = idx.Shape();
+  Dims idx_shape = big;
+  idx_shape.push_back(1);
+  idx_shape.push_back(1);
+  big.push_back(vocab_size);
+  big.push_back(embed_size);
+  Tensor hit = arange_->Expand(big).Eq(idx.Reshape(idx_shape).Expand(big));
+  Tensor vals = weight.Expand(big);
+  return hit.Mul(vals).Sum(-2, false, vals.dtype());
+}
+
+void Embedding::CollectState(StateCollector& state) const { state.Add("weight", weight); }
+
+}  // namespace uopc::nn

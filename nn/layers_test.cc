@@ -1,0 +1,241 @@
+// The layers: output shapes, state-dict names, errors, and values against tinygrad v0.10.3 run on the same
+// seeds and inputs (testdata/layers_expected.json, from testdata/harvest_layers.py).
+#include "nn/layers.h"
+
+#include <cmath>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "nn/state.h"
+
+namespace uopc::nn {
+namespace {
+
+// The interpreter: the same numbers as the CPU device without a compiler run per kernel, so the test stays
+// fast.
+class InterpEnvironment : public ::testing::Environment {
+ public:
+  void SetUp() override { Tensor::SetDefaultDevice("INTERP"); }
+};
+const ::testing::Environment* const kInterp = ::testing::AddGlobalTestEnvironment(new InterpEnvironment);
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+const nlohmann::json& Expected() {
+  static const nlohmann::json* expected = [] {
+    std::ifstream in("nn/testdata/layers_expected.json");
+    return new nlohmann::json(nlohmann::json::parse(in));
+  }();
+  return *expected;
+}
+
+// tinygrad's `Tensor.arange(n).float() * scale + offset` reshaped: the harvest's inputs.
+Tensor Ramp(const Dims& shape, double scale = 0.01, double offset = -0.5) {
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  return (Tensor::Arange(n).Float() * scale + offset).Reshape(shape);
+}
+
+void ExpectMatches(const Tensor& t, const std::string& name) {
+  SCOPED_TRACE(name);
+  ASSERT_TRUE(t.ok()) << t.status();
+  const nlohmann::json& want = Expected().at(name);
+  EXPECT_EQ(t.Shape(), want["shape"].get<Dims>());
+  std::vector<double> got;
+  if (t.dtype() == dtypes::kInt64) {
+    absl::StatusOr<std::vector<int64_t>> v = t.ToVector<int64_t>();
+    ASSERT_TRUE(v.ok()) << v.status();
+    got.assign(v->begin(), v->end());
+  } else {
+    absl::StatusOr<std::vector<float>> v = t.Float().ToVector<float>();
+    ASSERT_TRUE(v.ok()) << v.status();
+    got.assign(v->begin(), v->end());
+  }
+  const std::vector<double> values = want["values"].get<std::vector<double>>();
+  ASSERT_EQ(got.size(), values.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_NEAR(got[i], values[i], 1e-6 + 2e-6 * std::abs(values[i])) << "element " << i;
+  }
+}
+
+std::vector<std::string> Names(const Module& m) {
+  std::vector<std::string> names;
+  for (const auto& [name, t] : GetStateDict(m)) names.push_back(name);
+  return names;
+}
+
+TEST(LayersTest, LinearMatchesTinygrad) {
+  Tensor::ManualSeed(0);
+  Linear lin(3, 4);
+  ExpectMatches(lin.weight, "linear.weight");
+  ExpectMatches(*lin.bias, "linear.bias");
+  ExpectMatches(lin(Ramp({2, 3}, 0.25)), "linear.out");
+  EXPECT_THAT(Names(lin), ElementsAre("weight", "bias"));
+  EXPECT_EQ(lin(Ramp({5, 7, 3})).Shape(), (Dims{5, 7, 4}));
+  EXPECT_FALSE(lin(Ramp({2, 5})).ok());
+  EXPECT_THAT(Names(Linear(3, 4, false)), ElementsAre("weight"));
+}
+
+TEST(LayersTest, Conv2dMatchesTinygrad) {
+  Tensor::ManualSeed(1);
+  Conv2dOptions options;
+  options.stride = {2};
+  options.padding = {1};
+  options.groups = 2;
+  Conv2d conv(4, 6, {3}, options);
+  EXPECT_EQ(conv.weight.Shape(), (Dims{6, 2, 3, 3}));
+  ExpectMatches(conv.weight, "conv.weight");
+  ExpectMatches(*conv.bias, "conv.bias");
+  ExpectMatches(conv(Ramp({2, 4, 5, 5})), "conv.out");
+  EXPECT_FALSE(conv(Ramp({2, 3, 5, 5})).ok());  // 3 channels for 4
+
+  Tensor::ManualSeed(2);
+  Conv2dOptions same;
+  same.same_padding = true;
+  same.dilation = {2};
+  same.bias = false;
+  Conv2d conv_same(2, 3, {3, 2}, same);
+  EXPECT_THAT(Names(conv_same), ElementsAre("weight"));
+  ExpectMatches(conv_same(Ramp({1, 2, 6, 5}, 0.03)), "conv_same.out");
+  Conv2dOptions strided_same = same;
+  strided_same.stride = {2};
+  EXPECT_THAT(std::string(Conv2d(2, 3, {3}, strided_same)(Ramp({1, 2, 6, 5})).status().message()),
+              HasSubstr("strided"));
+}
+
+TEST(LayersTest, ConvTranspose2dMatchesTinygrad) {
+  Tensor::ManualSeed(3);
+  Conv2dOptions options;
+  options.stride = {2};
+  options.padding = {1};
+  options.groups = 2;
+  ConvTranspose2d convt(4, 6, {3}, options, {1});
+  EXPECT_EQ(convt.weight.Shape(), (Dims{4, 3, 3, 3}));
+  ExpectMatches(convt.weight, "convt.weight");
+  ExpectMatches(*convt.bias, "convt.bias");
+  ExpectMatches(convt(Ramp({2, 4, 3, 3})), "convt.out");
+
+  Tensor::ManualSeed(4);
+  Conv2dOptions rect;
+  rect.stride = {1, 2};
+  rect.dilation = {2, 1};
+  rect.bias = false;
+  ConvTranspose2d convt2(2, 3, {2, 3}, rect);
+  ExpectMatches(convt2(Ramp({1, 2, 4, 3}, 0.05)), "convt2.out");
+}
+
+TEST(LayersTest, BatchNormMatchesTinygradInTrainingAndEval) {
+  BatchNorm bn(3);
+  EXPECT_THAT(Names(bn), ElementsAre("weight", "bias", "num_batches_tracked", "running_mean", "running_var"));
+  Tensor x = Ramp({4, 3, 2, 2}, 0.1) * Ramp({4, 3, 2, 2}, 0.02, -0.3);
+  ASSERT_TRUE(x.Realize().ok());
+  EXPECT_FALSE(Tensor::Training());
+  {
+    Tensor::Train train;
+    EXPECT_TRUE(Tensor::Training());
+    ExpectMatches(bn(x), "bn.train_out");
+    ASSERT_TRUE(Tensor::RealizeAll({*bn.running_mean, *bn.running_var, bn.num_batches_tracked}).ok());
+    ExpectMatches(bn(x + 1), "bn.train_out2");
+  }
+  EXPECT_FALSE(Tensor::Training());
+  ExpectMatches(*bn.running_mean, "bn.running_mean");
+  ExpectMatches(*bn.running_var, "bn.running_var");
+  ExpectMatches(bn.num_batches_tracked, "bn.num_batches_tracked");
+  ExpectMatches(bn(x), "bn.eval_out");
+  EXPECT_FALSE(bn(Ramp({2, 4, 2})).ok());
+  EXPECT_FALSE(bn(Ramp({3})).ok());
+  BatchNormOptions no_affine;
+  no_affine.affine = false;
+  no_affine.track_running_stats = false;
+  BatchNorm plain(2, no_affine);
+  EXPECT_THAT(Names(plain), ElementsAre("num_batches_tracked"));
+  EXPECT_EQ(plain(Ramp({3, 2})).Shape(), (Dims{3, 2}));
+}
+
+TEST(LayersTest, NormsMatchTinygrad) {
+  LayerNorm ln({2, 3});
+  ExpectMatches(ln(Ramp({2, 2, 3}, 0.3).Square()), "layernorm.out");
+  EXPECT_THAT(std::string(ln(Ramp({2, 3, 2})).status().message()), HasSubstr("must be (2, 3)"));
+  GroupNorm gn(2, 4);
+  ExpectMatches(gn(Ramp({2, 4, 3}, 0.07).Exp()), "groupnorm.out");
+  EXPECT_EQ(gn(Ramp({2, 4, 3, 5})).Shape(), (Dims{2, 4, 3, 5}));
+  RMSNorm rms(5);
+  ExpectMatches(rms(Ramp({2, 5}, 0.2)), "rmsnorm.out");
+  // Normalized in float32 and cast back; the float32 weight then promotes, as in tinygrad.
+  EXPECT_EQ(rms(Ramp({2, 5}).Half()).dtype(), dtypes::kFloat32);
+  EXPECT_THAT(Names(rms), ElementsAre("weight"));
+  EXPECT_THAT(Names(LayerNorm({4}, 1e-5, false)), ElementsAre());
+}
+
+TEST(LayersTest, EmbeddingMatchesTinygrad) {
+  Tensor::ManualSeed(5);
+  Embedding emb(10, 3);
+  ExpectMatches(emb.weight, "embedding.weight");
+  ExpectMatches(emb(Tensor::Literal(std::vector<int64_t>{1, 2, 9, 0, 2, 2}, Dims{3, 2})), "embedding.out");
+  EXPECT_EQ(emb(Tensor::Literal(std::vector<int64_t>{4})).Shape(), (Dims{1, 3}));
+}
+
+TEST(LayersTest, InitialisersMatchTinygrad) {
+  Tensor::ManualSeed(6);
+  ExpectMatches(GlorotUniform({3, 4}), "init.glorot");
+  ExpectMatches(KaimingUniform({3, 4, 2}), "init.kaiming");
+  ExpectMatches(ScaledUniform({2, 3}), "init.scaled");
+}
+
+// A model of layers: names are paths, LoadStateDict replaces values and checks keys and shapes.
+struct Net : Module {
+  Linear l1{3, 4};
+  std::vector<Linear> heads{Linear(4, 2), Linear(4, 2, false)};
+  BatchNorm bn{4};
+  void CollectState(StateCollector& state) const override {
+    state.Add("l1", l1);
+    state.AddList("heads", heads);
+    state.Add("bn", bn);
+  }
+};
+
+TEST(StateTest, StateDictNamesFollowTheModel) {
+  Net net;
+  EXPECT_THAT(Names(net), ElementsAre("l1.weight", "l1.bias", "heads.0.weight", "heads.0.bias",
+                                      "heads.1.weight", "bn.weight", "bn.bias", "bn.num_batches_tracked",
+                                      "bn.running_mean", "bn.running_var"));
+  EXPECT_EQ(GetParameters(net).size(), 10u);
+  StateDict prefixed = GetStateDict(net, "model");
+  EXPECT_TRUE(prefixed.Contains("model.l1.weight"));
+  // The entries are the model's own tensors.
+  EXPECT_TRUE(GetStateDict(net).Find("l1.weight")->Is(net.l1.weight));
+}
+
+TEST(StateTest, LoadStateDictReplacesValuesAndChecksKeys) {
+  Net source, target;
+  StateDict state = GetStateDict(source);
+  ASSERT_TRUE(LoadStateDict(target, state).ok());
+  EXPECT_EQ(*target.l1.weight.ToVector<float>(), *source.l1.weight.ToVector<float>());
+
+  StateDict partial;
+  for (const auto& [name, t] : state) {
+    if (name != "l1.bias") partial.Set(name, t);
+  }
+  partial.Set("extra", Tensor::Zeros({1}));
+  partial.Set("heads.0.weight", Tensor::Zeros({4, 2}));
+  absl::Status status = LoadStateDict(target, partial);
+  EXPECT_THAT(std::string(status.message()), HasSubstr("missing keys: l1.bias"));
+  EXPECT_THAT(std::string(status.message()), HasSubstr("unexpected keys: extra"));
+  EXPECT_THAT(std::string(status.message()),
+              HasSubstr("\"heads.0.weight\" is (4, 2) in the state dict but (2, 4) in the model"));
+  // Not strict: missing and unexpected keys pass, a shape mismatch does not.
+  partial.Set("heads.0.weight", Tensor::Zeros({2, 4}));
+  LoadOptions lenient;
+  lenient.strict = false;
+  ASSERT_TRUE(LoadStateDict(target, partial, lenient).ok());
+  EXPECT_EQ(*target.heads[0].weight.ToVector<float>(), std::vector<float>(8, 0.0f));
+}
+
+}  // namespace
+}  // namespace uopc::nn

@@ -1,0 +1,124 @@
+// Loading and saving tensors in safetensors files.
+#include "nn/safetensors.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace uopc::nn {
+
+absl::StatusOr<StateDict> SafeLoadBytes(absl::Span<const uint8_t> bytes, const std::string& device) {
+  absl::StatusOr<SafetensorsHeader> header = ParseSafetensorsHeader(bytes);
+  if (!header.ok()) return header.status();
+  StateDict out;
+  for (const SafetensorsEntry& e : header->entries) {
+    const uint8_t* data = bytes.data() + header->data_start;
+    std::vector<uint8_t> values(data + e.begin, data + e.end);
+    Tensor t = Tensor::FromBytes(std::move(values), e.shape, e.dtype, device);
+    if (!t.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("safetensors: tensor \"", e.name, "\": ", t.status().message()));
+    }
+    out.Set(e.name, std::move(t));
+  }
+  return out;
+}
+
+namespace {
+
+absl::StatusOr<std::vector<uint8_t>> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("safetensors: cannot open ", path));
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) return absl::DataLossError(absl::StrCat("safetensors: error reading ", path));
+  return bytes;
+}
+
+absl::Status WithPath(const absl::Status& s, const std::string& path) {
+  return absl::Status(s.code(), absl::StrCat(path, ": ", s.message()));
+}
+
+}  // namespace
+
+absl::StatusOr<StateDict> SafeLoad(const std::string& path, const std::string& device) {
+  absl::StatusOr<std::vector<uint8_t>> bytes = ReadFile(path);
+  if (!bytes.ok()) return bytes.status();
+  absl::StatusOr<StateDict> out = SafeLoadBytes(*bytes, device);
+  if (!out.ok()) return WithPath(out.status(), path);
+  return out;
+}
+
+absl::StatusOr<std::vector<std::pair<std::string, std::string>>> SafeLoadMetadata(const std::string& path) {
+  absl::StatusOr<std::vector<uint8_t>> bytes = ReadFile(path);
+  if (!bytes.ok()) return bytes.status();
+  absl::StatusOr<SafetensorsHeader> header = ParseSafetensorsHeader(*bytes);
+  if (!header.ok()) return WithPath(header.status(), path);
+  return header->metadata;
+}
+
+absl::StatusOr<std::vector<uint8_t>> SafeSaveBytes(
+    const StateDict& tensors, const std::vector<std::pair<std::string, std::string>>& metadata) {
+  std::vector<Tensor> all;
+  for (const auto& [name, t] : tensors) {
+    if (!t.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("SafeSave: tensor \"", name, "\" has an error: ", t.status().message()));
+    }
+    all.push_back(t);
+  }
+  if (!all.empty()) {
+    absl::Status realized = Tensor::RealizeAll(all);
+    if (!realized.ok()) return realized;
+  }
+  std::vector<SafetensorsEntry> entries;
+  std::vector<std::vector<uint8_t>> data;
+  uint64_t offset = 0;
+  for (const auto& [name, t] : tensors) {
+    absl::StatusOr<std::vector<uint8_t>> bytes = t.ToBytes();
+    if (!bytes.ok()) return bytes.status();
+    entries.push_back({name, t.dtype(), t.Shape(), offset, offset + bytes->size()});
+    offset += bytes->size();
+    data.push_back(*std::move(bytes));
+  }
+  absl::StatusOr<std::string> header = SafetensorsHeaderBytes(entries, metadata);
+  if (!header.ok()) return header.status();
+  std::vector<uint8_t> out(header->begin(), header->end());
+  out.reserve(header->size() + offset);
+  for (const std::vector<uint8_t>& d : data) out.insert(out.end(), d.begin(), d.end());
+  return out;
+}
+
+absl::Status SafeSave(const StateDict& tensors, const std::string& path,
+                      const std::vector<std::pair<std::string, std::string>>& metadata) {
+  absl::StatusOr<std::vector<uint8_t>> bytes = SafeSaveBytes(tensors, metadata);
+  if (!bytes.ok()) return bytes.status();
+  const std::string temp = path + ".tmp";
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    if (!out) return absl::PermissionDeniedError(absl::StrCat("SafeSave: cannot write ", temp));
+    out.write(reinterpret_cast<const char*>(bytes->data()), static_cast<std::streamsize>(bytes->size()));
+    out.close();
+    if (!out) {
+      std::remove(temp.c_str());
+      return absl::DataLossError(absl::StrCat("SafeSave: error writing ", temp));
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(temp, path, ec);
+  if (ec) {
+    std::remove(temp.c_str());
+    return absl::InternalError(
+        absl::StrCat("SafeSave: cannot rename ", temp, " to ", path, ": ", ec.message()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace uopc::nn
