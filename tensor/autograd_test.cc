@@ -52,6 +52,20 @@ TEST(GradientTest, UnaryOps) {
   EXPECT_THAT(Values((*g)[0]), Pointwise(FloatNear(1e-4), want));
 }
 
+TEST(GradientTest, ProductAndPower) {
+  Tensor a = Floats({1, 2, 3, 4});
+  absl::StatusOr<std::vector<Tensor>> g = a.Prod().Gradient({a});
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_THAT(Values((*g)[0]), Pointwise(FloatNear(1e-4), std::vector<float>{24, 12, 8, 6}));
+  Tensor x = Floats({2, 3}), y = Floats({3, 2});
+  g = x.Pow(y).Sum().Gradient({x, y});
+  ASSERT_TRUE(g.ok()) << g.status();
+  // d/dx = y x^(y-1), d/dy = x^y ln x
+  EXPECT_THAT(Values((*g)[0]), Pointwise(FloatNear(1e-3), std::vector<float>{12, 6}));
+  EXPECT_THAT(Values((*g)[1]),
+              Pointwise(FloatNear(1e-3), std::vector<float>{8 * std::log(2.0f), 9 * std::log(3.0f)}));
+}
+
 TEST(GradientTest, TargetNotOnThePathIsAnError) {
   Tensor a = Floats({1, 2}), b = Floats({3, 4});
   absl::StatusOr<std::vector<Tensor>> g = (a * 2).Sum().Gradient({b});
