@@ -52,6 +52,20 @@ TEST(GradientTest, UnaryOps) {
   EXPECT_THAT(Values((*g)[0]), Pointwise(FloatNear(1e-4), want));
 }
 
+TEST(GradientTest, ProductAndPower) {
+  Tensor a = Floats({1, 2, 3, 4});
+  absl::StatusOr<std::vector<Tensor>> g = a.Prod().Gradient({a});
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_THAT(Values((*g)[0]), Pointwise(FloatNear(1e-4), std::vector<float>{24, 12, 8, 6}));
+  Tensor x = Floats({2, 3}), y = Floats({3, 2});
+  g = x.Pow(y).Sum().Gradient({x, y});
+  ASSERT_TRUE(g.ok()) << g.status();
+  // d/dx = y x^(y-1), d/dy = x^y ln x
+  EXPECT_THAT(Values((*g)[0]), Pointwise(FloatNear(1e-3), std::vector<float>{12, 6}));
+  EXPECT_THAT(Values((*g)[1]),
+              Pointwise(FloatNear(1e-3), std::vector<float>{8 * std::log(2.0f), 9 * std::log(3.0f)}));
+}
+
 TEST(GradientTest, TargetNotOnThePathIsAnError) {
   Tensor a = Floats({1, 2}), b = Floats({3, 4});
   absl::StatusOr<std::vector<Tensor>> g = (a * 2).Sum().Gradient({b});
@@ -126,6 +140,43 @@ TEST(AssignTest, WritesAfterReadsScheduledWithIt) {
   // a number fills
   ASSERT_TRUE(a.Assign(0.5).ok());
   EXPECT_THAT(Values(a), ElementsAre(0.5, 0.5, 0.5));
+}
+
+// The three cases below are tinygrad v0.10.3's output for the same Python.
+TEST(AssignTest, ReadsAfterTheAssignSeeTheNewValues) {
+  Tensor a = Floats({1, 2, 3});
+  ASSERT_TRUE(a.Realize().ok());
+  a.Assign(a + 1);
+  Tensor b = a * 2;
+  ASSERT_TRUE(Tensor::RealizeAll({b, a}).ok());
+  EXPECT_THAT(Values(a), ElementsAre(2, 3, 4));
+  EXPECT_THAT(Values(b), ElementsAre(4, 6, 8));
+}
+
+TEST(AssignTest, MomentumSteps) {
+  Tensor w = Floats({1, 2, 3}), buf = Floats({0.5, 0.5, 0.5}), g = Floats({1, 1, 1});
+  ASSERT_TRUE(Tensor::RealizeAll({w, buf, g}).ok());
+  for (int step = 0; step < 3; ++step) {
+    buf.Assign(buf * 0.9 + g);
+    w.Assign(w.Detach() - buf * 0.1);
+    ASSERT_TRUE(Tensor::RealizeAll({w, buf}).ok());
+  }
+  EXPECT_THAT(Values(w),
+              Pointwise(FloatNear(1e-6), std::vector<float>{0.31705001f, 1.31704998f, 2.31704998f}));
+  EXPECT_THAT(Values(buf),
+              Pointwise(FloatNear(1e-6), std::vector<float>{3.07450008f, 3.07450008f, 3.07450008f}));
+}
+
+TEST(AssignTest, SwapThroughACopy) {
+  Tensor x = Floats({1, 2, 3}), y = Floats({10, 20, 30});
+  ASSERT_TRUE(Tensor::RealizeAll({x, y}).ok());
+  Tensor old = (x + y).Contiguous();
+  x.Assign(y * 2);
+  y.Assign(old);
+  ASSERT_TRUE(Tensor::RealizeAll({old, x, y}).ok());
+  EXPECT_THAT(Values(old), ElementsAre(11, 22, 33));
+  EXPECT_THAT(Values(x), ElementsAre(20, 40, 60));
+  EXPECT_THAT(Values(y), ElementsAre(11, 22, 33));
 }
 
 TEST(AssignTest, MismatchesAreErrors) {

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -326,60 +327,47 @@ std::string Mismatch(const std::vector<float>& got, const nlohmann::json& want) 
   return "";
 }
 
-std::vector<std::string> ValueDifferences(const std::string& device) {
-  std::map<std::string, nlohmann::json> corpus = Corpus();
+// On `device`, the program's loss and every gradient are tinygrad's values: "" or what differs.
+std::string ValueDifference(const std::string& device, const std::string& name, const Program& program) {
+  static const auto* corpus = new std::map<std::string, nlohmann::json>(Corpus());
+  const nlohmann::json& want = corpus->at(name);
   Tensor::SetDefaultDevice(device);
-  std::vector<std::string> failing;
-  for (const auto& [name, program] : Programs()) {
-    const nlohmann::json& want = corpus[name];
-    std::string problem;
-    absl::StatusOr<std::vector<Tensor>> outs = LossAndGradients(program);
-    if (!outs.ok()) problem = outs.status().ToString();
-    if (problem.empty()) {
-      if (absl::Status s = Tensor::RealizeAll(*outs); !s.ok()) problem = s.ToString();
-    }
-    for (size_t k = 0; problem.empty() && k < outs->size(); ++k) {
-      absl::StatusOr<std::vector<float>> got = (*outs)[k].ToVector<float>();
-      if (!got.ok()) {
-        problem = got.status().ToString();
-        break;
-      }
-      if (k == 0) {
-        problem = Mismatch(*got, nlohmann::json::array({want["loss"]}));
-        if (!problem.empty()) problem = "loss " + problem;
-      } else {
-        const nlohmann::json& g = want["grads"][k - 1];
-        if (nlohmann::json((*outs)[k].Shape()) != g["shape"]) {
-          problem =
-              absl::StrCat("gradient ", k - 1, " has shape ", nlohmann::json((*outs)[k].Shape()).dump());
-        } else {
-          problem = Mismatch(*got, g["values"]);
-          if (!problem.empty()) problem = absl::StrCat("gradient ", k - 1, " ", problem);
-        }
-      }
-    }
-    if (!problem.empty()) {
-      failing.push_back(name);
-      std::cout << device << " " << name << ": " << problem << "\n";
-    }
-  }
+  absl::StatusOr<std::vector<Tensor>> outs = LossAndGradients(program);
   Tensor::SetDefaultDevice("CPU");
-  return failing;
+  if (!outs.ok()) return outs.status().ToString();
+  if (absl::Status s = Tensor::RealizeAll(*outs); !s.ok()) return s.ToString();
+  for (size_t k = 0; k < outs->size(); ++k) {
+    absl::StatusOr<std::vector<float>> got = (*outs)[k].ToVector<float>();
+    if (!got.ok()) return got.status().ToString();
+    if (k == 0) {
+      std::string problem = Mismatch(*got, nlohmann::json::array({want["loss"]}));
+      if (!problem.empty()) return "loss " + problem;
+      continue;
+    }
+    const nlohmann::json& g = want["grads"][k - 1];
+    if (nlohmann::json((*outs)[k].Shape()) != g["shape"]) {
+      return absl::StrCat("gradient ", k - 1, " has shape ", nlohmann::json((*outs)[k].Shape()).dump());
+    }
+    std::string problem = Mismatch(*got, g["values"]);
+    if (!problem.empty()) return absl::StrCat("gradient ", k - 1, " ", problem);
+  }
+  return "";
 }
 
-TEST(GradProgramsTest, ValuesOnCpu) {
-  std::vector<std::string> failing = ValueDifferences("CPU");
-  std::cout << 34 - failing.size()
-            << "/34 losses and gradients equal on CPU; failing: " << absl::StrJoin(failing, ", ") << "\n";
-  EXPECT_TRUE(failing.empty());
+// One case per device and program, so the test shards (CPU compiles every kernel).
+class GradValuesTest : public ::testing::TestWithParam<std::tuple<std::string, int>> {};
+
+TEST_P(GradValuesTest, LossAndGradientsAreTinygrads) {
+  const auto& [device, index] = GetParam();
+  const auto& [name, program] = Programs()[index];
+  EXPECT_EQ(ValueDifference(device, name, program), "") << device << " " << name;
 }
 
-TEST(GradProgramsTest, ValuesOnInterp) {
-  std::vector<std::string> failing = ValueDifferences("INTERP");
-  std::cout << 34 - failing.size()
-            << "/34 losses and gradients equal on INTERP; failing: " << absl::StrJoin(failing, ", ") << "\n";
-  EXPECT_TRUE(failing.empty());
-}
+INSTANTIATE_TEST_SUITE_P(EveryProgram, GradValuesTest,
+                         ::testing::Combine(::testing::Values("CPU", "INTERP"), ::testing::Range(0, 34)),
+                         [](const ::testing::TestParamInfo<GradValuesTest::ParamType>& info) {
+                           return std::get<0>(info.param) + "_" + Programs()[std::get<1>(info.param)].first;
+                         });
 
 }  // namespace
 }  // namespace uopc
