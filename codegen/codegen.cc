@@ -55,9 +55,8 @@ absl::StatusOr<std::vector<UOpPtr>> FullRewrite(const UOpPtr& optimized_ast, con
   return uops;
 }
 
-absl::StatusOr<ProgramSpec> CompileKernel(const UOpPtr& ast, const Renderer& renderer,
-                                          const CompileOptions& options, KernelNameCounter* names,
-                                          CodegenStages* stages) {
+absl::StatusOr<Kernel> OptimizeKernel(const UOpPtr& ast, const Renderer& renderer,
+                                      const CompileOptions& options) {
   absl::StatusOr<Kernel> kernel = Kernel::Create(ast, renderer);
   if (!kernel.ok()) return kernel.status();
   if (options.opts.has_value()) {
@@ -67,7 +66,13 @@ absl::StatusOr<ProgramSpec> CompileKernel(const UOpPtr& ast, const Renderer& ren
   } else if (options.optimize) {
     if (absl::Status s = ApplyDefaultOptimizations(*kernel); !s.ok()) return s;
   }
-  absl::StatusOr<UOpPtr> optimized = kernel->GetOptimizedAst(names);
+  return kernel;
+}
+
+absl::StatusOr<ProgramSpec> CompileOptimizedKernel(const Kernel& kernel, const std::string& name,
+                                                   CodegenStages* stages) {
+  const Renderer& renderer = kernel.renderer();
+  absl::StatusOr<UOpPtr> optimized = kernel.GetOptimizedAst(nullptr, name);
   if (!optimized.ok()) return optimized.status();
   if (stages != nullptr) stages->emplace_back("optimized_ast", *optimized);
   absl::StatusOr<std::vector<UOpPtr>> uops = FullRewrite(*optimized, renderer, stages);
@@ -86,8 +91,17 @@ absl::StatusOr<ProgramSpec> CompileKernel(const UOpPtr& ast, const Renderer& ren
   if (renderer.has_local() && !p->global_size.has_value()) {
     p->global_size = p->local_size = std::vector<int64_t>{1, 1, 1};
   }
-  p->applied_opts = kernel->applied_opts();
+  p->applied_opts = kernel.applied_opts();
   return p;
+}
+
+absl::StatusOr<ProgramSpec> CompileKernel(const UOpPtr& ast, const Renderer& renderer,
+                                          const CompileOptions& options, KernelNameCounter* names,
+                                          CodegenStages* stages) {
+  absl::StatusOr<Kernel> kernel = OptimizeKernel(ast, renderer, options);
+  if (!kernel.ok()) return kernel.status();
+  const std::string base = kernel->BaseName();
+  return CompileOptimizedKernel(*kernel, names != nullptr ? names->Next(base) : base, stages);
 }
 
 }  // namespace uopc
