@@ -57,11 +57,10 @@ absl::StatusOr<std::vector<UOpPtr>> FullRewrite(const UOpPtr& optimized_ast, con
   return uops;
 }
 
-absl::StatusOr<ProgramSpec> CompileKernel(const UOpPtr& ast, const Renderer& renderer,
-                                          const CompileOptions& options, KernelNameCounter* names,
-                                          CodegenStages* stages) {
-  // VIZ: this kernel's rewrites form one group, named once the kernel has its name.
-  RewriteGroupScope viz_group("kernel");
+absl::StatusOr<Kernel> OptimizeKernel(const UOpPtr& ast, const Renderer& renderer,
+                                      const CompileOptions& options) {
+  // VIZ: the opts' rewrites join the kernel's group when CompileKernel opened one, else form their own.
+  RewriteGroupScope viz_group("opts", /*join_open_group=*/true);
   absl::StatusOr<Kernel> kernel = Kernel::Create(ast, renderer);
   if (!kernel.ok()) return kernel.status();
   if (options.opts.has_value()) {
@@ -71,7 +70,14 @@ absl::StatusOr<ProgramSpec> CompileKernel(const UOpPtr& ast, const Renderer& ren
   } else if (options.optimize) {
     if (absl::Status s = ApplyDefaultOptimizations(*kernel); !s.ok()) return s;
   }
-  absl::StatusOr<UOpPtr> optimized = kernel->GetOptimizedAst(names);
+  return kernel;
+}
+
+absl::StatusOr<ProgramSpec> CompileOptimizedKernel(const Kernel& kernel, const std::string& name,
+                                                   CodegenStages* stages) {
+  RewriteGroupScope viz_group(name, /*join_open_group=*/true);  // VIZ: one group per kernel
+  const Renderer& renderer = kernel.renderer();
+  absl::StatusOr<UOpPtr> optimized = kernel.GetOptimizedAst(nullptr, name);
   if (!optimized.ok()) return optimized.status();
   if (stages != nullptr) stages->emplace_back("optimized_ast", *optimized);
   absl::StatusOr<std::vector<UOpPtr>> uops = FullRewrite(*optimized, renderer, stages);
@@ -90,13 +96,23 @@ absl::StatusOr<ProgramSpec> CompileKernel(const UOpPtr& ast, const Renderer& ren
   if (renderer.has_local() && !p->global_size.has_value()) {
     p->global_size = p->local_size = std::vector<int64_t>{1, 1, 1};
   }
-  p->applied_opts = kernel->applied_opts();
+  p->applied_opts = kernel.applied_opts();
   if (RewriteRecorder::Enabled()) {
     viz_group.SetLabel(p->name);
     RewriteRecorder::AddText("uops", PrintUOpsListing(raw));
     RewriteRecorder::AddText("source", p->src);
   }
   return p;
+}
+
+absl::StatusOr<ProgramSpec> CompileKernel(const UOpPtr& ast, const Renderer& renderer,
+                                          const CompileOptions& options, KernelNameCounter* names,
+                                          CodegenStages* stages) {
+  RewriteGroupScope viz_group("kernel");  // VIZ: the opts and codegen of this kernel, one group
+  absl::StatusOr<Kernel> kernel = OptimizeKernel(ast, renderer, options);
+  if (!kernel.ok()) return kernel.status();
+  const std::string base = kernel->BaseName();
+  return CompileOptimizedKernel(*kernel, names != nullptr ? names->Next(base) : base, stages);
 }
 
 }  // namespace uopc

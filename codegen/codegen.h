@@ -64,6 +64,18 @@ absl::StatusOr<ProgramSpec> CompileKernel(const UOpPtr& ast, const Renderer& ren
                                           const CompileOptions& options, KernelNameCounter* names,
                                           CodegenStages* stages = nullptr);
 
+// CompileKernel in two halves, for drivers that compile many kernels at once (on threads): the kernel's name
+// depends on its opts and its number on the kernels named before it, so a driver optimizes in parallel,
+// numbers the names in its own order (`names->Next(kernel.BaseName())`), then compiles in parallel. Both
+// halves only read shared state; each call may run on its own thread.
+//
+// The first half: the kernel with its opts applied.
+absl::StatusOr<Kernel> OptimizeKernel(const UOpPtr& ast, const Renderer& renderer,
+                                      const CompileOptions& options);
+// The second half: the optimized kernel named `name`, lowered, linearized and rendered for its renderer.
+absl::StatusOr<ProgramSpec> CompileOptimizedKernel(const Kernel& kernel, const std::string& name,
+                                                   CodegenStages* stages = nullptr);
+
 }  // namespace uopc
 
 #endif  // UOPC_CODEGEN_CODEGEN_H_

@@ -56,6 +56,8 @@ class StInference {
       const ShapeTracker* t = ShapeTrackerOf(u);
       if (t == nullptr) return absl::InvalidArgumentError("a VIEW without a ShapeTracker arg");
       st = *t;
+    } else if (u->op() == Ops::ASSIGN) {
+      KERNEL_ASSIGN_OR_RETURN(st, Of(u->src(0)));
     } else if (groups::kBuffer.contains(u->op())) {
       for (const UOpPtr& s : u->src()) {
         if (s->op() == Ops::VIEW) {
@@ -76,13 +78,19 @@ class StInference {
                 absl::StrCat("sources of ", OpName(u->op()), " differ in shape"));
           }
         }
+        // Any other node has a contiguous tracker of its shape: its sources' strides do not carry over
+        // (the heuristic sums the strides of a reduce's input, so they must be tinygrad's).
+        SintVec shape = src_sts[0].shape();
         if (u->op() == Ops::REDUCE_AXIS) {
           std::vector<int64_t> axes;
           for (const Arg& a : u->arg()[1].as_tuple()) axes.push_back(a.as_int());
-          KERNEL_ASSIGN_OR_RETURN(st, ShapeTracker::FromShape(src_sts[0].Reduce(axes)));
-        } else {
-          st = src_sts[0];
+          shape = src_sts[0].Reduce(axes);
+        } else if (u->op() == Ops::BITCAST && !shape.empty() &&
+                   u->dtype().itemsize() != u->src(0)->dtype().itemsize()) {
+          shape.back() =
+              FloorDiv(shape.back() * Sint(u->src(0)->dtype().itemsize()), Sint(u->dtype().itemsize()));
         }
+        KERNEL_ASSIGN_OR_RETURN(st, ShapeTracker::FromShape(shape));
       }
     }
     memo_.emplace(u, st);

@@ -76,8 +76,12 @@ std::vector<RewriteGroup> RewriteRecorder::Take() {
   return out;
 }
 
-RewriteGroupScope::RewriteGroupScope(absl::string_view label) {
+RewriteGroupScope::RewriteGroupScope(absl::string_view label, bool join_open_group) {
   if (!RewriteRecorder::Enabled()) return;
+  if (join_open_group && current_group != nullptr) {
+    joined_ = current_group;
+    return;
+  }
   state_ = new State;
   state_->group.label = std::string(label);
   state_->group.sequence = next_sequence.fetch_add(1, std::memory_order_relaxed);
@@ -87,6 +91,7 @@ RewriteGroupScope::RewriteGroupScope(absl::string_view label) {
 
 void RewriteGroupScope::SetLabel(absl::string_view label) {
   if (state_ != nullptr) state_->group.label = std::string(label);
+  if (joined_ != nullptr) joined_->group.label = std::string(label);
 }
 
 RewriteGroupScope::~RewriteGroupScope() {

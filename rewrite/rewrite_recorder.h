@@ -50,22 +50,25 @@ class RewriteRecorder {
   static void FinishCall(RewriteTrace* trace);
 };
 
-// Opens a group on this thread for its lifetime (nested scopes stack: the innermost gets the calls).
+// Opens a group on this thread for its lifetime (nested scopes stack: the innermost gets the calls). With
+// `join_open_group`, a scope opened while another is open on this thread joins that one instead (a kernel's opts
+// and its codegen are one group when compiled together, two when a schedule runs them on different threads).
 class RewriteGroupScope {
  public:
-  explicit RewriteGroupScope(absl::string_view label);
+  explicit RewriteGroupScope(absl::string_view label, bool join_open_group = false);
   ~RewriteGroupScope();
   RewriteGroupScope(const RewriteGroupScope&) = delete;
   RewriteGroupScope& operator=(const RewriteGroupScope&) = delete;
 
-  // Renames the group (a kernel is named only once its opts are known).
+  // Renames the group, or the group joined (a kernel is named only once its opts are known).
   void SetLabel(absl::string_view label);
 
  public:
   struct State;  // the recorder's per-scope record (rewrite_recorder.cc)
 
  private:
-  State* state_ = nullptr;  // null when recording was off at construction
+  State* state_ = nullptr;   // the group opened; null when recording was off or a group was joined
+  State* joined_ = nullptr;  // the group joined
 };
 
 }  // namespace uopc

@@ -1,9 +1,14 @@
 #include "runtime/realize.h"
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
+#include <memory>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -11,8 +16,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/synchronization/notification.h"
 #include "codegen/codegen.h"
 #include "codegen/kernel.h"
+#include "oneapi/tbb/blocked_range.h"
+#include "oneapi/tbb/parallel_for.h"
+#include "oneapi/tbb/partitioner.h"
+#include "oneapi/tbb/task_arena.h"
 #include "runtime/registry.h"
 #include "schedule/tensor_uop.h"
 #include "uop/print.h"
@@ -109,8 +119,25 @@ struct CompiledKernel {
   double compile_seconds = 0;
 };
 
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// A SINK item's kernel: its AST on the device of its first buffer.
+struct KernelRequest {
+  UOpPtr ast;
+  Device* device;
+};
+
 // The per-process kernel cache: one program per (AST, device, opts on or off). Kernel names are numbered
-// across the process, as tinygrad numbers repeated names.
+// across the process, as tinygrad numbers repeated names, in the order the kernels are named.
+//
+// Any thread may ask for a kernel. The first to ask claims it (an entry in compilation) and compiles it
+// outside the lock; others asking for it meanwhile wait for that compile, and retry on their own if it fails
+// (an entry that failed is removed, so a later call sees the error again rather than a stale one).
+// `CompileAll` compiles a schedule's missing kernels together on a thread pool: opts in parallel, names
+// numbered in schedule order, then lowering, rendering and the device's compiler in parallel, so the
+// programs and their names are those the kernels would get compiled one by one in that order.
 class KernelCache {
  public:
   static KernelCache& Global() {
@@ -118,38 +145,175 @@ class KernelCache {
     return *cache;
   }
 
-  absl::StatusOr<CompiledKernel*> Get(const UOpPtr& ast, Device& device, bool noopt, bool* fresh) {
-    absl::MutexLock lock(&mu_);
-    Key key{ast.get(), device.name(), noopt};
-    if (auto it = kernels_.find(key); it != kernels_.end()) {
-      *fresh = false;
-      return it->second.get();
+  using Key = std::tuple<const UOp*, std::string, bool>;
+  static Key KeyOf(const KernelRequest& r, bool noopt) { return Key{r.ast.get(), r.device->name(), noopt}; }
+
+  // The kernel, compiled on this thread unless it is cached or in compilation elsewhere. `fresh` is true
+  // for the first caller to get a newly compiled kernel.
+  absl::StatusOr<CompiledKernel*> Get(const KernelRequest& request, bool noopt, bool* fresh) {
+    if (request.device->renderer() == nullptr) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("device ", request.device->name(), " cannot run kernels"));
     }
-    if (device.renderer() == nullptr) {
-      return absl::FailedPreconditionError(absl::StrCat("device ", device.name(), " cannot run kernels"));
+    const Key key = KeyOf(request, noopt);
+    for (;;) {
+      std::shared_ptr<Entry> entry;
+      bool claimed = false;
+      {
+        absl::MutexLock lock(&mu_);
+        auto [it, inserted] = kernels_.try_emplace(key);
+        if (inserted) it->second = std::make_shared<Entry>(request.ast);
+        entry = it->second;
+        claimed = inserted;
+      }
+      if (claimed) {
+        auto start = std::chrono::steady_clock::now();
+        absl::StatusOr<Kernel> kernel =
+            OptimizeKernel(request.ast, *request.device->renderer(), Options(noopt));
+        absl::StatusOr<std::unique_ptr<CompiledKernel>> compiled =
+            kernel.ok() ? Compile(request, *kernel, NextName(*kernel), start) : kernel.status();
+        absl::Status status = compiled.ok() ? absl::OkStatus() : compiled.status();
+        Publish(key, *entry, std::move(compiled));
+        if (!status.ok()) return status;
+      } else {
+        entry->done.WaitForNotification();
+        if (entry->kernel == nullptr)
+          continue;  // its compile failed: compile it here, for this caller's error
+      }
+      *fresh = !entry->reported.exchange(true);
+      return entry->kernel.get();
     }
-    auto start = std::chrono::steady_clock::now();
-    CompileOptions options;
-    options.optimize = !noopt;
-    UOPC_ASSIGN_OR_RETURN(ProgramSpec spec, CompileKernel(ast, *device.renderer(), options, &names_));
-    UOPC_ASSIGN_OR_RETURN(std::unique_ptr<Program> program, device.CreateProgram(spec));
-    auto kernel = std::make_unique<CompiledKernel>();
-    kernel->ast = ast;
-    kernel->spec = std::move(spec);
-    kernel->program = std::move(program);
-    kernel->compile_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    *fresh = true;
-    CompiledKernel* out = kernel.get();
-    kernels_.emplace(key, std::move(kernel));
-    return out;
+  }
+
+  // Forgets every kernel and restarts the name numbering (for tests; nothing may be compiling).
+  void Clear() {
+    {
+      absl::MutexLock lock(&mu_);
+      kernels_.clear();
+    }
+    absl::MutexLock lock(&names_mu_);
+    names_ = KernelNameCounter();
+  }
+
+  // Compiles the kernels of `requests` (in schedule order) that are neither cached nor in compilation, on
+  // `threads` threads (0: oneTBB's default, one per core). A kernel that fails is left out of the cache; its
+  // error is returned in `failures` under its key, for the caller to report where it would have compiled it.
+  void CompileAll(const std::vector<KernelRequest>& requests, bool noopt, int threads,
+                  absl::flat_hash_map<Key, absl::Status>* failures) {
+    struct Job {
+      KernelRequest request;
+      Key key;
+      std::shared_ptr<Entry> entry;
+      std::chrono::steady_clock::time_point start;
+      std::optional<Kernel> kernel;
+      std::string name;
+      absl::StatusOr<std::unique_ptr<CompiledKernel>> result = absl::UnknownError("not compiled");
+      absl::Status status;
+    };
+    std::vector<Job> jobs;
+    {
+      absl::MutexLock lock(&mu_);
+      for (const KernelRequest& r : requests) {
+        if (r.device->renderer() == nullptr) continue;  // Get reports it
+        Key key = KeyOf(r, noopt);
+        auto [it, inserted] = kernels_.try_emplace(key);
+        if (!inserted) continue;
+        it->second = std::make_shared<Entry>(r.ast);
+        Job& job = jobs.emplace_back();
+        job.request = r;
+        job.key = std::move(key);
+        job.entry = it->second;
+      }
+    }
+    if (jobs.empty()) return;
+    tbb::task_arena arena(threads > 0 ? threads : tbb::task_arena::automatic);
+    auto for_each_job = [&](const std::function<void(Job&)>& f) {
+      arena.execute([&] {
+        // One kernel per task: their costs differ by 10x.
+        tbb::parallel_for(
+            tbb::blocked_range<size_t>(0, jobs.size(), 1),
+            [&](const tbb::blocked_range<size_t>& range) {
+              for (size_t i = range.begin(); i != range.end(); ++i) f(jobs[i]);
+            },
+            tbb::simple_partitioner());
+      });
+    };
+    for_each_job([&](Job& job) {
+      job.start = std::chrono::steady_clock::now();
+      absl::StatusOr<Kernel> kernel =
+          OptimizeKernel(job.request.ast, *job.request.device->renderer(), Options(noopt));
+      if (kernel.ok()) {
+        job.kernel.emplace(*std::move(kernel));
+      } else {
+        job.result = kernel.status();
+      }
+    });
+    {
+      absl::MutexLock lock(&names_mu_);
+      for (Job& job : jobs) {
+        if (job.kernel) job.name = names_.Next(job.kernel->BaseName());
+      }
+    }
+    // Each kernel is published as soon as it is compiled, for threads waiting on it.
+    for_each_job([&](Job& job) {
+      if (job.kernel) job.result = Compile(job.request, *job.kernel, job.name, job.start);
+      job.status = job.result.ok() ? absl::OkStatus() : job.result.status();
+      Publish(job.key, *job.entry, std::move(job.result));
+    });
+    for (const Job& job : jobs) {
+      if (!job.status.ok()) failures->emplace(job.key, job.status);
+    }
   }
 
  private:
-  using Key = std::tuple<const UOp*, std::string, bool>;
+  struct Entry {
+    explicit Entry(UOpPtr a) : ast(std::move(a)) {}
+    UOpPtr ast;  // keeps the key's pointer valid
+    absl::Notification done;
+    std::unique_ptr<CompiledKernel> kernel;  // set before `done`; null when the compile failed
+    std::atomic<bool> reported{false};
+  };
+
+  static CompileOptions Options(bool noopt) {
+    CompileOptions options;
+    options.optimize = !noopt;
+    return options;
+  }
+
+  std::string NextName(const Kernel& kernel) {
+    absl::MutexLock lock(&names_mu_);
+    return names_.Next(kernel.BaseName());
+  }
+
+  // The optimized kernel's program, compiled for its device; `start` is when its compile began.
+  static absl::StatusOr<std::unique_ptr<CompiledKernel>> Compile(
+      const KernelRequest& request, const Kernel& kernel, const std::string& name,
+      std::chrono::steady_clock::time_point start) {
+    UOPC_ASSIGN_OR_RETURN(ProgramSpec spec, CompileOptimizedKernel(kernel, name));
+    UOPC_ASSIGN_OR_RETURN(std::unique_ptr<Program> program, request.device->CreateProgram(spec));
+    auto compiled = std::make_unique<CompiledKernel>();
+    compiled->ast = request.ast;
+    compiled->spec = std::move(spec);
+    compiled->program = std::move(program);
+    compiled->compile_seconds = SecondsSince(start);
+    return compiled;
+  }
+
+  // Ends a compile: a failed one leaves the cache before its waiters wake.
+  void Publish(const Key& key, Entry& entry, absl::StatusOr<std::unique_ptr<CompiledKernel>> compiled) {
+    if (compiled.ok()) {
+      entry.kernel = *std::move(compiled);
+    } else {
+      absl::MutexLock lock(&mu_);
+      kernels_.erase(key);
+    }
+    entry.done.Notify();
+  }
+
   absl::Mutex mu_;
-  // The entry holds its AST, so the key's pointer stays valid.
-  absl::flat_hash_map<Key, std::unique_ptr<CompiledKernel>> kernels_ ABSL_GUARDED_BY(mu_);
-  KernelNameCounter names_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<Key, std::shared_ptr<Entry>> kernels_ ABSL_GUARDED_BY(mu_);
+  absl::Mutex names_mu_;
+  KernelNameCounter names_ ABSL_GUARDED_BY(names_mu_);
 };
 
 std::function<void(const KernelRun&)>& Listener() {
@@ -171,6 +335,8 @@ void Emit(const RealizeOptions& options, const std::string& text) {
 }
 
 }  // namespace
+
+void ResetKernelCacheForTesting() { KernelCache::Global().Clear(); }
 
 BufferStore& BufferStore::Global() {
   static BufferStore* store = new BufferStore();
@@ -229,6 +395,9 @@ RealizeOptions RealizeOptions::FromEnvironment() {
   };
   options.debug = read("DEBUG");
   options.noopt = read("NOOPT") != 0;
+  if (const char* s = std::getenv("UOPC_COMPILE_THREADS"); s != nullptr) {
+    absl::SimpleAtoi(s, &options.compile_threads);
+  }
   return options;
 }
 
@@ -251,6 +420,20 @@ absl::StatusOr<std::vector<KernelRun>> RunSchedule(const Schedule& schedule, con
   BufferStore& store = BufferStore::Global();
   store.Collect();
   std::vector<KernelRun> runs;
+  // The kernels compile together on a thread pool before the first runs; a kernel that fails reports its
+  // error where the serial path would have compiled it.
+  absl::flat_hash_map<KernelCache::Key, absl::Status> compile_failures;
+  if (options.compile_threads != 1) {
+    std::vector<KernelRequest> requests;
+    for (const ScheduleItem& item : schedule.items) {
+      if (item.ast->op() != Ops::SINK || item.bufs.empty()) continue;
+      absl::StatusOr<Device*> device = DeviceFor(DeviceOf(item.bufs[0].get()));
+      if (device.ok()) requests.push_back(KernelRequest{item.ast, *device});
+    }
+    if (requests.size() > 1) {
+      KernelCache::Global().CompileAll(requests, options.noopt, options.compile_threads, &compile_failures);
+    }
+  }
   for (const ScheduleItem& item : schedule.items) {
     if (item.bufs.empty()) return absl::InternalError("a schedule item without buffers");
     std::vector<Buffer*> buffers;
@@ -273,9 +456,14 @@ absl::StatusOr<std::vector<KernelRun>> RunSchedule(const Schedule& schedule, con
       run.bytes = static_cast<double>(buffers[0]->nbytes());
     } else if (item.ast->op() == Ops::SINK) {
       Device& device = buffers[0]->device();
+      const KernelRequest request{item.ast, &device};
+      if (auto failed = compile_failures.find(KernelCache::KeyOf(request, options.noopt));
+          failed != compile_failures.end()) {
+        return failed->second;
+      }
       bool fresh = false;
       UOPC_ASSIGN_OR_RETURN(CompiledKernel * kernel,
-                            KernelCache::Global().Get(item.ast, device, options.noopt, &fresh));
+                            KernelCache::Global().Get(request, options.noopt, &fresh));
       const ProgramSpec& spec = kernel->spec;
       std::vector<Buffer*> params;
       for (int64_t g : spec.globals) {

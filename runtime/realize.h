@@ -63,10 +63,14 @@ struct RealizeOptions {
   int debug = 0;
   // NOOPT=1: no opts (the kernels as the scheduler wrote them).
   bool noopt = false;
+  // Threads that compile a schedule's kernels (opts, codegen and the device's compiler) before they run:
+  // 0 is one per core (oneTBB's default), 1 compiles each kernel when it first runs. The programs, their
+  // names and the order of the runs are the same either way. UOPC_COMPILE_THREADS sets it.
+  int compile_threads = 0;
   // Where DEBUG output goes (stderr when null).
   std::string* debug_out = nullptr;
 
-  // DEBUG and NOOPT from the environment, as tinygrad reads them.
+  // DEBUG and NOOPT from the environment, as tinygrad reads them (and UOPC_COMPILE_THREADS).
   static RealizeOptions FromEnvironment();
 };
 
@@ -93,6 +97,10 @@ void SetKernelRunListener(std::function<void(const KernelRun&)> listener);
 
 absl::StatusOr<std::vector<KernelRun>> RunSchedule(const Schedule& schedule,
                                                    const RealizeOptions& options = {});
+
+// Empties the per-process kernel cache and restarts the numbering of kernel names, so that a test can compile
+// the same kernels twice (serially and in parallel). No schedule may be running.
+void ResetKernelCacheForTesting();
 
 }  // namespace uopc
 
