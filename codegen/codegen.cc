@@ -55,22 +55,9 @@ absl::StatusOr<std::vector<UOpPtr>> FullRewrite(const UOpPtr& optimized_ast, con
   return uops;
 }
 
-absl::StatusOr<ProgramSpec> CompileKernel(const UOpPtr& ast, const Renderer& renderer,
-                                          const CompileOptions& options, KernelNameCounter* names,
-                                          CodegenStages* stages) {
-  absl::StatusOr<Kernel> kernel = Kernel::Create(ast, renderer);
-  if (!kernel.ok()) return kernel.status();
-  if (options.opts.has_value()) {
-    for (const Opt& opt : *options.opts) {
-      if (absl::Status s = kernel->ApplyOpt(opt); !s.ok()) return s;
-    }
-  } else if (options.optimize) {
-    if (absl::Status s = ApplyDefaultOptimizations(*kernel); !s.ok()) return s;
-  }
-  absl::StatusOr<UOpPtr> optimized = kernel->GetOptimizedAst(names);
-  if (!optimized.ok()) return optimized.status();
-  if (stages != nullptr) stages->emplace_back("optimized_ast", *optimized);
-  absl::StatusOr<std::vector<UOpPtr>> uops = FullRewrite(*optimized, renderer, stages);
+absl::StatusOr<ProgramSpec> CompileOptimizedAst(const UOpPtr& optimized_ast, const Renderer& renderer,
+                                                CodegenStages* stages) {
+  absl::StatusOr<std::vector<UOpPtr>> uops = FullRewrite(optimized_ast, renderer, stages);
   if (!uops.ok()) return uops.status();
   if (uops->empty() || uops->back()->op() != Ops::SINK) {
     return absl::InternalError("the linear program does not end in its SINK");
@@ -86,6 +73,26 @@ absl::StatusOr<ProgramSpec> CompileKernel(const UOpPtr& ast, const Renderer& ren
   if (renderer.has_local() && !p->global_size.has_value()) {
     p->global_size = p->local_size = std::vector<int64_t>{1, 1, 1};
   }
+  return p;
+}
+
+absl::StatusOr<ProgramSpec> CompileKernel(const UOpPtr& ast, const Renderer& renderer,
+                                          const CompileOptions& options, KernelNameCounter* names,
+                                          CodegenStages* stages) {
+  absl::StatusOr<Kernel> kernel = Kernel::Create(ast, renderer);
+  if (!kernel.ok()) return kernel.status();
+  if (options.opts.has_value()) {
+    for (const Opt& opt : *options.opts) {
+      if (absl::Status s = kernel->ApplyOpt(opt); !s.ok()) return s;
+    }
+  } else if (options.optimize) {
+    if (absl::Status s = ApplyDefaultOptimizations(*kernel); !s.ok()) return s;
+  }
+  absl::StatusOr<UOpPtr> optimized = kernel->GetOptimizedAst(names);
+  if (!optimized.ok()) return optimized.status();
+  if (stages != nullptr) stages->emplace_back("optimized_ast", *optimized);
+  absl::StatusOr<ProgramSpec> p = CompileOptimizedAst(*optimized, renderer, stages);
+  if (!p.ok()) return p.status();
   p->applied_opts = kernel->applied_opts();
   return p;
 }
