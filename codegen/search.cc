@@ -402,6 +402,7 @@ absl::StatusOr<BeamResult> BeamSearch(const Kernel& kernel, CandidateEvaluator& 
 
   while (true) {
     const int64_t round = ++result.rounds;
+    auto phase_start = std::chrono::steady_clock::now();
     // Expand every kernel of the beam by every action, in the beam's order, then the actions' order.
     std::vector<std::vector<KernelAction>> expanded(beam.size());
     arena.execute([&] {
@@ -428,6 +429,8 @@ absl::StatusOr<BeamResult> BeamSearch(const Kernel& kernel, CandidateEvaluator& 
       });
     });
 
+    result.render_seconds += Seconds(phase_start);
+
     // Choose what to compile, in order: drop failures, too many uops, programs seen before (this round or an
     // earlier one) and kernels with 1000x the operations of the leanest.
     double least_ops = kInf;
@@ -449,6 +452,7 @@ absl::StatusOr<BeamResult> BeamSearch(const Kernel& kernel, CandidateEvaluator& 
     }
 
     // Make the test programs and compile them (the pool).
+    phase_start = std::chrono::steady_clock::now();
     std::atomic<int64_t> compiled{0};
     const int64_t m = static_cast<int64_t>(selected.size());
     arena.execute([&] {
@@ -464,6 +468,8 @@ absl::StatusOr<BeamResult> BeamSearch(const Kernel& kernel, CandidateEvaluator& 
       });
     });
     result.compiled += m;
+    result.compile_seconds += Seconds(phase_start);
+    phase_start = std::chrono::steady_clock::now();
 
     // Time them one at a time, in order.
     std::vector<TimingJob> jobs;
@@ -497,6 +503,7 @@ absl::StatusOr<BeamResult> BeamSearch(const Kernel& kernel, CandidateEvaluator& 
       }
       evaluator.FinishTiming();
     }
+    result.timing_seconds += Seconds(phase_start);
 
     // Keep the fastest; stop when the round did not improve on the beam's best.
     std::vector<int64_t> timed;

@@ -149,6 +149,11 @@ struct BeamResult {
   int64_t compiled = 0;    // unique programs compiled
   int64_t timed = 0;       // programs timed
   int64_t failed = 0;      // dropped: codegen, compile or timing failed
+  // Wall time of each phase, over all rounds: expanding and rendering candidates, making the test programs
+  // and compiling them, timing them.
+  double render_seconds = 0;
+  double compile_seconds = 0;
+  double timing_seconds = 0;
 };
 
 // tinygrad's beam_search from `kernel` (usually without opts). Only a kernel that cannot be lowered at all

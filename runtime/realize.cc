@@ -14,6 +14,7 @@
 #include "codegen/codegen.h"
 #include "codegen/kernel.h"
 #include "runtime/registry.h"
+#include "runtime/search_driver.h"
 #include "schedule/tensor_uop.h"
 #include "uop/print.h"
 #include "uop/status_macros.h"
@@ -118,9 +119,11 @@ class KernelCache {
     return *cache;
   }
 
-  absl::StatusOr<CompiledKernel*> Get(const UOpPtr& ast, Device& device, bool noopt, bool* fresh) {
+  absl::StatusOr<CompiledKernel*> Get(const UOpPtr& ast, Device& device, bool noopt, int beam, int debug,
+                                      bool* fresh) {
     absl::MutexLock lock(&mu_);
-    Key key{ast.get(), device.name(), noopt};
+    if (noopt) beam = 0;
+    Key key{ast.get(), device.name(), noopt, beam};
     if (auto it = kernels_.find(key); it != kernels_.end()) {
       *fresh = false;
       return it->second.get();
@@ -131,6 +134,11 @@ class KernelCache {
     auto start = std::chrono::steady_clock::now();
     CompileOptions options;
     options.optimize = !noopt;
+    if (beam > 0) {
+      UOPC_ASSIGN_OR_RETURN(DeviceBeamResult searched,
+                            BeamSearchOnDevice(ast, device, DeviceBeamOptions::FromEnvironment(beam, debug)));
+      options.opts = std::move(searched.opts);
+    }
     UOPC_ASSIGN_OR_RETURN(ProgramSpec spec, CompileKernel(ast, *device.renderer(), options, &names_));
     UOPC_ASSIGN_OR_RETURN(std::unique_ptr<Program> program, device.CreateProgram(spec));
     auto kernel = std::make_unique<CompiledKernel>();
@@ -145,7 +153,7 @@ class KernelCache {
   }
 
  private:
-  using Key = std::tuple<const UOp*, std::string, bool>;
+  using Key = std::tuple<const UOp*, std::string, bool, int>;
   absl::Mutex mu_;
   // The entry holds its AST, so the key's pointer stays valid.
   absl::flat_hash_map<Key, std::unique_ptr<CompiledKernel>> kernels_ ABSL_GUARDED_BY(mu_);
@@ -229,6 +237,7 @@ RealizeOptions RealizeOptions::FromEnvironment() {
   };
   options.debug = read("DEBUG");
   options.noopt = read("NOOPT") != 0;
+  options.beam = read("BEAM");
   return options;
 }
 
@@ -274,8 +283,9 @@ absl::StatusOr<std::vector<KernelRun>> RunSchedule(const Schedule& schedule, con
     } else if (item.ast->op() == Ops::SINK) {
       Device& device = buffers[0]->device();
       bool fresh = false;
-      UOPC_ASSIGN_OR_RETURN(CompiledKernel * kernel,
-                            KernelCache::Global().Get(item.ast, device, options.noopt, &fresh));
+      UOPC_ASSIGN_OR_RETURN(
+          CompiledKernel * kernel,
+          KernelCache::Global().Get(item.ast, device, options.noopt, options.beam, options.debug, &fresh));
       const ProgramSpec& spec = kernel->spec;
       std::vector<Buffer*> params;
       for (int64_t g : spec.globals) {

@@ -63,10 +63,13 @@ struct RealizeOptions {
   int debug = 0;
   // NOOPT=1: no opts (the kernels as the scheduler wrote them).
   bool noopt = false;
+  // BEAM=n: each kernel's opts chosen by BEAM search of width n (runtime/search_driver.h), once per process
+  // and kernel, and kept in the disk cache; 0: the hand-coded opts. NOOPT wins over it, as in tinygrad.
+  int beam = 0;
   // Where DEBUG output goes (stderr when null).
   std::string* debug_out = nullptr;
 
-  // DEBUG and NOOPT from the environment, as tinygrad reads them.
+  // DEBUG, NOOPT and BEAM from the environment, as tinygrad reads them.
   static RealizeOptions FromEnvironment();
 };
 
