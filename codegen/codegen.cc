@@ -73,14 +73,9 @@ absl::StatusOr<Kernel> OptimizeKernel(const UOpPtr& ast, const Renderer& rendere
   return kernel;
 }
 
-absl::StatusOr<ProgramSpec> CompileOptimizedKernel(const Kernel& kernel, const std::string& name,
-                                                   CodegenStages* stages) {
-  RewriteGroupScope viz_group(name, /*join_open_group=*/true);  // VIZ: one group per kernel
-  const Renderer& renderer = kernel.renderer();
-  absl::StatusOr<UOpPtr> optimized = kernel.GetOptimizedAst(nullptr, name);
-  if (!optimized.ok()) return optimized.status();
-  if (stages != nullptr) stages->emplace_back("optimized_ast", *optimized);
-  absl::StatusOr<std::vector<UOpPtr>> uops = FullRewrite(*optimized, renderer, stages);
+absl::StatusOr<ProgramSpec> CompileOptimizedAst(const UOpPtr& optimized_ast, const Renderer& renderer,
+                                                CodegenStages* stages) {
+  absl::StatusOr<std::vector<UOpPtr>> uops = FullRewrite(optimized_ast, renderer, stages);
   if (!uops.ok()) return uops.status();
   if (uops->empty() || uops->back()->op() != Ops::SINK) {
     return absl::InternalError("the linear program does not end in its SINK");
@@ -96,12 +91,23 @@ absl::StatusOr<ProgramSpec> CompileOptimizedKernel(const Kernel& kernel, const s
   if (renderer.has_local() && !p->global_size.has_value()) {
     p->global_size = p->local_size = std::vector<int64_t>{1, 1, 1};
   }
-  p->applied_opts = kernel.applied_opts();
   if (RewriteRecorder::Enabled()) {
-    viz_group.SetLabel(p->name);
     RewriteRecorder::AddText("uops", PrintUOpsListing(raw));
     RewriteRecorder::AddText("source", p->src);
   }
+  return p;
+}
+
+absl::StatusOr<ProgramSpec> CompileOptimizedKernel(const Kernel& kernel, const std::string& name,
+                                                   CodegenStages* stages) {
+  RewriteGroupScope viz_group(name, /*join_open_group=*/true);  // VIZ: one group per kernel
+  viz_group.SetLabel(name);
+  absl::StatusOr<UOpPtr> optimized = kernel.GetOptimizedAst(nullptr, name);
+  if (!optimized.ok()) return optimized.status();
+  if (stages != nullptr) stages->emplace_back("optimized_ast", *optimized);
+  absl::StatusOr<ProgramSpec> p = CompileOptimizedAst(*optimized, kernel.renderer(), stages);
+  if (!p.ok()) return p.status();
+  p->applied_opts = kernel.applied_opts();
   return p;
 }
 

@@ -57,6 +57,12 @@ struct CompileOptions {
   std::optional<std::vector<Opt>> opts;
 };
 
+// The program of an optimized AST (Kernel::GetOptimizedAst's): every codegen step, the linearizer and the
+// renderer (CompileKernel after the opts; BEAM search renders its candidates with it). `stages` as below;
+// the program's applied_opts are left empty.
+absl::StatusOr<ProgramSpec> CompileOptimizedAst(const UOpPtr& optimized_ast, const Renderer& renderer,
+                                                CodegenStages* stages = nullptr);
+
 // The kernel AST `ast` optimized, lowered, linearized and rendered for `renderer`. `names` numbers repeated
 // kernel names (E_3, E_3n1, ...); `stages`, when given, receives the optimized AST ("optimized_ast") and the
 // graph after each codegen step.

@@ -24,6 +24,7 @@
 #include "oneapi/tbb/partitioner.h"
 #include "oneapi/tbb/task_arena.h"
 #include "runtime/registry.h"
+#include "runtime/search_driver.h"
 #include "schedule/tensor_uop.h"
 #include "uop/print.h"
 #include "uop/status_macros.h"
@@ -145,17 +146,25 @@ class KernelCache {
     return *cache;
   }
 
-  using Key = std::tuple<const UOp*, std::string, bool>;
-  static Key KeyOf(const KernelRequest& r, bool noopt) { return Key{r.ast.get(), r.device->name(), noopt}; }
+  // How a kernel's opts are chosen: NOOPT, the BEAM width (0: the hand-coded opts), DEBUG for BEAM's output.
+  struct OptChoice {
+    bool noopt = false;
+    int beam = 0;
+    int debug = 0;
+  };
+  using Key = std::tuple<const UOp*, std::string, bool, int>;
+  static Key KeyOf(const KernelRequest& r, const OptChoice& c) {
+    return Key{r.ast.get(), r.device->name(), c.noopt, c.noopt ? 0 : c.beam};
+  }
 
   // The kernel, compiled on this thread unless it is cached or in compilation elsewhere. `fresh` is true
   // for the first caller to get a newly compiled kernel.
-  absl::StatusOr<CompiledKernel*> Get(const KernelRequest& request, bool noopt, bool* fresh) {
+  absl::StatusOr<CompiledKernel*> Get(const KernelRequest& request, const OptChoice& choice, bool* fresh) {
     if (request.device->renderer() == nullptr) {
       return absl::FailedPreconditionError(
           absl::StrCat("device ", request.device->name(), " cannot run kernels"));
     }
-    const Key key = KeyOf(request, noopt);
+    const Key key = KeyOf(request, choice);
     for (;;) {
       std::shared_ptr<Entry> entry;
       bool claimed = false;
@@ -169,7 +178,7 @@ class KernelCache {
       if (claimed) {
         auto start = std::chrono::steady_clock::now();
         absl::StatusOr<Kernel> kernel =
-            OptimizeKernel(request.ast, *request.device->renderer(), Options(noopt));
+            Optimize(request, choice);
         absl::StatusOr<std::unique_ptr<CompiledKernel>> compiled =
             kernel.ok() ? Compile(request, *kernel, NextName(*kernel), start) : kernel.status();
         absl::Status status = compiled.ok() ? absl::OkStatus() : compiled.status();
@@ -198,7 +207,7 @@ class KernelCache {
   // Compiles the kernels of `requests` (in schedule order) that are neither cached nor in compilation, on
   // `threads` threads (0: oneTBB's default, one per core). A kernel that fails is left out of the cache; its
   // error is returned in `failures` under its key, for the caller to report where it would have compiled it.
-  void CompileAll(const std::vector<KernelRequest>& requests, bool noopt, int threads,
+  void CompileAll(const std::vector<KernelRequest>& requests, const OptChoice& choice, int threads,
                   absl::flat_hash_map<Key, absl::Status>* failures) {
     struct Job {
       KernelRequest request;
@@ -215,7 +224,7 @@ class KernelCache {
       absl::MutexLock lock(&mu_);
       for (const KernelRequest& r : requests) {
         if (r.device->renderer() == nullptr) continue;  // Get reports it
-        Key key = KeyOf(r, noopt);
+        Key key = KeyOf(r, choice);
         auto [it, inserted] = kernels_.try_emplace(key);
         if (!inserted) continue;
         it->second = std::make_shared<Entry>(r.ast);
@@ -241,7 +250,7 @@ class KernelCache {
     for_each_job([&](Job& job) {
       job.start = std::chrono::steady_clock::now();
       absl::StatusOr<Kernel> kernel =
-          OptimizeKernel(job.request.ast, *job.request.device->renderer(), Options(noopt));
+          Optimize(job.request, choice);
       if (kernel.ok()) {
         job.kernel.emplace(*std::move(kernel));
       } else {
@@ -274,10 +283,17 @@ class KernelCache {
     std::atomic<bool> reported{false};
   };
 
-  static CompileOptions Options(bool noopt) {
+  // The kernel with its opts: NOOPT's none, BEAM's search winners, or the hand-coded ones.
+  static absl::StatusOr<Kernel> Optimize(const KernelRequest& r, const OptChoice& choice) {
     CompileOptions options;
-    options.optimize = !noopt;
-    return options;
+    options.optimize = !choice.noopt;
+    if (!choice.noopt && choice.beam > 0) {
+      UOPC_ASSIGN_OR_RETURN(
+          DeviceBeamResult searched,
+          BeamSearchOnDevice(r.ast, *r.device, DeviceBeamOptions::FromEnvironment(choice.beam, choice.debug)));
+      options.opts = std::move(searched.opts);
+    }
+    return OptimizeKernel(r.ast, *r.device->renderer(), options);
   }
 
   std::string NextName(const Kernel& kernel) {
@@ -395,6 +411,7 @@ RealizeOptions RealizeOptions::FromEnvironment() {
   };
   options.debug = read("DEBUG");
   options.noopt = read("NOOPT") != 0;
+  options.beam = read("BEAM");
   if (const char* s = std::getenv("UOPC_COMPILE_THREADS"); s != nullptr) {
     absl::SimpleAtoi(s, &options.compile_threads);
   }
@@ -423,7 +440,9 @@ absl::StatusOr<std::vector<KernelRun>> RunSchedule(const Schedule& schedule, con
   // The kernels compile together on a thread pool before the first runs; a kernel that fails reports its
   // error where the serial path would have compiled it.
   absl::flat_hash_map<KernelCache::Key, absl::Status> compile_failures;
-  if (options.compile_threads != 1) {
+  const KernelCache::OptChoice choice{options.noopt, options.beam, options.debug};
+  // BEAM times candidates on the device: its kernels are searched one by one, as they first run.
+  if (options.compile_threads != 1 && (options.noopt || options.beam == 0)) {
     std::vector<KernelRequest> requests;
     for (const ScheduleItem& item : schedule.items) {
       if (item.ast->op() != Ops::SINK || item.bufs.empty()) continue;
@@ -431,7 +450,7 @@ absl::StatusOr<std::vector<KernelRun>> RunSchedule(const Schedule& schedule, con
       if (device.ok()) requests.push_back(KernelRequest{item.ast, *device});
     }
     if (requests.size() > 1) {
-      KernelCache::Global().CompileAll(requests, options.noopt, options.compile_threads, &compile_failures);
+      KernelCache::Global().CompileAll(requests, choice, options.compile_threads, &compile_failures);
     }
   }
   for (const ScheduleItem& item : schedule.items) {
@@ -457,13 +476,13 @@ absl::StatusOr<std::vector<KernelRun>> RunSchedule(const Schedule& schedule, con
     } else if (item.ast->op() == Ops::SINK) {
       Device& device = buffers[0]->device();
       const KernelRequest request{item.ast, &device};
-      if (auto failed = compile_failures.find(KernelCache::KeyOf(request, options.noopt));
+      if (auto failed = compile_failures.find(KernelCache::KeyOf(request, choice));
           failed != compile_failures.end()) {
         return failed->second;
       }
       bool fresh = false;
       UOPC_ASSIGN_OR_RETURN(CompiledKernel * kernel,
-                            KernelCache::Global().Get(request, options.noopt, &fresh));
+                            KernelCache::Global().Get(request, choice, &fresh));
       const ProgramSpec& spec = kernel->spec;
       std::vector<Buffer*> params;
       for (int64_t g : spec.globals) {

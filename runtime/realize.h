@@ -67,10 +67,13 @@ struct RealizeOptions {
   // 0 is one per core (oneTBB's default), 1 compiles each kernel when it first runs. The programs, their
   // names and the order of the runs are the same either way. UOPC_COMPILE_THREADS sets it.
   int compile_threads = 0;
+  // BEAM=n: each kernel's opts chosen by BEAM search of width n (runtime/search_driver.h), once per process
+  // and kernel, and kept in the disk cache; 0: the hand-coded opts. NOOPT wins over it, as in tinygrad.
+  int beam = 0;
   // Where DEBUG output goes (stderr when null).
   std::string* debug_out = nullptr;
 
-  // DEBUG and NOOPT from the environment, as tinygrad reads them (and UOPC_COMPILE_THREADS).
+  // DEBUG, NOOPT, BEAM and UOPC_COMPILE_THREADS from the environment, as tinygrad reads them.
   static RealizeOptions FromEnvironment();
 };
 
