@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <limits>
 #include <numeric>
 
 #include "absl/base/attributes.h"
+#include "absl/base/optimization.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -289,6 +291,339 @@ bool ConstTest::Matches(const UOp* u) const {
   if (!IsNumber(a)) return false;
   return (u->op() == Ops::CONST ? ConstFromArg(a, u->dtype()) : NumberOf(a)) == value;
 }
+
+// ---- the compiled engine's decision structure ----
+//
+// For each root op, the op's rules (in order) are bits of a mask. A feature is one thing read from a node
+// (its number of sources, a source's op or small constant, a two-source node's two sources together with
+// whether they are one node, the node's or a source's scalar type, a grandsource's op); its table gives, for
+// each value the feature can read, the rules whose pattern can match a node reading that value. A node's
+// candidates are the AND of its features' masks: every test is done once per node whatever the number of
+// rules that make it. Each mask is a necessary condition of its rules' patterns, so a rule left out could not
+// have matched; the candidates are then tried in rule order by the same search as the interpreted engine,
+// which keeps the first-match-wins order, the operand orders, the captures and the callbacks' declines
+// exactly.
+
+enum class FeatureKind : uint8_t {
+  kNumSrc,      // min(number of sources, 4)
+  kPair,        // a two-source node's sources' classes and whether they are one node
+  kSrcClass,    // source i's op, or kNumOps + k for a CONST equal to the op's constant k
+  kRootScalar,  // the node's scalar type
+  kGrandOp,     // the op of source j of source i
+  kSrcScalar,   // source i's scalar type
+};
+
+struct Feature {
+  FeatureKind kind;
+  uint8_t i = 0;
+  uint8_t j = 0;
+  uint32_t table = 0;  // into OpDecision::masks: a block of `words` words per value
+};
+
+struct OpDecision {
+  uint32_t first_entry = 0;  // index in PatternMatcher::entries_ of the op's first rule
+  uint32_t words = 0;        // 64-bit words of a mask
+  std::vector<Feature> features;
+  std::vector<uint64_t> masks;
+  std::vector<uint64_t> all;           // every rule of the op
+  std::vector<uint64_t> early_reject;  // rules whose early-reject set must be checked one by one
+  std::vector<ConstTest> consts;       // the small constants source patterns require (kSrcClass)
+  std::vector<uint8_t> pair_class_of;  // kPair: the class of each raw class (op, or kNumOps + constant)
+  uint32_t num_pair_classes = 0;
+};
+
+struct DecisionTables {
+  static constexpr uint32_t kMaxWords = 8;  // more than 512 rules for one op: the interpreted engine
+  static constexpr int32_t kNoRules = -1;
+  static constexpr int32_t kInterpret = -2;
+  int32_t of_op[kNumOps];  // index into ops, or kNoRules / kInterpret
+  std::vector<OpDecision> ops;
+};
+
+namespace {
+
+constexpr int kMaxPositions = 3;  // sources (and sources of sources) the features look at
+
+// The patterns that may sit at source position i of a node matched by `p` (an empty list with
+// `*unconstrained` set when p does not constrain that source).
+std::vector<UPat> PatternsAt(const UPat& p, int i, bool* unconstrained) {
+  const UPatNode& n = p.node();
+  *unconstrained = false;
+  switch (n.src_kind) {
+    case UPat::SrcKind::kNone:
+    case UPat::SrcKind::kAlternatives:
+      break;
+    case UPat::SrcKind::kRepeat:
+      return {n.src[0]};
+    case UPat::SrcKind::kTuple:
+      if (static_cast<size_t>(i) < n.src.size()) return {n.src[i]};
+      break;
+    case UPat::SrcKind::kAnyOrder:
+      if (static_cast<size_t>(i) < n.src.size()) return n.src;
+      break;
+  }
+  *unconstrained = true;
+  return {};
+}
+
+// Whether a node with `num_src` sources (4: four or more) can match p's source count.
+bool CountFits(const UPat& p, int num_src) {
+  const UPatNode& n = p.node();
+  if (n.src_kind != UPat::SrcKind::kTuple && n.src_kind != UPat::SrcKind::kAnyOrder) return true;
+  const int want = static_cast<int>(n.src.size());
+  if (n.allow_any_len) return num_src >= want || (num_src == 4 && want >= 4);
+  return num_src == 4 ? want >= 4 : num_src == want;
+}
+
+// What a source pattern accepts of a source, as far as the features read it: its ops, and of a CONST, its
+// small constant.
+struct SourceAcceptance {
+  OpSet ops;
+  bool const_without_value = false;      // a CONST equal to none of the op's constants
+  std::vector<ConstValue> const_values;  // CONSTs of these values (all of them when const_without_value)
+
+  void Add(const UPat& q) {
+    const OpSet q_ops = PossibleOps(q);
+    ops = ops | q_ops;
+    if (!q_ops.contains(Ops::CONST)) return;
+    if (std::optional<ConstValue> want = RequiredSmallConst(q)) {
+      const_values.push_back(*want);
+    } else {
+      const_without_value = true;
+    }
+  }
+  void AddAll() {
+    ops = AllOps();
+    const_without_value = true;
+  }
+  // Raw class v: an op, or kNumOps + k for a CONST equal to consts[k].
+  bool Accepts(uint32_t v, const std::vector<ConstValue>& consts) const {
+    if (v < kNumOps)
+      return ops.contains(static_cast<Ops>(v)) &&
+             (v != static_cast<uint32_t>(Ops::CONST) || const_without_value);
+    if (!ops.contains(Ops::CONST) || const_without_value) return ops.contains(Ops::CONST);
+    return std::find(const_values.begin(), const_values.end(), consts[v - kNumOps]) != const_values.end();
+  }
+};
+
+// One rule's pattern, summarized for the features.
+struct RuleSummary {
+  bool count_fits[5];
+  SourceAcceptance at[kMaxPositions];  // every pattern that may sit at source position i
+  uint16_t scalar_at[kMaxPositions];
+  OpSet grand[kMaxPositions][kMaxPositions];  // ops of a source j of source i
+  // Pair rules: what each of the two source patterns accepts.
+  SourceAcceptance pair[2];
+};
+
+RuleSummary Summarize(const Rule& rule) {
+  RuleSummary sum;
+  const UPat& p = rule.pattern();
+  for (int n = 0; n < 5; ++n) sum.count_fits[n] = CountFits(p, n);
+  for (int i = 0; i < kMaxPositions; ++i) {
+    bool unconstrained;
+    const std::vector<UPat> at = PatternsAt(p, i, &unconstrained);
+    if (unconstrained) {
+      sum.at[i].AddAll();
+      sum.scalar_at[i] = 0xffff;
+      for (int j = 0; j < kMaxPositions; ++j) sum.grand[i][j] = AllOps();
+      continue;
+    }
+    sum.scalar_at[i] = 0;
+    for (const UPat& q : at) {
+      sum.at[i].Add(q);
+      sum.scalar_at[i] |= PossibleScalarTypes(q);
+      for (int j = 0; j < kMaxPositions; ++j) {
+        bool inner_unconstrained;
+        const std::vector<UPat> inner = PatternsAt(q, j, &inner_unconstrained);
+        if (inner_unconstrained) sum.grand[i][j] = AllOps();
+        for (const UPat& g : inner) sum.grand[i][j] = sum.grand[i][j] | PossibleOps(g);
+      }
+    }
+  }
+  if (rule.pair_kind() != Rule::PairKind::kNone) {
+    for (int k = 0; k < 2; ++k) sum.pair[k].Add(p.node().src[k]);
+  }
+  return sum;
+}
+
+std::shared_ptr<const DecisionTables> BuildDecisionTables(const std::vector<const Rule*>& rules,
+                                                          const std::vector<uint32_t>& offsets) {
+  auto tables = std::make_shared<DecisionTables>();
+  absl::flat_hash_map<const Rule*, RuleSummary> summaries;
+  for (const Rule* r : rules) {
+    if (!summaries.contains(r)) summaries.emplace(r, Summarize(*r));
+  }
+  for (int op = 0; op < kNumOps; ++op) {
+    const uint32_t begin = offsets[op], end = offsets[op + 1];
+    const uint32_t count = end - begin;
+    if (count == 0) {
+      tables->of_op[op] = DecisionTables::kNoRules;
+      continue;
+    }
+    const uint32_t words = (count + 63) / 64;
+    if (words > DecisionTables::kMaxWords) {
+      tables->of_op[op] = DecisionTables::kInterpret;
+      continue;
+    }
+    OpDecision d;
+    d.first_entry = begin;
+    d.words = words;
+    d.all.assign(words, 0);
+    d.early_reject.assign(words, 0);
+    std::vector<const RuleSummary*> sum(count);
+    for (uint32_t r = 0; r < count; ++r) {
+      d.all[r / 64] |= uint64_t{1} << (r % 64);
+      const Rule& rule = *rules[begin + r];
+      sum[r] = &summaries.at(&rule);
+      if (rule.pair_kind() == Rule::PairKind::kNone && !rule.early_reject().empty()) {
+        d.early_reject[r / 64] |= uint64_t{1} << (r % 64);
+      }
+    }
+    // The small constants source patterns require, each once.
+    std::vector<ConstValue> consts;
+    for (uint32_t r = 0; r < count; ++r) {
+      for (int i = 0; i < kMaxPositions; ++i) {
+        for (const ConstValue& v : sum[r]->at[i].const_values) {
+          if (std::find(consts.begin(), consts.end(), v) == consts.end()) consts.push_back(v);
+        }
+      }
+    }
+    for (const ConstValue& v : consts) d.consts.emplace_back(v);
+    const uint32_t num_raw = kNumOps + static_cast<uint32_t>(consts.size());
+    // Adds a feature reading `num_values` values when some value leaves out some rule; `fits(r, value)`.
+    auto add = [&](FeatureKind kind, int i, int j, uint32_t num_values, auto fits) {
+      std::vector<uint64_t> table(size_t{num_values} * words, 0);
+      bool discriminates = false;
+      for (uint32_t v = 0; v < num_values; ++v) {
+        for (uint32_t r = 0; r < count; ++r) {
+          if (fits(r, v)) {
+            table[v * words + r / 64] |= uint64_t{1} << (r % 64);
+          } else {
+            discriminates = true;
+          }
+        }
+      }
+      if (!discriminates) return;
+      Feature f;
+      f.kind = kind;
+      f.i = static_cast<uint8_t>(i);
+      f.j = static_cast<uint8_t>(j);
+      f.table = static_cast<uint32_t>(d.masks.size());
+      d.masks.insert(d.masks.end(), table.begin(), table.end());
+      d.features.push_back(f);
+    };
+    add(FeatureKind::kNumSrc, 0, 0, 5, [&](uint32_t r, uint32_t v) { return sum[r]->count_fits[v]; });
+    // Two sources, read together (exact for the pair rules' operand orders): a table by the two sources'
+    // classes (raw classes every rule treats alike share one) and their sameness.
+    {
+      absl::flat_hash_map<std::vector<bool>, uint8_t> class_of_signature;
+      std::vector<uint32_t> representative;
+      d.pair_class_of.assign(num_raw, 0);
+      bool fits_a_byte = true;
+      for (uint32_t v = 0; v < num_raw && fits_a_byte; ++v) {
+        std::vector<bool> signature;
+        for (uint32_t r = 0; r < count; ++r) {
+          for (int i = 0; i < 2; ++i) signature.push_back(sum[r]->at[i].Accepts(v, consts));
+          for (int k = 0; k < 2; ++k) signature.push_back(sum[r]->pair[k].Accepts(v, consts));
+        }
+        auto [it, inserted] = class_of_signature.try_emplace(std::move(signature), representative.size());
+        if (inserted) {
+          if (representative.size() == 255) fits_a_byte = false;
+          representative.push_back(v);
+        }
+        d.pair_class_of[v] = it->second;
+      }
+      const uint32_t n = static_cast<uint32_t>(representative.size());
+      if (fits_a_byte) {
+        d.num_pair_classes = n;
+        add(FeatureKind::kPair, 0, 0, n * n * 2, [&](uint32_t r, uint32_t key) {
+          const uint32_t v0 = representative[key / 2 / n], v1 = representative[key / 2 % n];
+          const bool same = key % 2 == 1;
+          const Rule& rule = *rules[begin + r];
+          if (!sum[r]->count_fits[2]) return false;
+          switch (rule.pair_kind()) {
+            case Rule::PairKind::kNone:
+              return sum[r]->at[0].Accepts(v0, consts) && sum[r]->at[1].Accepts(v1, consts);
+            case Rule::PairKind::kOrdered:
+              return (same || !rule.pair_same()) && sum[r]->pair[0].Accepts(v0, consts) &&
+                     sum[r]->pair[1].Accepts(v1, consts);
+            case Rule::PairKind::kEitherOrder:
+              return (same || !rule.pair_same()) &&
+                     ((sum[r]->pair[0].Accepts(v0, consts) && sum[r]->pair[1].Accepts(v1, consts)) ||
+                      (sum[r]->pair[0].Accepts(v1, consts) && sum[r]->pair[1].Accepts(v0, consts)));
+          }
+          return true;
+        });
+      }
+    }
+    const bool has_pair = !d.features.empty() && d.features.back().kind == FeatureKind::kPair;
+    // One source at a time, for nodes with other than two sources (or every node, without the pair table).
+    for (int i = 0; i < kMaxPositions; ++i) {
+      add(FeatureKind::kSrcClass, i, has_pair ? 1 : 0, num_raw,
+          [&](uint32_t r, uint32_t v) { return sum[r]->at[i].Accepts(v, consts); });
+    }
+    add(FeatureKind::kRootScalar, 0, 0, kNumScalarTypes,
+        [&](uint32_t r, uint32_t v) { return (rules[begin + r]->root_scalar_types() >> v & 1) != 0; });
+    for (int i = 0; i < kMaxPositions; ++i) {
+      for (int j = 0; j < kMaxPositions; ++j) {
+        add(FeatureKind::kGrandOp, i, j, kNumOps,
+            [&](uint32_t r, uint32_t v) { return sum[r]->grand[i][j].contains(static_cast<Ops>(v)); });
+      }
+    }
+    for (int i = 0; i < kMaxPositions; ++i) {
+      add(FeatureKind::kSrcScalar, i, 0, kNumScalarTypes,
+          [&](uint32_t r, uint32_t v) { return (sum[r]->scalar_at[i] >> v & 1) != 0; });
+    }
+    tables->of_op[op] = static_cast<int32_t>(tables->ops.size());
+    tables->ops.push_back(std::move(d));
+  }
+  return tables;
+}
+
+// The raw class of a source: its op, or for a CONST equal to one of the op's constants, kNumOps + k.
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline uint32_t RawClass(const UOp* s, const OpDecision& d) {
+  if (s->op() == Ops::CONST) {
+    for (size_t k = 0; k < d.consts.size(); ++k) {
+      if (d.consts[k].Matches(s)) return kNumOps + static_cast<uint32_t>(k);
+    }
+  }
+  return static_cast<uint32_t>(s->op());
+}
+
+// The value feature f reads from node u, or -1 when u lacks what f reads (no constraint then).
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline int64_t ReadFeature(const Feature& f, const UOp* u, const OpDecision& d) {
+  const size_t ns = u->num_src();
+  switch (f.kind) {
+    case FeatureKind::kNumSrc:
+      return ns < 4 ? static_cast<int64_t>(ns) : 4;
+    case FeatureKind::kPair: {
+      if (ns != 2) return -1;
+      const UOp* s0 = u->src(0);
+      const UOp* s1 = u->src(1);
+      const uint32_t n = d.num_pair_classes;
+      return (d.pair_class_of[RawClass(s0, d)] * n + d.pair_class_of[RawClass(s1, d)]) * 2 + (s0 == s1);
+    }
+    case FeatureKind::kSrcClass:
+      // (j set: the pair feature has read the sources of a two-source node.)
+      if (f.i >= ns || (f.j != 0 && ns == 2)) return -1;
+      return RawClass(u->src(f.i), d);
+    case FeatureKind::kRootScalar:
+      return static_cast<int64_t>(u->dtype().scalar_type());
+    case FeatureKind::kGrandOp: {
+      if (f.i >= ns) return -1;
+      const UOp* s = u->src(f.i);
+      if (f.j >= s->num_src()) return -1;
+      return static_cast<int64_t>(s->src(f.j)->op());
+    }
+    case FeatureKind::kSrcScalar:
+      if (f.i >= ns) return -1;
+      return static_cast<int64_t>(u->src(f.i)->dtype().scalar_type());
+  }
+  return -1;
+}
+
+}  // namespace
 
 // One attempt to match a rule's pattern against a node, calling the callback on every match until it accepts.
 //
@@ -734,6 +1069,10 @@ void PatternMatcher::BuildDispatch() {
   pair_cells_.clear();
   pair_entries_.clear();
   for (int op = 0; op < kNumOps; ++op) BuildPairTable(op);
+  std::vector<const Rule*> entry_rules;
+  entry_rules.reserve(entries_.size());
+  for (const Entry& e : entries_) entry_rules.push_back(e.rule);
+  decisions_ = internal::BuildDecisionTables(entry_rules, offsets_);
 }
 
 template <typename SourceFits>
@@ -895,12 +1234,146 @@ UOpPtr PatternMatcher::RewriteImpl(const UOpPtr& node, void* ctx, RewriteStats* 
   return nullptr;
 }
 
+template <bool kStats>
+UOpPtr PatternMatcher::Attempt(uint32_t entry, internal::MatchRun& run, RewriteStats* stats,
+                               int* fired) const {
+  const Entry& e = entries_[entry];
+  if constexpr (kStats) {
+    RuleStats& s = stats->At(rules_[e.index]);
+    auto start = std::chrono::steady_clock::now();
+    UOpPtr r = run.Run(*e.rule);
+    int64_t ns =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
+            .count();
+    ++s.attempts;
+    s.total_ns += ns;
+    if (r != nullptr) {
+      ++s.matches;
+      s.match_ns += ns;
+    }
+    if (r != nullptr && fired != nullptr) *fired = static_cast<int>(e.index);
+    return r;
+  } else {
+    UOpPtr r = run.Run(*e.rule);
+    if (r != nullptr && fired != nullptr) *fired = static_cast<int>(e.index);
+    return r;
+  }
+}
+
+namespace internal {
+namespace {
+std::atomic<FireObserver> fire_observer{nullptr};
+void* fire_observer_arg = nullptr;
+
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void NotifyFire(const Rule& rule, const UOp* before, const UOp* after) {
+  if (FireObserver f = fire_observer.load(std::memory_order_relaxed); ABSL_PREDICT_FALSE(f != nullptr)) {
+    f(fire_observer_arg, rule, before, after);
+  }
+}
+}  // namespace
+
+void SetFireObserver(FireObserver observer, void* arg) {
+  fire_observer_arg = arg;
+  fire_observer.store(observer, std::memory_order_relaxed);
+}
+}  // namespace internal
+
+template <bool kStats>
+UOpPtr PatternMatcher::RewriteCompiled(const UOpPtr& node, void* ctx, RewriteStats* stats, int* fired) const {
+  using internal::DecisionTables;
+  const UOp* u = node.get();
+  const int32_t which = decisions_->of_op[static_cast<int>(u->op())];
+  if (which == DecisionTables::kNoRules) return nullptr;
+  if (which == DecisionTables::kInterpret) return RewriteImpl<kStats>(node, ctx, stats, fired);
+  const internal::OpDecision& d = decisions_->ops[which];
+  const uint32_t words = d.words;
+  uint64_t mask[DecisionTables::kMaxWords];
+  std::copy_n(d.all.data(), words, mask);
+  const uint64_t* masks = d.masks.data();
+  if (words == 1) {
+    for (const internal::Feature& f : d.features) {
+      const int64_t v = internal::ReadFeature(f, u, d);
+      if (v < 0) continue;
+      mask[0] &= masks[f.table + v];
+      if (mask[0] == 0) return nullptr;
+    }
+  } else {
+    for (const internal::Feature& f : d.features) {
+      const int64_t v = internal::ReadFeature(f, u, d);
+      if (v < 0) continue;
+      const uint64_t* m = masks + f.table + v * words;
+      uint64_t any = 0;
+      for (uint32_t w = 0; w < words; ++w) any |= (mask[w] &= m[w]);
+      if (any == 0) return nullptr;
+    }
+  }
+  internal::MatchRun run(node, ctx);
+  OpSet src_ops;
+  bool have_src_ops = false;
+  for (uint32_t w = 0; w < words; ++w) {
+    for (uint64_t bits = mask[w]; bits != 0; bits &= bits - 1) {
+      const int bit = __builtin_ctzll(bits);
+      const uint32_t entry = d.first_entry + w * 64 + bit;
+      if ((d.early_reject[w] >> bit & 1) != 0) {
+        // tinygrad's early reject (including a custom one), as the interpreted engine applies it.
+        if (!have_src_ops) {
+          for (const UOpPtr& s : u->src()) src_ops.Insert(s->op());
+          have_src_ops = true;
+        }
+        if (!src_ops.ContainsAll(entries_[entry].required_or_first)) continue;
+      }
+      if (UOpPtr r = Attempt<kStats>(entry, run, stats, fired)) return r;
+    }
+  }
+  return nullptr;
+}
+
+namespace {
+
+MatcherEngine EngineFromEnvironment() {
+  const char* v = std::getenv("UOPC_MATCHER");
+  return v != nullptr && absl::string_view(v) == "interpreted" ? MatcherEngine::kInterpreted
+                                                               : MatcherEngine::kCompiled;
+}
+
+std::atomic<MatcherEngine> matcher_engine{EngineFromEnvironment()};
+
+}  // namespace
+
+void SetMatcherEngine(MatcherEngine engine) { matcher_engine.store(engine, std::memory_order_relaxed); }
+
+MatcherEngine GetMatcherEngine() { return matcher_engine.load(std::memory_order_relaxed); }
+
 UOpPtr PatternMatcher::Rewrite(const UOpPtr& node, void* ctx) const {
-  return RewriteImpl<false>(node, ctx, nullptr, nullptr);
+  return Rewrite(node, ctx, nullptr, nullptr, GetMatcherEngine());
 }
 
 UOpPtr PatternMatcher::Rewrite(const UOpPtr& node, void* ctx, RewriteStats* stats, int* fired) const {
+  return Rewrite(node, ctx, stats, fired, GetMatcherEngine());
+}
+
+UOpPtr PatternMatcher::Rewrite(const UOpPtr& node, void* ctx, RewriteStats* stats, int* fired,
+                               MatcherEngine engine) const {
   if (fired != nullptr) *fired = -1;
+  if (ABSL_PREDICT_FALSE(internal::fire_observer.load(std::memory_order_relaxed) != nullptr)) {
+    // Knowing which rule fired takes `fired`.
+    int which = -1;
+    UOpPtr r;
+    if (engine == MatcherEngine::kCompiled) {
+      r = stats != nullptr ? RewriteCompiled<true>(node, ctx, stats, &which)
+                           : RewriteCompiled<false>(node, ctx, nullptr, &which);
+    } else {
+      r = stats != nullptr ? RewriteImpl<true>(node, ctx, stats, &which)
+                           : RewriteImpl<false>(node, ctx, nullptr, &which);
+    }
+    if (fired != nullptr) *fired = which;
+    if (r != nullptr) internal::NotifyFire(*rules_[which], node.get(), r.get());
+    return r;
+  }
+  if (engine == MatcherEngine::kCompiled) {
+    return stats != nullptr ? RewriteCompiled<true>(node, ctx, stats, fired)
+                            : RewriteCompiled<false>(node, ctx, nullptr, fired);
+  }
   return stats != nullptr ? RewriteImpl<true>(node, ctx, stats, fired)
                           : RewriteImpl<false>(node, ctx, nullptr, fired);
 }
