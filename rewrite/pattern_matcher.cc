@@ -1,6 +1,7 @@
 #include "rewrite/pattern_matcher.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -294,42 +295,61 @@ bool ConstTest::Matches(const UOp* u) const {
 
 // ---- the compiled engine's decision structure ----
 //
-// For each root op, the op's rules (in order) are bits of a mask. A feature is one thing read from a node
-// (its number of sources, a source's op or small constant, a two-source node's two sources together with
-// whether they are one node, the node's or a source's scalar type, a grandsource's op); its table gives, for
-// each value the feature can read, the rules whose pattern can match a node reading that value. A node's
-// candidates are the AND of its features' masks: every test is done once per node whatever the number of
-// rules that make it. Each mask is a necessary condition of its rules' patterns, so a rule left out could not
-// have matched; the candidates are then tried in rule order by the same search as the interpreted engine,
-// which keeps the first-match-wins order, the operand orders, the captures and the callbacks' declines
-// exactly.
-
-enum class FeatureKind : uint8_t {
-  kNumSrc,      // min(number of sources, 4)
-  kPair,        // a two-source node's sources' classes and whether they are one node
-  kSrcClass,    // source i's op, or kNumOps + k for a CONST equal to the op's constant k
-  kRootScalar,  // the node's scalar type
-  kGrandOp,     // the op of source j of source i
-  kSrcScalar,   // source i's scalar type
-};
-
-struct Feature {
-  FeatureKind kind;
-  uint8_t i = 0;
-  uint8_t j = 0;
-  uint32_t table = 0;  // into OpDecision::masks: a block of `words` words per value
-};
+// For each root op, the op's rules (in order) are the bits of a mask, and tables give, for what a node shows,
+// the rules whose pattern can match such a node: by its scalar type, by its number of sources, and by its
+// sources' classes. A source's class says what every rule of the op could test of it at once: its op, for a
+// CONST which of the small constants the rules name it equals, and which of the ops the rules require among
+// a source's own sources it has (`(x + c1) + c2` needs an ADD source with a CONST source). A two-source node
+// (most ALU nodes) is looked up by both sources' classes together and whether they are one node, which is
+// exact for commutative patterns; other nodes source by source. A node's candidates are the AND of those
+// masks: each test is done once per node, however many rules make it. Every mask is a necessary condition of
+// its rules' patterns, so a rule left out could not have matched; the candidates are then tried in rule order
+// by the interpreted engine's search, which keeps first-match-wins, the operand orders, the captures and the
+// callbacks' declines exactly.
 
 struct OpDecision {
   uint32_t first_entry = 0;  // index in PatternMatcher::entries_ of the op's first rule
   uint32_t words = 0;        // 64-bit words of a mask
-  std::vector<Feature> features;
-  std::vector<uint64_t> masks;
+  // Tables of masks, `words` words per value; an empty table does not discriminate.
+  std::vector<uint64_t> by_scalar;     // by the node's scalar type
+  std::vector<uint64_t> by_num_src;    // by min(number of sources, 4)
+  std::vector<uint64_t> by_pair;       // two sources: by (class 0, class 1, one node)
+  std::vector<uint64_t> by_source[3];  // other counts: by the class of source i
   std::vector<uint64_t> all;           // every rule of the op
   std::vector<uint64_t> early_reject;  // rules whose early-reject set must be checked one by one
-  std::vector<ConstTest> consts;       // the small constants source patterns require (kSrcClass)
-  std::vector<uint8_t> pair_class_of;  // kPair: the class of each raw class (op, or kNumOps + constant)
-  uint32_t num_pair_classes = 0;
+  // A source's class: class_of[(raw op) << child_bits | child mask], where the raw op is its op or, for a
+  // CONST equal to consts[k], kNumOps + k, and the child mask has bit b when one of its sources has an op
+  // whose child_bit is b (all bits when it has more than three sources).
+  std::vector<ConstTest> consts;
+  uint8_t child_bit[kNumOps];  // 0xff: an op no rule looks for among a source's sources
+  uint32_t child_bits = 0;
+  std::vector<uint16_t> class_of;
+  uint32_t num_classes = 0;
+
+  uint32_t ClassOf(const UOp* s) const {
+    uint32_t raw = static_cast<uint32_t>(s->op());
+    if (s->op() == Ops::CONST) {
+      for (size_t k = 0; k < consts.size(); ++k) {
+        if (consts[k].Matches(s)) {
+          raw = kNumOps + static_cast<uint32_t>(k);
+          break;
+        }
+      }
+    }
+    uint32_t mask = 0;
+    if (child_bits != 0) {
+      const size_t n = s->num_src();
+      if (n > 3) {
+        mask = (1u << child_bits) - 1;
+      } else {
+        for (size_t i = 0; i < n; ++i) {
+          const uint8_t bit = child_bit[static_cast<int>(s->src(i)->op())];
+          if (bit != 0xff) mask |= 1u << bit;
+        }
+      }
+    }
+    return class_of[raw << child_bits | mask];
+  }
 };
 
 struct DecisionTables {
@@ -342,7 +362,8 @@ struct DecisionTables {
 
 namespace {
 
-constexpr int kMaxPositions = 3;  // sources (and sources of sources) the features look at
+constexpr int kMaxPositions = 3;  // sources the per-source tables look at
+constexpr uint32_t kMaxChildBits = 4;
 
 // The patterns that may sit at source position i of a node matched by `p` (an empty list with
 // `*unconstrained` set when p does not constrain that source).
@@ -375,45 +396,40 @@ bool CountFits(const UPat& p, int num_src) {
   return num_src == 4 ? want >= 4 : num_src == want;
 }
 
-// What a source pattern accepts of a source, as far as the features read it: its ops, and of a CONST, its
-// small constant.
-struct SourceAcceptance {
+// What one source pattern requires of a source, as far as a source's class tells.
+struct SourceTest {
   OpSet ops;
-  bool const_without_value = false;      // a CONST equal to none of the op's constants
-  std::vector<ConstValue> const_values;  // CONSTs of these values (all of them when const_without_value)
+  std::optional<ConstValue> small_const;  // a CONST must equal this (RequiredSmallConst)
+  std::vector<OpSet> child_ops;           // for each: some source of the source has one of these ops
 
-  void Add(const UPat& q) {
-    const OpSet q_ops = PossibleOps(q);
-    ops = ops | q_ops;
-    if (!q_ops.contains(Ops::CONST)) return;
-    if (std::optional<ConstValue> want = RequiredSmallConst(q)) {
-      const_values.push_back(*want);
-    } else {
-      const_without_value = true;
+  static SourceTest Of(const UPat& q) {
+    SourceTest t;
+    t.ops = PossibleOps(q);
+    t.small_const = RequiredSmallConst(q);
+    const UPatNode& n = q.node();
+    if (n.src_kind == UPat::SrcKind::kTuple || n.src_kind == UPat::SrcKind::kAnyOrder) {
+      for (const UPat& g : n.src) {
+        const UPatNode& gn = g.node();
+        if (gn.src_kind != UPat::SrcKind::kAlternatives && !gn.any_op) t.child_ops.push_back(gn.ops);
+      }
     }
+    return t;
   }
-  void AddAll() {
-    ops = AllOps();
-    const_without_value = true;
-  }
-  // Raw class v: an op, or kNumOps + k for a CONST equal to consts[k].
-  bool Accepts(uint32_t v, const std::vector<ConstValue>& consts) const {
-    if (v < kNumOps)
-      return ops.contains(static_cast<Ops>(v)) &&
-             (v != static_cast<uint32_t>(Ops::CONST) || const_without_value);
-    if (!ops.contains(Ops::CONST) || const_without_value) return ops.contains(Ops::CONST);
-    return std::find(const_values.begin(), const_values.end(), consts[v - kNumOps]) != const_values.end();
+  static SourceTest Any() {
+    SourceTest t;
+    t.ops = AllOps();
+    return t;
   }
 };
 
-// One rule's pattern, summarized for the features.
+// Which sources a rule accepts at one place: a source fits when one of the tests passes.
+using SourceTests = std::vector<SourceTest>;
+
+// One rule's pattern, summarized for the tables.
 struct RuleSummary {
   bool count_fits[5];
-  SourceAcceptance at[kMaxPositions];  // every pattern that may sit at source position i
-  uint16_t scalar_at[kMaxPositions];
-  OpSet grand[kMaxPositions][kMaxPositions];  // ops of a source j of source i
-  // Pair rules: what each of the two source patterns accepts.
-  SourceAcceptance pair[2];
+  SourceTests at[kMaxPositions];  // every pattern that may sit at source position i
+  SourceTests pair[2];            // pair rules: each of the two source patterns
 };
 
 RuleSummary Summarize(const Rule& rule) {
@@ -422,29 +438,61 @@ RuleSummary Summarize(const Rule& rule) {
   for (int n = 0; n < 5; ++n) sum.count_fits[n] = CountFits(p, n);
   for (int i = 0; i < kMaxPositions; ++i) {
     bool unconstrained;
-    const std::vector<UPat> at = PatternsAt(p, i, &unconstrained);
-    if (unconstrained) {
-      sum.at[i].AddAll();
-      sum.scalar_at[i] = 0xffff;
-      for (int j = 0; j < kMaxPositions; ++j) sum.grand[i][j] = AllOps();
-      continue;
-    }
-    sum.scalar_at[i] = 0;
-    for (const UPat& q : at) {
-      sum.at[i].Add(q);
-      sum.scalar_at[i] |= PossibleScalarTypes(q);
-      for (int j = 0; j < kMaxPositions; ++j) {
-        bool inner_unconstrained;
-        const std::vector<UPat> inner = PatternsAt(q, j, &inner_unconstrained);
-        if (inner_unconstrained) sum.grand[i][j] = AllOps();
-        for (const UPat& g : inner) sum.grand[i][j] = sum.grand[i][j] | PossibleOps(g);
-      }
-    }
+    for (const UPat& q : PatternsAt(p, i, &unconstrained)) sum.at[i].push_back(SourceTest::Of(q));
+    if (unconstrained) sum.at[i].push_back(SourceTest::Any());
   }
   if (rule.pair_kind() != Rule::PairKind::kNone) {
-    for (int k = 0; k < 2; ++k) sum.pair[k].Add(p.node().src[k]);
+    for (int k = 0; k < 2; ++k) sum.pair[k].push_back(SourceTest::Of(p.node().src[k]));
   }
   return sum;
+}
+
+// A source's class as the tables see it: raw op (kNumOps + k: a CONST equal to consts[k]) and child mask.
+struct SourceClass {
+  uint32_t raw;
+  uint32_t child_mask;
+};
+
+// A SourceTest with its source-op requirements as child-mask bits (those the mask can read).
+struct ReadyTest {
+  OpSet ops;
+  std::optional<ConstValue> small_const;
+  std::vector<uint32_t> child_bits;  // for each: the mask must have one of these bits
+};
+using ReadyTests = std::vector<ReadyTest>;
+
+ReadyTests Ready(const SourceTests& tests, const OpDecision& d) {
+  ReadyTests out;
+  for (const SourceTest& t : tests) {
+    ReadyTest r{t.ops, t.small_const, {}};
+    for (const OpSet& want : t.child_ops) {
+      uint32_t bits = 0;
+      bool readable = true;
+      want.ForEach([&](Ops o) {
+        const uint8_t b = d.child_bit[static_cast<int>(o)];
+        if (b == 0xff) {
+          readable = false;
+        } else {
+          bits |= 1u << b;
+        }
+      });
+      if (readable) r.child_bits.push_back(bits);
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+bool Passes(const ReadyTest& t, const SourceClass& c, const std::vector<ConstValue>& consts) {
+  const Ops op = c.raw < kNumOps ? static_cast<Ops>(c.raw) : Ops::CONST;
+  if (!t.ops.contains(op)) return false;
+  if (op == Ops::CONST && t.small_const) {
+    if (c.raw < kNumOps || !(consts[c.raw - kNumOps] == *t.small_const)) return false;
+  }
+  for (uint32_t bits : t.child_bits) {
+    if ((c.child_mask & bits) == 0) return false;
+  }
+  return true;
 }
 
 std::shared_ptr<const DecisionTables> BuildDecisionTables(const std::vector<const Rule*>& rules,
@@ -480,147 +528,127 @@ std::shared_ptr<const DecisionTables> BuildDecisionTables(const std::vector<cons
         d.early_reject[r / 64] |= uint64_t{1} << (r % 64);
       }
     }
-    // The small constants source patterns require, each once.
+    // The small constants and the sources' source ops the rules test, each once; the ops most often
+    // required among a source's sources get the child bits.
     std::vector<ConstValue> consts;
+    std::vector<int> wanted(kNumOps, 0);
     for (uint32_t r = 0; r < count; ++r) {
-      for (int i = 0; i < kMaxPositions; ++i) {
-        for (const ConstValue& v : sum[r]->at[i].const_values) {
-          if (std::find(consts.begin(), consts.end(), v) == consts.end()) consts.push_back(v);
+      for (const SourceTests* tests :
+           {&sum[r]->at[0], &sum[r]->at[1], &sum[r]->at[2], &sum[r]->pair[0], &sum[r]->pair[1]}) {
+        for (const SourceTest& t : *tests) {
+          if (t.small_const && std::find(consts.begin(), consts.end(), *t.small_const) == consts.end()) {
+            consts.push_back(*t.small_const);
+          }
+          for (const OpSet& want : t.child_ops) {
+            if (want.size() <= 2) want.ForEach([&](Ops o) { ++wanted[static_cast<int>(o)]; });
+          }
         }
       }
     }
     for (const ConstValue& v : consts) d.consts.emplace_back(v);
-    const uint32_t num_raw = kNumOps + static_cast<uint32_t>(consts.size());
-    // Adds a feature reading `num_values` values when some value leaves out some rule; `fits(r, value)`.
-    auto add = [&](FeatureKind kind, int i, int j, uint32_t num_values, auto fits) {
-      std::vector<uint64_t> table(size_t{num_values} * words, 0);
+    std::fill(std::begin(d.child_bit), std::end(d.child_bit), 0xff);
+    for (uint32_t b = 0; b < kMaxChildBits; ++b) {
+      const int best = static_cast<int>(std::max_element(wanted.begin(), wanted.end()) - wanted.begin());
+      if (wanted[best] == 0) break;
+      d.child_bit[best] = static_cast<uint8_t>(b);
+      wanted[best] = 0;
+      d.child_bits = b + 1;
+    }
+    // Each rule's tests at source positions 0..2 and of its pair patterns, as indices into the op's distinct
+    // tests (rules share most of them: `x`, `c`, `x * c`).
+    std::vector<ReadyTest> distinct;
+    std::vector<std::array<std::vector<uint32_t>, kMaxPositions + 2>> ready(count);
+    auto ids_of = [&](const SourceTests& tests) {
+      std::vector<uint32_t> ids;
+      for (ReadyTest& t : Ready(tests, d)) {
+        size_t k = 0;
+        while (k < distinct.size() &&
+               !(distinct[k].ops == t.ops && SameConst(distinct[k].small_const, t.small_const) &&
+                 distinct[k].child_bits == t.child_bits)) {
+          ++k;
+        }
+        if (k == distinct.size()) distinct.push_back(std::move(t));
+        ids.push_back(static_cast<uint32_t>(k));
+      }
+      return ids;
+    };
+    for (uint32_t r = 0; r < count; ++r) {
+      for (int i = 0; i < kMaxPositions; ++i) ready[r][i] = ids_of(sum[r]->at[i]);
+      for (int k = 0; k < 2; ++k) ready[r][kMaxPositions + k] = ids_of(sum[r]->pair[k]);
+    }
+    // Classes: raw source classes every distinct test treats alike share one; passes[class][test].
+    const uint32_t num_raw = (kNumOps + static_cast<uint32_t>(consts.size())) << d.child_bits;
+    d.class_of.assign(num_raw, 0);
+    std::vector<std::vector<uint64_t>> passes;  // per class, one bit per distinct test
+    {
+      absl::flat_hash_map<std::vector<uint64_t>, uint16_t> class_of_signature;
+      std::vector<uint64_t> signature((distinct.size() + 63) / 64);
+      for (uint32_t v = 0; v < num_raw; ++v) {
+        const SourceClass c{v >> d.child_bits, v & ((1u << d.child_bits) - 1)};
+        std::fill(signature.begin(), signature.end(), 0);
+        for (size_t t = 0; t < distinct.size(); ++t) {
+          if (Passes(distinct[t], c, consts)) signature[t / 64] |= uint64_t{1} << (t % 64);
+        }
+        auto [it, inserted] = class_of_signature.try_emplace(signature, passes.size());
+        if (inserted) passes.push_back(signature);
+        d.class_of[v] = it->second;
+      }
+    }
+    // Whether a source of class `cls` passes one of the tests `ids`.
+    auto some_passes = [&](const std::vector<uint32_t>& ids, uint32_t cls) {
+      for (uint32_t id : ids) {
+        if ((passes[cls][id / 64] >> (id % 64) & 1) != 0) return true;
+      }
+      return false;
+    };
+    const uint32_t n = static_cast<uint32_t>(passes.size());
+    d.num_classes = n;
+    // A table of `num_values` masks, or none when every value keeps every rule.
+    auto table = [&](uint32_t num_values, auto fits) {
+      std::vector<uint64_t> t(size_t{num_values} * words, 0);
       bool discriminates = false;
       for (uint32_t v = 0; v < num_values; ++v) {
         for (uint32_t r = 0; r < count; ++r) {
           if (fits(r, v)) {
-            table[v * words + r / 64] |= uint64_t{1} << (r % 64);
+            t[v * words + r / 64] |= uint64_t{1} << (r % 64);
           } else {
             discriminates = true;
           }
         }
       }
-      if (!discriminates) return;
-      Feature f;
-      f.kind = kind;
-      f.i = static_cast<uint8_t>(i);
-      f.j = static_cast<uint8_t>(j);
-      f.table = static_cast<uint32_t>(d.masks.size());
-      d.masks.insert(d.masks.end(), table.begin(), table.end());
-      d.features.push_back(f);
+      if (!discriminates) t.clear();
+      return t;
     };
-    add(FeatureKind::kNumSrc, 0, 0, 5, [&](uint32_t r, uint32_t v) { return sum[r]->count_fits[v]; });
-    // Two sources, read together (exact for the pair rules' operand orders): a table by the two sources'
-    // classes (raw classes every rule treats alike share one) and their sameness.
-    {
-      absl::flat_hash_map<std::vector<bool>, uint8_t> class_of_signature;
-      std::vector<uint32_t> representative;
-      d.pair_class_of.assign(num_raw, 0);
-      bool fits_a_byte = true;
-      for (uint32_t v = 0; v < num_raw && fits_a_byte; ++v) {
-        std::vector<bool> signature;
-        for (uint32_t r = 0; r < count; ++r) {
-          for (int i = 0; i < 2; ++i) signature.push_back(sum[r]->at[i].Accepts(v, consts));
-          for (int k = 0; k < 2; ++k) signature.push_back(sum[r]->pair[k].Accepts(v, consts));
+    d.by_scalar = table(kNumScalarTypes, [&](uint32_t r, uint32_t v) {
+      return (rules[begin + r]->root_scalar_types() >> v & 1) != 0;
+    });
+    d.by_num_src = table(5, [&](uint32_t r, uint32_t v) { return sum[r]->count_fits[v]; });
+    if (n <= 256) {
+      d.by_pair = table(n * n * 2, [&](uint32_t r, uint32_t key) {
+        const uint32_t c0 = key / 2 / n, c1 = key / 2 % n;
+        const bool same = key % 2 == 1;
+        const Rule& rule = *rules[begin + r];
+        if (!sum[r]->count_fits[2]) return false;
+        auto fits = [&](int k, uint32_t c) { return some_passes(ready[r][kMaxPositions + k], c); };
+        switch (rule.pair_kind()) {
+          case Rule::PairKind::kNone:
+            return some_passes(ready[r][0], c0) && some_passes(ready[r][1], c1);
+          case Rule::PairKind::kOrdered:
+            return (same || !rule.pair_same()) && fits(0, c0) && fits(1, c1);
+          case Rule::PairKind::kEitherOrder:
+            return (same || !rule.pair_same()) &&
+                   ((fits(0, c0) && fits(1, c1)) || (fits(0, c1) && fits(1, c0)));
         }
-        auto [it, inserted] = class_of_signature.try_emplace(std::move(signature), representative.size());
-        if (inserted) {
-          if (representative.size() == 255) fits_a_byte = false;
-          representative.push_back(v);
-        }
-        d.pair_class_of[v] = it->second;
-      }
-      const uint32_t n = static_cast<uint32_t>(representative.size());
-      if (fits_a_byte) {
-        d.num_pair_classes = n;
-        add(FeatureKind::kPair, 0, 0, n * n * 2, [&](uint32_t r, uint32_t key) {
-          const uint32_t v0 = representative[key / 2 / n], v1 = representative[key / 2 % n];
-          const bool same = key % 2 == 1;
-          const Rule& rule = *rules[begin + r];
-          if (!sum[r]->count_fits[2]) return false;
-          switch (rule.pair_kind()) {
-            case Rule::PairKind::kNone:
-              return sum[r]->at[0].Accepts(v0, consts) && sum[r]->at[1].Accepts(v1, consts);
-            case Rule::PairKind::kOrdered:
-              return (same || !rule.pair_same()) && sum[r]->pair[0].Accepts(v0, consts) &&
-                     sum[r]->pair[1].Accepts(v1, consts);
-            case Rule::PairKind::kEitherOrder:
-              return (same || !rule.pair_same()) &&
-                     ((sum[r]->pair[0].Accepts(v0, consts) && sum[r]->pair[1].Accepts(v1, consts)) ||
-                      (sum[r]->pair[0].Accepts(v1, consts) && sum[r]->pair[1].Accepts(v0, consts)));
-          }
-          return true;
-        });
-      }
-    }
-    const bool has_pair = !d.features.empty() && d.features.back().kind == FeatureKind::kPair;
-    // One source at a time, for nodes with other than two sources (or every node, without the pair table).
-    for (int i = 0; i < kMaxPositions; ++i) {
-      add(FeatureKind::kSrcClass, i, has_pair ? 1 : 0, num_raw,
-          [&](uint32_t r, uint32_t v) { return sum[r]->at[i].Accepts(v, consts); });
-    }
-    add(FeatureKind::kRootScalar, 0, 0, kNumScalarTypes,
-        [&](uint32_t r, uint32_t v) { return (rules[begin + r]->root_scalar_types() >> v & 1) != 0; });
-    for (int i = 0; i < kMaxPositions; ++i) {
-      for (int j = 0; j < kMaxPositions; ++j) {
-        add(FeatureKind::kGrandOp, i, j, kNumOps,
-            [&](uint32_t r, uint32_t v) { return sum[r]->grand[i][j].contains(static_cast<Ops>(v)); });
-      }
+        return true;
+      });
     }
     for (int i = 0; i < kMaxPositions; ++i) {
-      add(FeatureKind::kSrcScalar, i, 0, kNumScalarTypes,
-          [&](uint32_t r, uint32_t v) { return (sum[r]->scalar_at[i] >> v & 1) != 0; });
+      d.by_source[i] = table(n, [&](uint32_t r, uint32_t v) { return some_passes(ready[r][i], v); });
     }
     tables->of_op[op] = static_cast<int32_t>(tables->ops.size());
     tables->ops.push_back(std::move(d));
   }
   return tables;
-}
-
-// The raw class of a source: its op, or for a CONST equal to one of the op's constants, kNumOps + k.
-ABSL_ATTRIBUTE_ALWAYS_INLINE inline uint32_t RawClass(const UOp* s, const OpDecision& d) {
-  if (s->op() == Ops::CONST) {
-    for (size_t k = 0; k < d.consts.size(); ++k) {
-      if (d.consts[k].Matches(s)) return kNumOps + static_cast<uint32_t>(k);
-    }
-  }
-  return static_cast<uint32_t>(s->op());
-}
-
-// The value feature f reads from node u, or -1 when u lacks what f reads (no constraint then).
-ABSL_ATTRIBUTE_ALWAYS_INLINE inline int64_t ReadFeature(const Feature& f, const UOp* u, const OpDecision& d) {
-  const size_t ns = u->num_src();
-  switch (f.kind) {
-    case FeatureKind::kNumSrc:
-      return ns < 4 ? static_cast<int64_t>(ns) : 4;
-    case FeatureKind::kPair: {
-      if (ns != 2) return -1;
-      const UOp* s0 = u->src(0);
-      const UOp* s1 = u->src(1);
-      const uint32_t n = d.num_pair_classes;
-      return (d.pair_class_of[RawClass(s0, d)] * n + d.pair_class_of[RawClass(s1, d)]) * 2 + (s0 == s1);
-    }
-    case FeatureKind::kSrcClass:
-      // (j set: the pair feature has read the sources of a two-source node.)
-      if (f.i >= ns || (f.j != 0 && ns == 2)) return -1;
-      return RawClass(u->src(f.i), d);
-    case FeatureKind::kRootScalar:
-      return static_cast<int64_t>(u->dtype().scalar_type());
-    case FeatureKind::kGrandOp: {
-      if (f.i >= ns) return -1;
-      const UOp* s = u->src(f.i);
-      if (f.j >= s->num_src()) return -1;
-      return static_cast<int64_t>(s->src(f.j)->op());
-    }
-    case FeatureKind::kSrcScalar:
-      if (f.i >= ns) return -1;
-      return static_cast<int64_t>(u->src(f.i)->dtype().scalar_type());
-  }
-  return -1;
 }
 
 }  // namespace
@@ -1287,25 +1315,30 @@ UOpPtr PatternMatcher::RewriteCompiled(const UOpPtr& node, void* ctx, RewriteSta
   if (which == DecisionTables::kInterpret) return RewriteImpl<kStats>(node, ctx, stats, fired);
   const internal::OpDecision& d = decisions_->ops[which];
   const uint32_t words = d.words;
-  uint64_t mask[DecisionTables::kMaxWords];
-  std::copy_n(d.all.data(), words, mask);
-  const uint64_t* masks = d.masks.data();
-  if (words == 1) {
-    for (const internal::Feature& f : d.features) {
-      const int64_t v = internal::ReadFeature(f, u, d);
-      if (v < 0) continue;
-      mask[0] &= masks[f.table + v];
-      if (mask[0] == 0) return nullptr;
-    }
+  const size_t ns = u->num_src();
+  // The tables that apply to this node, and the value each reads.
+  const uint64_t* tables[2 + internal::kMaxPositions];
+  int num_tables = 0;
+  if (!d.by_scalar.empty()) {
+    tables[num_tables++] = d.by_scalar.data() + static_cast<size_t>(u->dtype().scalar_type()) * words;
+  }
+  if (!d.by_num_src.empty()) tables[num_tables++] = d.by_num_src.data() + (ns < 4 ? ns : 4) * words;
+  if (ns == 2 && !d.by_pair.empty()) {
+    const UOp* s0 = u->src(0);
+    const UOp* s1 = u->src(1);
+    const size_t key = (size_t{d.ClassOf(s0)} * d.num_classes + d.ClassOf(s1)) * 2 + (s0 == s1);
+    tables[num_tables++] = d.by_pair.data() + key * words;
   } else {
-    for (const internal::Feature& f : d.features) {
-      const int64_t v = internal::ReadFeature(f, u, d);
-      if (v < 0) continue;
-      const uint64_t* m = masks + f.table + v * words;
-      uint64_t any = 0;
-      for (uint32_t w = 0; w < words; ++w) any |= (mask[w] &= m[w]);
-      if (any == 0) return nullptr;
+    for (size_t i = 0; i < internal::kMaxPositions && i < ns; ++i) {
+      if (!d.by_source[i].empty())
+        tables[num_tables++] = d.by_source[i].data() + d.ClassOf(u->src(i)) * words;
     }
+  }
+  uint64_t mask[DecisionTables::kMaxWords];
+  for (uint32_t w = 0; w < words; ++w) {
+    uint64_t m = d.all[w];
+    for (int t = 0; t < num_tables; ++t) m &= tables[t][w];
+    mask[w] = m;
   }
   internal::MatchRun run(node, ctx);
   OpSet src_ops;

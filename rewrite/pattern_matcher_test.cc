@@ -217,6 +217,17 @@ TEST_F(PatternMatcherTest, DispatchTableKnowsConstantsAndRepeatedNames) {
       if (pm.rule(0).Apply(node) != nullptr) ++plus_zero_matches;
     }
   }
+  // The compiled engine fires the same rules on the same nodes.
+  {
+    ScopedMatcherEngine compiled(MatcherEngine::kCompiled);
+    RewriteStats compiled_stats;
+    for (const UOpPtr& s0 : sources) {
+      for (const UOpPtr& s1 : sources) {
+        ExpectFirstMatchingRuleFires(pm, UOp::New(Ops::ADD, dtypes::kInt32, {s0, s1}), &compiled_stats);
+      }
+    }
+    EXPECT_LE(compiled_stats.Total().attempts, stats.Total().attempts);
+  }
   // `x + 0` was attempted exactly where a source equals 0 (0, False and -0.0 do).
   EXPECT_EQ(stats.Get(pm.rule(0)).attempts, plus_zero_matches);
   EXPECT_EQ(plus_zero_matches, static_cast<int64_t>(sources.size() * sources.size() -
