@@ -1,12 +1,15 @@
 #include "rewrite/pattern_matcher.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <limits>
 #include <numeric>
 
 #include "absl/base/attributes.h"
+#include "absl/base/optimization.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -289,6 +292,366 @@ bool ConstTest::Matches(const UOp* u) const {
   if (!IsNumber(a)) return false;
   return (u->op() == Ops::CONST ? ConstFromArg(a, u->dtype()) : NumberOf(a)) == value;
 }
+
+// ---- the compiled engine's decision structure ----
+//
+// For each root op, the op's rules (in order) are the bits of a mask, and tables give, for what a node shows,
+// the rules whose pattern can match such a node: by its scalar type, by its number of sources, and by its
+// sources' classes. A source's class says what every rule of the op could test of it at once: its op, for a
+// CONST which of the small constants the rules name it equals, and which of the ops the rules require among
+// a source's own sources it has (`(x + c1) + c2` needs an ADD source with a CONST source). A two-source node
+// (most ALU nodes) is looked up by both sources' classes together and whether they are one node, which is
+// exact for commutative patterns; other nodes source by source. A node's candidates are the AND of those
+// masks: each test is done once per node, however many rules make it. Every mask is a necessary condition of
+// its rules' patterns, so a rule left out could not have matched; the candidates are then tried in rule order
+// by the interpreted engine's search, which keeps first-match-wins, the operand orders, the captures and the
+// callbacks' declines exactly.
+
+struct OpDecision {
+  uint32_t first_entry = 0;  // index in PatternMatcher::entries_ of the op's first rule
+  uint32_t words = 0;        // 64-bit words of a mask
+  // Tables of masks, `words` words per value; an empty table does not discriminate.
+  std::vector<uint64_t> by_scalar;     // by the node's scalar type
+  std::vector<uint64_t> by_num_src;    // by min(number of sources, 4)
+  std::vector<uint64_t> by_pair;       // two sources: by (class 0, class 1, one node)
+  std::vector<uint64_t> by_source[3];  // other counts: by the class of source i
+  std::vector<uint64_t> all;           // every rule of the op
+  std::vector<uint64_t> early_reject;  // rules whose early-reject set must be checked one by one
+  // A source's class: class_of[(raw op) << child_bits | child mask], where the raw op is its op or, for a
+  // CONST equal to consts[k], kNumOps + k, and the child mask has bit b when one of its sources has an op
+  // whose child_bit is b (all bits when it has more than three sources).
+  std::vector<ConstTest> consts;
+  uint8_t child_bit[kNumOps];  // 0xff: an op no rule looks for among a source's sources
+  uint32_t child_bits = 0;
+  std::vector<uint16_t> class_of;
+  uint32_t num_classes = 0;
+
+  uint32_t ClassOf(const UOp* s) const {
+    uint32_t raw = static_cast<uint32_t>(s->op());
+    if (s->op() == Ops::CONST) {
+      for (size_t k = 0; k < consts.size(); ++k) {
+        if (consts[k].Matches(s)) {
+          raw = kNumOps + static_cast<uint32_t>(k);
+          break;
+        }
+      }
+    }
+    uint32_t mask = 0;
+    if (child_bits != 0) {
+      const size_t n = s->num_src();
+      if (n > 3) {
+        mask = (1u << child_bits) - 1;
+      } else {
+        for (size_t i = 0; i < n; ++i) {
+          const uint8_t bit = child_bit[static_cast<int>(s->src(i)->op())];
+          if (bit != 0xff) mask |= 1u << bit;
+        }
+      }
+    }
+    return class_of[raw << child_bits | mask];
+  }
+};
+
+struct DecisionTables {
+  static constexpr uint32_t kMaxWords = 8;  // more than 512 rules for one op: the interpreted engine
+  static constexpr int32_t kNoRules = -1;
+  static constexpr int32_t kInterpret = -2;
+  int32_t of_op[kNumOps];  // index into ops, or kNoRules / kInterpret
+  std::vector<OpDecision> ops;
+};
+
+namespace {
+
+constexpr int kMaxPositions = 3;  // sources the per-source tables look at
+constexpr uint32_t kMaxChildBits = 4;
+
+// The patterns that may sit at source position i of a node matched by `p` (an empty list with
+// `*unconstrained` set when p does not constrain that source).
+std::vector<UPat> PatternsAt(const UPat& p, int i, bool* unconstrained) {
+  const UPatNode& n = p.node();
+  *unconstrained = false;
+  switch (n.src_kind) {
+    case UPat::SrcKind::kNone:
+    case UPat::SrcKind::kAlternatives:
+      break;
+    case UPat::SrcKind::kRepeat:
+      return {n.src[0]};
+    case UPat::SrcKind::kTuple:
+      if (static_cast<size_t>(i) < n.src.size()) return {n.src[i]};
+      break;
+    case UPat::SrcKind::kAnyOrder:
+      if (static_cast<size_t>(i) < n.src.size()) return n.src;
+      break;
+  }
+  *unconstrained = true;
+  return {};
+}
+
+// Whether a node with `num_src` sources (4: four or more) can match p's source count.
+bool CountFits(const UPat& p, int num_src) {
+  const UPatNode& n = p.node();
+  if (n.src_kind != UPat::SrcKind::kTuple && n.src_kind != UPat::SrcKind::kAnyOrder) return true;
+  const int want = static_cast<int>(n.src.size());
+  if (n.allow_any_len) return num_src >= want || (num_src == 4 && want >= 4);
+  return num_src == 4 ? want >= 4 : num_src == want;
+}
+
+// What one source pattern requires of a source, as far as a source's class tells.
+struct SourceTest {
+  OpSet ops;
+  std::optional<ConstValue> small_const;  // a CONST must equal this (RequiredSmallConst)
+  std::vector<OpSet> child_ops;           // for each: some source of the source has one of these ops
+
+  static SourceTest Of(const UPat& q) {
+    SourceTest t;
+    t.ops = PossibleOps(q);
+    t.small_const = RequiredSmallConst(q);
+    const UPatNode& n = q.node();
+    if (n.src_kind == UPat::SrcKind::kTuple || n.src_kind == UPat::SrcKind::kAnyOrder) {
+      for (const UPat& g : n.src) {
+        const UPatNode& gn = g.node();
+        if (gn.src_kind != UPat::SrcKind::kAlternatives && !gn.any_op) t.child_ops.push_back(gn.ops);
+      }
+    }
+    return t;
+  }
+  static SourceTest Any() {
+    SourceTest t;
+    t.ops = AllOps();
+    return t;
+  }
+};
+
+// Which sources a rule accepts at one place: a source fits when one of the tests passes.
+using SourceTests = std::vector<SourceTest>;
+
+// One rule's pattern, summarized for the tables.
+struct RuleSummary {
+  bool count_fits[5];
+  SourceTests at[kMaxPositions];  // every pattern that may sit at source position i
+  SourceTests pair[2];            // pair rules: each of the two source patterns
+};
+
+RuleSummary Summarize(const Rule& rule) {
+  RuleSummary sum;
+  const UPat& p = rule.pattern();
+  for (int n = 0; n < 5; ++n) sum.count_fits[n] = CountFits(p, n);
+  for (int i = 0; i < kMaxPositions; ++i) {
+    bool unconstrained;
+    for (const UPat& q : PatternsAt(p, i, &unconstrained)) sum.at[i].push_back(SourceTest::Of(q));
+    if (unconstrained) sum.at[i].push_back(SourceTest::Any());
+  }
+  if (rule.pair_kind() != Rule::PairKind::kNone) {
+    for (int k = 0; k < 2; ++k) sum.pair[k].push_back(SourceTest::Of(p.node().src[k]));
+  }
+  return sum;
+}
+
+// A source's class as the tables see it: raw op (kNumOps + k: a CONST equal to consts[k]) and child mask.
+struct SourceClass {
+  uint32_t raw;
+  uint32_t child_mask;
+};
+
+// A SourceTest with its source-op requirements as child-mask bits (those the mask can read).
+struct ReadyTest {
+  OpSet ops;
+  std::optional<ConstValue> small_const;
+  std::vector<uint32_t> child_bits;  // for each: the mask must have one of these bits
+};
+using ReadyTests = std::vector<ReadyTest>;
+
+ReadyTests Ready(const SourceTests& tests, const OpDecision& d) {
+  ReadyTests out;
+  for (const SourceTest& t : tests) {
+    ReadyTest r{t.ops, t.small_const, {}};
+    for (const OpSet& want : t.child_ops) {
+      uint32_t bits = 0;
+      bool readable = true;
+      want.ForEach([&](Ops o) {
+        const uint8_t b = d.child_bit[static_cast<int>(o)];
+        if (b == 0xff) {
+          readable = false;
+        } else {
+          bits |= 1u << b;
+        }
+      });
+      if (readable) r.child_bits.push_back(bits);
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+bool Passes(const ReadyTest& t, const SourceClass& c, const std::vector<ConstValue>& consts) {
+  const Ops op = c.raw < kNumOps ? static_cast<Ops>(c.raw) : Ops::CONST;
+  if (!t.ops.contains(op)) return false;
+  if (op == Ops::CONST && t.small_const) {
+    if (c.raw < kNumOps || !(consts[c.raw - kNumOps] == *t.small_const)) return false;
+  }
+  for (uint32_t bits : t.child_bits) {
+    if ((c.child_mask & bits) == 0) return false;
+  }
+  return true;
+}
+
+std::shared_ptr<const DecisionTables> BuildDecisionTables(const std::vector<const Rule*>& rules,
+                                                          const std::vector<uint32_t>& offsets) {
+  auto tables = std::make_shared<DecisionTables>();
+  absl::flat_hash_map<const Rule*, RuleSummary> summaries;
+  for (const Rule* r : rules) {
+    if (!summaries.contains(r)) summaries.emplace(r, Summarize(*r));
+  }
+  for (int op = 0; op < kNumOps; ++op) {
+    const uint32_t begin = offsets[op], end = offsets[op + 1];
+    const uint32_t count = end - begin;
+    if (count == 0) {
+      tables->of_op[op] = DecisionTables::kNoRules;
+      continue;
+    }
+    const uint32_t words = (count + 63) / 64;
+    if (words > DecisionTables::kMaxWords) {
+      tables->of_op[op] = DecisionTables::kInterpret;
+      continue;
+    }
+    OpDecision d;
+    d.first_entry = begin;
+    d.words = words;
+    d.all.assign(words, 0);
+    d.early_reject.assign(words, 0);
+    std::vector<const RuleSummary*> sum(count);
+    for (uint32_t r = 0; r < count; ++r) {
+      d.all[r / 64] |= uint64_t{1} << (r % 64);
+      const Rule& rule = *rules[begin + r];
+      sum[r] = &summaries.at(&rule);
+      if (rule.pair_kind() == Rule::PairKind::kNone && !rule.early_reject().empty()) {
+        d.early_reject[r / 64] |= uint64_t{1} << (r % 64);
+      }
+    }
+    // The small constants and the sources' source ops the rules test, each once; the ops most often
+    // required among a source's sources get the child bits.
+    std::vector<ConstValue> consts;
+    std::vector<int> wanted(kNumOps, 0);
+    for (uint32_t r = 0; r < count; ++r) {
+      for (const SourceTests* tests :
+           {&sum[r]->at[0], &sum[r]->at[1], &sum[r]->at[2], &sum[r]->pair[0], &sum[r]->pair[1]}) {
+        for (const SourceTest& t : *tests) {
+          if (t.small_const && std::find(consts.begin(), consts.end(), *t.small_const) == consts.end()) {
+            consts.push_back(*t.small_const);
+          }
+          for (const OpSet& want : t.child_ops) {
+            if (want.size() <= 2) want.ForEach([&](Ops o) { ++wanted[static_cast<int>(o)]; });
+          }
+        }
+      }
+    }
+    for (const ConstValue& v : consts) d.consts.emplace_back(v);
+    std::fill(std::begin(d.child_bit), std::end(d.child_bit), 0xff);
+    for (uint32_t b = 0; b < kMaxChildBits; ++b) {
+      const int best = static_cast<int>(std::max_element(wanted.begin(), wanted.end()) - wanted.begin());
+      if (wanted[best] == 0) break;
+      d.child_bit[best] = static_cast<uint8_t>(b);
+      wanted[best] = 0;
+      d.child_bits = b + 1;
+    }
+    // Each rule's tests at source positions 0..2 and of its pair patterns, as indices into the op's distinct
+    // tests (rules share most of them: `x`, `c`, `x * c`).
+    std::vector<ReadyTest> distinct;
+    std::vector<std::array<std::vector<uint32_t>, kMaxPositions + 2>> ready(count);
+    auto ids_of = [&](const SourceTests& tests) {
+      std::vector<uint32_t> ids;
+      for (ReadyTest& t : Ready(tests, d)) {
+        size_t k = 0;
+        while (k < distinct.size() &&
+               !(distinct[k].ops == t.ops && SameConst(distinct[k].small_const, t.small_const) &&
+                 distinct[k].child_bits == t.child_bits)) {
+          ++k;
+        }
+        if (k == distinct.size()) distinct.push_back(std::move(t));
+        ids.push_back(static_cast<uint32_t>(k));
+      }
+      return ids;
+    };
+    for (uint32_t r = 0; r < count; ++r) {
+      for (int i = 0; i < kMaxPositions; ++i) ready[r][i] = ids_of(sum[r]->at[i]);
+      for (int k = 0; k < 2; ++k) ready[r][kMaxPositions + k] = ids_of(sum[r]->pair[k]);
+    }
+    // Classes: raw source classes every distinct test treats alike share one; passes[class][test].
+    const uint32_t num_raw = (kNumOps + static_cast<uint32_t>(consts.size())) << d.child_bits;
+    d.class_of.assign(num_raw, 0);
+    std::vector<std::vector<uint64_t>> passes;  // per class, one bit per distinct test
+    {
+      absl::flat_hash_map<std::vector<uint64_t>, uint16_t> class_of_signature;
+      std::vector<uint64_t> signature((distinct.size() + 63) / 64);
+      for (uint32_t v = 0; v < num_raw; ++v) {
+        const SourceClass c{v >> d.child_bits, v & ((1u << d.child_bits) - 1)};
+        std::fill(signature.begin(), signature.end(), 0);
+        for (size_t t = 0; t < distinct.size(); ++t) {
+          if (Passes(distinct[t], c, consts)) signature[t / 64] |= uint64_t{1} << (t % 64);
+        }
+        auto [it, inserted] = class_of_signature.try_emplace(signature, passes.size());
+        if (inserted) passes.push_back(signature);
+        d.class_of[v] = it->second;
+      }
+    }
+    // Whether a source of class `cls` passes one of the tests `ids`.
+    auto some_passes = [&](const std::vector<uint32_t>& ids, uint32_t cls) {
+      for (uint32_t id : ids) {
+        if ((passes[cls][id / 64] >> (id % 64) & 1) != 0) return true;
+      }
+      return false;
+    };
+    const uint32_t n = static_cast<uint32_t>(passes.size());
+    d.num_classes = n;
+    // A table of `num_values` masks, or none when every value keeps every rule.
+    auto table = [&](uint32_t num_values, auto fits) {
+      std::vector<uint64_t> t(size_t{num_values} * words, 0);
+      bool discriminates = false;
+      for (uint32_t v = 0; v < num_values; ++v) {
+        for (uint32_t r = 0; r < count; ++r) {
+          if (fits(r, v)) {
+            t[v * words + r / 64] |= uint64_t{1} << (r % 64);
+          } else {
+            discriminates = true;
+          }
+        }
+      }
+      if (!discriminates) t.clear();
+      return t;
+    };
+    d.by_scalar = table(kNumScalarTypes, [&](uint32_t r, uint32_t v) {
+      return (rules[begin + r]->root_scalar_types() >> v & 1) != 0;
+    });
+    d.by_num_src = table(5, [&](uint32_t r, uint32_t v) { return sum[r]->count_fits[v]; });
+    if (n <= 256) {
+      d.by_pair = table(n * n * 2, [&](uint32_t r, uint32_t key) {
+        const uint32_t c0 = key / 2 / n, c1 = key / 2 % n;
+        const bool same = key % 2 == 1;
+        const Rule& rule = *rules[begin + r];
+        if (!sum[r]->count_fits[2]) return false;
+        auto fits = [&](int k, uint32_t c) { return some_passes(ready[r][kMaxPositions + k], c); };
+        switch (rule.pair_kind()) {
+          case Rule::PairKind::kNone:
+            return some_passes(ready[r][0], c0) && some_passes(ready[r][1], c1);
+          case Rule::PairKind::kOrdered:
+            return (same || !rule.pair_same()) && fits(0, c0) && fits(1, c1);
+          case Rule::PairKind::kEitherOrder:
+            return (same || !rule.pair_same()) &&
+                   ((fits(0, c0) && fits(1, c1)) || (fits(0, c1) && fits(1, c0)));
+        }
+        return true;
+      });
+    }
+    for (int i = 0; i < kMaxPositions; ++i) {
+      d.by_source[i] = table(n, [&](uint32_t r, uint32_t v) { return some_passes(ready[r][i], v); });
+    }
+    tables->of_op[op] = static_cast<int32_t>(tables->ops.size());
+    tables->ops.push_back(std::move(d));
+  }
+  return tables;
+}
+
+}  // namespace
 
 // One attempt to match a rule's pattern against a node, calling the callback on every match until it accepts.
 //
@@ -734,6 +1097,10 @@ void PatternMatcher::BuildDispatch() {
   pair_cells_.clear();
   pair_entries_.clear();
   for (int op = 0; op < kNumOps; ++op) BuildPairTable(op);
+  std::vector<const Rule*> entry_rules;
+  entry_rules.reserve(entries_.size());
+  for (const Entry& e : entries_) entry_rules.push_back(e.rule);
+  decisions_ = internal::BuildDecisionTables(entry_rules, offsets_);
 }
 
 template <typename SourceFits>
@@ -895,12 +1262,151 @@ UOpPtr PatternMatcher::RewriteImpl(const UOpPtr& node, void* ctx, RewriteStats* 
   return nullptr;
 }
 
+template <bool kStats>
+UOpPtr PatternMatcher::Attempt(uint32_t entry, internal::MatchRun& run, RewriteStats* stats,
+                               int* fired) const {
+  const Entry& e = entries_[entry];
+  if constexpr (kStats) {
+    RuleStats& s = stats->At(rules_[e.index]);
+    auto start = std::chrono::steady_clock::now();
+    UOpPtr r = run.Run(*e.rule);
+    int64_t ns =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
+            .count();
+    ++s.attempts;
+    s.total_ns += ns;
+    if (r != nullptr) {
+      ++s.matches;
+      s.match_ns += ns;
+    }
+    if (r != nullptr && fired != nullptr) *fired = static_cast<int>(e.index);
+    return r;
+  } else {
+    UOpPtr r = run.Run(*e.rule);
+    if (r != nullptr && fired != nullptr) *fired = static_cast<int>(e.index);
+    return r;
+  }
+}
+
+namespace internal {
+namespace {
+std::atomic<FireObserver> fire_observer{nullptr};
+void* fire_observer_arg = nullptr;
+
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void NotifyFire(const Rule& rule, const UOp* before, const UOp* after) {
+  if (FireObserver f = fire_observer.load(std::memory_order_relaxed); ABSL_PREDICT_FALSE(f != nullptr)) {
+    f(fire_observer_arg, rule, before, after);
+  }
+}
+}  // namespace
+
+void SetFireObserver(FireObserver observer, void* arg) {
+  fire_observer_arg = arg;
+  fire_observer.store(observer, std::memory_order_relaxed);
+}
+}  // namespace internal
+
+template <bool kStats>
+UOpPtr PatternMatcher::RewriteCompiled(const UOpPtr& node, void* ctx, RewriteStats* stats, int* fired) const {
+  using internal::DecisionTables;
+  const UOp* u = node.get();
+  const int32_t which = decisions_->of_op[static_cast<int>(u->op())];
+  if (which == DecisionTables::kNoRules) return nullptr;
+  if (which == DecisionTables::kInterpret) return RewriteImpl<kStats>(node, ctx, stats, fired);
+  const internal::OpDecision& d = decisions_->ops[which];
+  const uint32_t words = d.words;
+  const size_t ns = u->num_src();
+  // The tables that apply to this node, and the value each reads.
+  const uint64_t* tables[2 + internal::kMaxPositions];
+  int num_tables = 0;
+  if (!d.by_scalar.empty()) {
+    tables[num_tables++] = d.by_scalar.data() + static_cast<size_t>(u->dtype().scalar_type()) * words;
+  }
+  if (!d.by_num_src.empty()) tables[num_tables++] = d.by_num_src.data() + (ns < 4 ? ns : 4) * words;
+  if (ns == 2 && !d.by_pair.empty()) {
+    const UOp* s0 = u->src(0);
+    const UOp* s1 = u->src(1);
+    const size_t key = (size_t{d.ClassOf(s0)} * d.num_classes + d.ClassOf(s1)) * 2 + (s0 == s1);
+    tables[num_tables++] = d.by_pair.data() + key * words;
+  } else {
+    for (size_t i = 0; i < internal::kMaxPositions && i < ns; ++i) {
+      if (!d.by_source[i].empty())
+        tables[num_tables++] = d.by_source[i].data() + d.ClassOf(u->src(i)) * words;
+    }
+  }
+  uint64_t mask[DecisionTables::kMaxWords];
+  for (uint32_t w = 0; w < words; ++w) {
+    uint64_t m = d.all[w];
+    for (int t = 0; t < num_tables; ++t) m &= tables[t][w];
+    mask[w] = m;
+  }
+  internal::MatchRun run(node, ctx);
+  OpSet src_ops;
+  bool have_src_ops = false;
+  for (uint32_t w = 0; w < words; ++w) {
+    for (uint64_t bits = mask[w]; bits != 0; bits &= bits - 1) {
+      const int bit = __builtin_ctzll(bits);
+      const uint32_t entry = d.first_entry + w * 64 + bit;
+      if ((d.early_reject[w] >> bit & 1) != 0) {
+        // tinygrad's early reject (including a custom one), as the interpreted engine applies it.
+        if (!have_src_ops) {
+          for (const UOpPtr& s : u->src()) src_ops.Insert(s->op());
+          have_src_ops = true;
+        }
+        if (!src_ops.ContainsAll(entries_[entry].required_or_first)) continue;
+      }
+      if (UOpPtr r = Attempt<kStats>(entry, run, stats, fired)) return r;
+    }
+  }
+  return nullptr;
+}
+
+namespace {
+
+MatcherEngine EngineFromEnvironment() {
+  const char* v = std::getenv("UOPC_MATCHER");
+  return v != nullptr && absl::string_view(v) == "interpreted" ? MatcherEngine::kInterpreted
+                                                               : MatcherEngine::kCompiled;
+}
+
+std::atomic<MatcherEngine> matcher_engine{EngineFromEnvironment()};
+
+}  // namespace
+
+void SetMatcherEngine(MatcherEngine engine) { matcher_engine.store(engine, std::memory_order_relaxed); }
+
+MatcherEngine GetMatcherEngine() { return matcher_engine.load(std::memory_order_relaxed); }
+
 UOpPtr PatternMatcher::Rewrite(const UOpPtr& node, void* ctx) const {
-  return RewriteImpl<false>(node, ctx, nullptr, nullptr);
+  return Rewrite(node, ctx, nullptr, nullptr, GetMatcherEngine());
 }
 
 UOpPtr PatternMatcher::Rewrite(const UOpPtr& node, void* ctx, RewriteStats* stats, int* fired) const {
+  return Rewrite(node, ctx, stats, fired, GetMatcherEngine());
+}
+
+UOpPtr PatternMatcher::Rewrite(const UOpPtr& node, void* ctx, RewriteStats* stats, int* fired,
+                               MatcherEngine engine) const {
   if (fired != nullptr) *fired = -1;
+  if (ABSL_PREDICT_FALSE(internal::fire_observer.load(std::memory_order_relaxed) != nullptr)) {
+    // Knowing which rule fired takes `fired`.
+    int which = -1;
+    UOpPtr r;
+    if (engine == MatcherEngine::kCompiled) {
+      r = stats != nullptr ? RewriteCompiled<true>(node, ctx, stats, &which)
+                           : RewriteCompiled<false>(node, ctx, nullptr, &which);
+    } else {
+      r = stats != nullptr ? RewriteImpl<true>(node, ctx, stats, &which)
+                           : RewriteImpl<false>(node, ctx, nullptr, &which);
+    }
+    if (fired != nullptr) *fired = which;
+    if (r != nullptr) internal::NotifyFire(*rules_[which], node.get(), r.get());
+    return r;
+  }
+  if (engine == MatcherEngine::kCompiled) {
+    return stats != nullptr ? RewriteCompiled<true>(node, ctx, stats, fired)
+                            : RewriteCompiled<false>(node, ctx, nullptr, fired);
+  }
   return stats != nullptr ? RewriteImpl<true>(node, ctx, stats, fired)
                           : RewriteImpl<false>(node, ctx, nullptr, fired);
 }

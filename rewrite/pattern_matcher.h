@@ -32,6 +32,11 @@
 //   touches no reference counts; backtracking happens only where several operand orders or alternatives
 //   remain viable. A matcher is immutable and thread-safe. Per-rule statistics (attempts, matches, time) are
 //   collected into a RewriteStats when one is passed.
+// - Two engines find the same first match (docs/matcher.md): the compiled one (default) narrows a node's
+//   candidate rules with one decision structure per root op, built when the matcher is; the interpreted one
+//   (the reference) scans the op's rules with per-rule filters. `UOPC_MATCHER=interpreted` in the
+//   environment, or SetMatcherEngine, selects the reference. Both fire the same rule with the same captures;
+//   they differ only in how many attempts RewriteStats counts.
 #ifndef UOPC_REWRITE_PATTERN_MATCHER_H_
 #define UOPC_REWRITE_PATTERN_MATCHER_H_
 
@@ -54,8 +59,16 @@ namespace uopc {
 class Rule;
 class RewriteStats;
 
+// Which engine PatternMatcher::Rewrite uses (see the top of this file).
+enum class MatcherEngine : uint8_t { kCompiled, kInterpreted };
+// The process-wide default: kCompiled unless the environment says UOPC_MATCHER=interpreted. Setting it while
+// other threads rewrite is safe (an atomic) but changes their engine between nodes; set it at start-up.
+void SetMatcherEngine(MatcherEngine engine);
+MatcherEngine GetMatcherEngine();
+
 namespace internal {
 struct CompiledPattern;
+struct DecisionTables;
 class MatchRun;
 
 // A number a pattern requires of a node's arg (`UPat::Const(dtype, 0)`), compared as tinygrad's `==` does.
@@ -78,6 +91,12 @@ constexpr uint64_t PackCaptureName(absl::string_view name) {
   }
   return key;
 }
+
+// For tests comparing the engines: when set, called on every rule application any matcher makes (`before`
+// rewritten to `after` by `rule`), on the thread that made it. Not for production use: one process-wide
+// observer; set it while no other thread rewrites.
+using FireObserver = void (*)(void* arg, const Rule& rule, const UOp* before, const UOp* after);
+void SetFireObserver(FireObserver observer, void* arg);
 
 // For tests of the matcher: `rule` on `node` with the general search whatever the pattern's shape (the
 // results must equal Rule::Apply's), and whether the rule's pattern has a search of its own (it is a single
@@ -281,6 +300,8 @@ class PatternMatcher {
   // The same, recording statistics into `stats` (when not null) and the index in rules() of the rule that
   // fired into `*fired` (when not null; -1 when nothing fired).
   UOpPtr Rewrite(const UOpPtr& node, void* ctx, RewriteStats* stats, int* fired) const;
+  // The same with a chosen engine instead of the process-wide one (for tests comparing the two).
+  UOpPtr Rewrite(const UOpPtr& node, void* ctx, RewriteStats* stats, int* fired, MatcherEngine engine) const;
 
   // Whether any rule can apply to a node with this op.
   bool HasRulesFor(Ops op) const {
@@ -295,6 +316,10 @@ class PatternMatcher {
   void BuildDispatch();
   template <bool kStats>
   UOpPtr RewriteImpl(const UOpPtr& node, void* ctx, RewriteStats* stats, int* fired) const;
+  template <bool kStats>
+  UOpPtr RewriteCompiled(const UOpPtr& node, void* ctx, RewriteStats* stats, int* fired) const;
+  template <bool kStats>
+  UOpPtr Attempt(uint32_t entry, internal::MatchRun& run, RewriteStats* stats, int* fired) const;
 
   // What the dispatch table knows of a node with two sources: their ops, for a CONST source which of the
   // table's constants it equals (-1: none of them), and whether the two are one node.
@@ -348,13 +373,15 @@ class PatternMatcher {
   void BuildPairTable(int op);
 
   std::vector<std::shared_ptr<const Rule>> rules_;
-  std::vector<Entry> entries_;     // grouped by op
-  std::vector<uint32_t> offsets_;  // entries_[offsets_[op] .. offsets_[op + 1]) are op's rules
+  std::vector<Entry> entries_;          // grouped by op
+  std::vector<uint32_t> offsets_;       // entries_[offsets_[op] .. offsets_[op + 1]) are op's rules
   std::vector<int32_t> pair_table_of_;  // by op: index into pair_tables_, or -1
   std::vector<PairTable> pair_tables_;
   std::vector<internal::ConstTest> pair_tests_;
   std::vector<Range> pair_cells_;       // into pair_entries_
   std::vector<uint32_t> pair_entries_;  // indices into entries_, in rule order
+  // The compiled engine's decision structure (pattern_matcher.cc), immutable once built.
+  std::shared_ptr<const internal::DecisionTables> decisions_;
 };
 
 }  // namespace uopc

@@ -14,6 +14,18 @@ namespace {
 
 using ::testing::HasSubstr;
 
+// Selects an engine for one test (the attempt counts below are the interpreted engine's filters).
+class ScopedMatcherEngine {
+ public:
+  explicit ScopedMatcherEngine(MatcherEngine engine) : saved_(GetMatcherEngine()) {
+    SetMatcherEngine(engine);
+  }
+  ~ScopedMatcherEngine() { SetMatcherEngine(saved_); }
+
+ private:
+  MatcherEngine saved_;
+};
+
 class PatternMatcherTest : public ::testing::Test {
  protected:
   UOpPtr a = UOp::Variable("a", 0, 10);
@@ -65,6 +77,7 @@ TEST_F(PatternMatcherTest, ReturningTheSameNodeDeclines) {
 }
 
 TEST_F(PatternMatcherTest, DispatchesByOpAndRejectsEarly) {
+  ScopedMatcherEngine interpreted(MatcherEngine::kInterpreted);
   PatternMatcher pm({
       {x * 1, [](const Match& m) { return m["x"]; }},                 // MUL only
       {x + UPat(Ops::CONST), [](const Match& m) { return m["x"]; }},  // needs a CONST source
@@ -96,6 +109,7 @@ TEST_F(PatternMatcherTest, DispatchesByOpAndRejectsEarly) {
 // A root with exactly two source patterns is not attempted on a node whose two sources' ops fit neither order
 // (or the one order of an exact tuple); other shapes keep tinygrad's early reject.
 TEST_F(PatternMatcherTest, SourcePairsRejectBeforeMatching) {
+  ScopedMatcherEngine interpreted(MatcherEngine::kInterpreted);
   UPat mul = UPat(Ops::MUL).named("m"), idiv = UPat(Ops::IDIV).named("d");
   PatternMatcher pm({
       {mul + idiv, [](const Match& m) { return m["d"]; }},                               // either order
@@ -163,6 +177,7 @@ TEST_F(PatternMatcherTest, DispatchTableFiresTheFirstMatchingRule) {
 // are one node: each node still gets the first rule that matches when tried one by one, and a rule naming a
 // constant is not attempted on a node with no source equal to it.
 TEST_F(PatternMatcherTest, DispatchTableKnowsConstantsAndRepeatedNames) {
+  ScopedMatcherEngine interpreted(MatcherEngine::kInterpreted);
   UPat c = UPat::Cvar("c");
   auto mark = [](int i) { return [i](const Match& m) { return m.root().const_like(100 + i); }; };
   PatternMatcher pm({
@@ -202,6 +217,17 @@ TEST_F(PatternMatcherTest, DispatchTableKnowsConstantsAndRepeatedNames) {
       if (pm.rule(0).Apply(node) != nullptr) ++plus_zero_matches;
     }
   }
+  // The compiled engine fires the same rules on the same nodes.
+  {
+    ScopedMatcherEngine compiled(MatcherEngine::kCompiled);
+    RewriteStats compiled_stats;
+    for (const UOpPtr& s0 : sources) {
+      for (const UOpPtr& s1 : sources) {
+        ExpectFirstMatchingRuleFires(pm, UOp::New(Ops::ADD, dtypes::kInt32, {s0, s1}), &compiled_stats);
+      }
+    }
+    EXPECT_LE(compiled_stats.Total().attempts, stats.Total().attempts);
+  }
   // `x + 0` was attempted exactly where a source equals 0 (0, False and -0.0 do).
   EXPECT_EQ(stats.Get(pm.rule(0)).attempts, plus_zero_matches);
   EXPECT_EQ(plus_zero_matches, static_cast<int64_t>(sources.size() * sources.size() -
@@ -215,6 +241,62 @@ TEST_F(PatternMatcherTest, DispatchTableKnowsConstantsAndRepeatedNames) {
   RewriteStats twice;
   EXPECT_EQ(pm.Rewrite(a + a, nullptr, &twice, nullptr), int_const(104));
   EXPECT_EQ(twice.Total().attempts, 1);
+}
+
+// The compiled engine fires the rule the interpreted one fires, with the same result, and attempts a rule on
+// a node only where the interpreted engine does (its decision tables are at least as selective).
+TEST_F(PatternMatcherTest, CompiledEngineAgreesAndAttemptsNoMore) {
+  UPat c = UPat::Cvar("c");
+  auto mark = [](int i) { return [i](const Match& m) { return m.root().const_like(100 + i); }; };
+  PatternMatcher pm({
+      {x + 0, mark(0)},
+      {UPat(Ops::ADD).src(UPat::Const({}, 1), x), mark(1)},
+      {x + x, mark(2)},
+      {UPat(Ops::ADD).src(UPat(Ops::MUL), y), mark(3)},
+      {x + UPat(Ops::CONST), mark(4)},
+      {(x * c) + (x * UPat::Cvar("d")), mark(5)},
+      {(x + c) + UPat::Cvar("d"), mark(6)},
+      {UPat(Ops::ADD).src(UPat(Ops::MUL)).allow_any_len(), mark(7)},
+      {UPat::Any(UPat(Ops::ADD).src(x, c), UPat(Ops::ADD).src(c, x)), mark(8)},
+      {UPat(Ops::ADD).dtype(dtypes::kBool).named("r"), mark(9)},
+      {x.idiv(c) + (x % c), mark(10)},
+      {UPat(Ops::ADD).src(UPat(Ops::IDIV).src(x, c), y), mark(11)},
+  });
+  auto k = [](int64_t v) { return UOp::Const(dtypes::kInt32, v); };
+  std::vector<UOpPtr> leaves = {a, b, k(0), k(1), k(2), UOp::Const(dtypes::kBool, true)};
+  std::vector<UOpPtr> sources = leaves;
+  for (const UOpPtr& l : leaves) {
+    for (const UOpPtr& r : {a, k(3)}) {
+      sources.push_back(UOp::New(Ops::ADD, dtypes::kInt32, {l, r}));
+      sources.push_back(UOp::New(Ops::MUL, dtypes::kInt32, {l, r}));
+      sources.push_back(UOp::New(Ops::IDIV, dtypes::kInt32, {l, r}));
+      sources.push_back(UOp::New(Ops::MOD, dtypes::kInt32, {l, r}));
+    }
+  }
+  RewriteStats compiled, interpreted;
+  int checked = 0;
+  for (const UOpPtr& s0 : sources) {
+    for (const UOpPtr& s1 : sources) {
+      for (DType dt : {dtypes::kInt32, dtypes::kBool}) {
+        for (const UOpPtr& node : {UOp::New(Ops::ADD, dt, {s0, s1}), UOp::New(Ops::ADD, dt, {s0, s1, s0}),
+                                   UOp::New(Ops::ADD, dt, {s0})}) {
+          int fired_c = -2, fired_i = -2;
+          UOpPtr rc = pm.Rewrite(node, nullptr, &compiled, &fired_c, MatcherEngine::kCompiled);
+          UOpPtr ri = pm.Rewrite(node, nullptr, &interpreted, &fired_i, MatcherEngine::kInterpreted);
+          ASSERT_EQ(rc, ri) << node;
+          ASSERT_EQ(fired_c, fired_i) << node;
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 1000);
+  for (size_t i = 0; i < pm.size(); ++i) {
+    EXPECT_LE(compiled.Get(pm.rule(i)).attempts, interpreted.Get(pm.rule(i)).attempts) << "rule " << i;
+    EXPECT_EQ(compiled.Get(pm.rule(i)).matches, interpreted.Get(pm.rule(i)).matches) << "rule " << i;
+  }
+  // The grandsource tables leave out deeper patterns the interpreted engine tries.
+  EXPECT_LT(compiled.Total().attempts, interpreted.Total().attempts);
 }
 
 // A rule is not attempted on a node whose scalar type its root pattern cannot accept; vectors of an accepted
@@ -326,6 +408,7 @@ TEST_F(PatternMatcherTest, RulesKnowWhereTheyWereWritten) {
 }
 
 TEST_F(PatternMatcherTest, StatsReportNamesRules) {
+  ScopedMatcherEngine interpreted(MatcherEngine::kInterpreted);  // counts its attempts
   const int line = __LINE__ + 1;
   PatternMatcher pm({{x + 0, [](const Match& m) { return m["x"]; }}});
   RewriteStats stats;
