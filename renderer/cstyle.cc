@@ -15,13 +15,13 @@ namespace uopc {
 namespace {
 
 // tinygrad's strip_parens: `(a+b)` -> `a+b`, but not `(a)+(b)`.
-std::string StripParens(const std::string& s) {
+absl::string_view StripParens(absl::string_view s) {
   if (s.size() < 2 || s.front() != '(' || s.back() != ')') return s;
-  const std::string inner = s.substr(1, s.size() - 2);
+  const absl::string_view inner = s.substr(1, s.size() - 2);
   const size_t open = inner.find('('), close = inner.find(')');
   // Python's find gives -1 when absent, which compares below every position.
-  const long o = open == std::string::npos ? -1 : static_cast<long>(open);
-  const long c = close == std::string::npos ? -1 : static_cast<long>(close);
+  const long o = open == absl::string_view::npos ? -1 : static_cast<long>(open);
+  const long c = close == absl::string_view::npos ? -1 : static_cast<long>(close);
   return o <= c ? inner : s;
 }
 
@@ -130,20 +130,36 @@ const PatternMatcher& CStyleExtraMatcher() {
   return *pm;
 }
 
-// The names given so far, and how often each uop is used.
-class CStyleRenderer::Context {
- public:
-  const std::string& operator[](const UOp* u) const {
-    auto it = names.find(u);
-    if (it != names.end()) return it->second;
-    missing = true;
-    static const std::string* const kEmpty = new std::string();
-    return *kEmpty;
-  }
-  absl::flat_hash_map<const UOp*, std::string> names;
-  absl::flat_hash_map<const UOp*, int> uses;
-  mutable bool missing = false;
-};
+const std::string& CStyleContext::Name(const UOp* u) const {
+  auto it = names.find(u);
+  if (it != names.end()) return it->second;
+  missing = true;
+  static const std::string* const kEmpty = new std::string();
+  return *kEmpty;
+}
+
+absl::string_view CStyleContext::Src(const UOp* u, int i) const {
+  const UOp* s = u->src(i);
+  const Ops op = u->op();
+  const std::string& name = Name(s);
+  if (s->op() == op && (op == Ops::ADD || op == Ops::MUL || op == Ops::XOR)) return StripParens(name);
+  return name;
+}
+
+const RenderFields<CStyleContext>& CStyleContext::Fields() {
+  static const RenderFields<CStyleContext>* const fields = new RenderFields<CStyleContext>({
+      {"dtype",
+       [](CStyleContext& c, const UOp* u, std::string* out) { *out += c.r.RenderDType(u->dtype()); }},
+      {"base",
+       [](CStyleContext& c, const UOp* u, std::string* out) { *out += c.r.RenderDType(u->dtype().base()); }},
+      {"size",
+       [](CStyleContext&, const UOp* u, std::string* out) { absl::StrAppend(out, u->dtype().ptr_size()); }},
+      {"barrier", [](CStyleContext& c, const UOp*, std::string* out) { *out += c.r.barrier_; }},
+      {"smem", [](CStyleContext& c, const UOp*,
+                  std::string* out) { absl::StrAppend(out, c.r.smem_align_, c.r.smem_prefix_); }},
+  });
+  return *fields;
+}
 
 std::string CStyleRenderer::RenderDType(DType dt) const {
   if (dt.is_ptr()) {
@@ -164,58 +180,18 @@ std::string CStyleRenderer::RenderBitcast(DType dt, absl::string_view val) const
   return absl::StrCat("(*((", buffer_prefix_, RenderDType(dt), "*)&", val, "))");
 }
 
-std::optional<std::string> CStyleRenderer::RenderAlu(Ops op, DType dtype,
-                                                     absl::Span<const std::string> a) const {
-  switch (op) {
-    case Ops::SQRT:
-      return absl::StrCat("sqrt(", a[0], ")");
-    case Ops::RECIP:
-      return absl::StrCat("(1/", a[0], ")");
-    case Ops::NEG:
-      return absl::StrCat("-", a[0]);
-    case Ops::EXP2:
-      return absl::StrCat("exp2(", a[0], ")");
-    case Ops::LOG2:
-      return absl::StrCat("log2(", a[0], ")");
-    case Ops::SIN:
-      return absl::StrCat("sin(", a[0], ")");
-    case Ops::AND:
-      return absl::StrCat("(", a[0], "&", a[1], ")");
-    case Ops::XOR:
-      return absl::StrCat("(", a[0], "^", a[1], ")");
-    case Ops::OR:
-      return absl::StrCat("(", a[0], "|", a[1], ")");
-    case Ops::ADD:
-      return absl::StrCat("(", a[0], "+", a[1], ")");
-    case Ops::SUB:
-      return absl::StrCat("(", a[0], "-", a[1], ")");
-    case Ops::MUL:
-      return absl::StrCat("(", a[0], "*", a[1], ")");
-    case Ops::MOD:
-      return absl::StrCat("(", a[0], "%", a[1], ")");
-    case Ops::IDIV:
-      return absl::StrCat("(", a[0], "/", a[1], ")");
-    case Ops::CMPNE:
-      return absl::StrCat("(", a[0], "!=", a[1], ")");
-    case Ops::SHR:
-      return absl::StrCat("(", a[0], ">>", a[1], ")");
-    case Ops::SHL:
-      return absl::StrCat("(", a[0], "<<", a[1], ")");
-    case Ops::CMPLT:
-      return absl::StrCat("(", a[0], "<", a[1], ")");
-    case Ops::WHERE:
-      return absl::StrCat("(", a[0], "?", a[1], ":", a[2], ")");
-    default:
-      return std::nullopt;
-  }
-}
+namespace {
 
-std::optional<std::string> CStyleRenderer::RenderConst(const UOp* u) const {
+// A constant with a C suffix or cast: `1.0f`, `2ll`, `((half)(1.0f))`.
+std::optional<std::string> RenderConst(const CStyleRenderer& r, const UOp* u, absl::string_view infinity,
+                                       absl::string_view nan) {
   const DType dt = u->dtype();
   const ConstValue v = u->const_value();
   if (v.is_float() && std::isinf(v.f()))
-    return absl::StrCat("(", RenderCast(dt, v.f() > 0 ? infinity_ : "-" + infinity_), ")");
-  if (dt.is_float() && v.is_float() && std::isnan(v.f())) return absl::StrCat("(", RenderCast(dt, nan_), ")");
+    return absl::StrCat(
+        "(", r.RenderCast(dt, v.f() > 0 ? std::string(infinity) : absl::StrCat("-", infinity)), ")");
+  if (dt.is_float() && v.is_float() && std::isnan(v.f()))
+    return absl::StrCat("(", r.RenderCast(dt, nan), ")");
   const std::string text = v.ToString();  // Python's str() of the arg
   switch (dt.scalar_type()) {
     case ScalarType::kFloat32:
@@ -230,125 +206,146 @@ std::optional<std::string> CStyleRenderer::RenderConst(const UOp* u) const {
       return std::string(v.AsBool() ? "1" : "0");
     case ScalarType::kFloat16:
     case ScalarType::kBFloat16:
-      return absl::StrCat("(", RenderCast(dt, text + "f"), ")");
+      return absl::StrCat("(", r.RenderCast(dt, text + "f"), ")");
     case ScalarType::kUInt8:
     case ScalarType::kUInt16:
-      return absl::StrCat("(", RenderCast(dt, text + "u"), ")");
+      return absl::StrCat("(", r.RenderCast(dt, text + "u"), ")");
     case ScalarType::kInt8:
     case ScalarType::kInt16:
-      return absl::StrCat("(", RenderCast(dt, text), ")");
+      return absl::StrCat("(", r.RenderCast(dt, text), ")");
     default:
       return text;
   }
 }
 
-std::optional<std::string> CStyleRenderer::RenderOp(const UOp* u, const Context& ctx) const {
-  auto src = [&](size_t i) -> const std::string& { return ctx[u->src(i)]; };
-  const bool cpu = device_ == "CPU" || device_ == "DSP";
-  switch (u->op()) {
-    case Ops::DEFINE_ACC:
-      return src(0);
-    case Ops::ASSIGN:
-      return absl::StrCat(src(0), " = ", src(1), ";");
-    case Ops::IF:
-      return absl::StrCat("if (", src(0), ") {");
-    case Ops::ENDIF:
-    case Ops::ENDRANGE:
-      return std::string("}");
-    case Ops::WMMA:
-      if (!u->arg().is_tuple() || u->arg().size() == 0 || !u->arg()[0].is_string()) return std::nullopt;
-      return absl::StrCat("__", u->arg()[0].as_string(), "(", src(0), ", ", src(1), ", ", src(2), ")");
-    case Ops::RANGE: {
-      const std::string& r = ctx[u];
-      return absl::StrCat("for (", RenderDType(u->dtype()), " ", r, " = 0; ", r, " < ", src(0), "; ", r,
-                          "++) {");
-    }
-    case Ops::VECTORIZE: {
-      std::vector<std::string> parts;
-      for (const UOpPtr& s : u->src()) parts.push_back(ctx[s.get()]);
-      const std::string ctor = absl::StrReplaceAll(float4_, {{"float4", RenderDType(u->dtype())}});
-      const std::string list = absl::StrJoin(parts, ",");
-      return cpu ? absl::StrCat(ctor, "{", list, "}") : absl::StrCat(ctor, "(", list, ")");
-    }
-    case Ops::CAST:
-      if (u->dtype().count() > 1 && !u->dtype().is_ptr()) {
-        return absl::StrCat("__builtin_convertvector(", src(0), ", ", RenderDType(u->dtype()), ")");
-      }
-      return absl::StrCat("(", RenderCast(u->dtype(), src(0)), ")");
-    case Ops::BITCAST:
-      return RenderBitcast(u->dtype(), src(0));
-    case Ops::DEFINE_LOCAL:
-      return absl::StrCat(smem_align_, smem_prefix_, RenderDType(u->dtype().base()), " ", ctx[u], "[",
-                          u->dtype().ptr_size(), "];");
-    case Ops::BARRIER:
-      return barrier_;
-    case Ops::NOOP:
-      return src(0);
-    case Ops::SPECIAL: {
-      if (!u->arg().is_tuple() || u->arg().size() != 2 || !u->arg()[0].is_string()) return std::nullopt;
-      const std::string& name = u->arg()[0].as_string();
-      auto it = code_for_workitem_.find(name.empty() ? ' ' : name[0]);
-      if (it == code_for_workitem_.end()) return std::nullopt;
-      // `{}` is the dimension's digit, `{xyz}` its letter.
-      const char digit = name.back();
-      const std::string letter(1, static_cast<char>('x' + (digit - '0')));
-      return absl::StrCat(absl::StrReplaceAll(it->second, {{"{}", std::string(1, digit)}, {"{xyz}", letter}}),
-                          "; /* ", u->arg()[1].ToString(), " */");
-    }
-    case Ops::CONST:
-      return RenderConst(u);
-    case Ops::INDEX: {
-      if (u->num_src() < 2) return std::nullopt;
-      const UOp* idx = u->src(1);
-      // (tinygrad compares the index's arg with Ops.ADD, which only an ADD-valued arg satisfies.)
-      const bool strip = idx->arg().is_op() && idx->arg().as_op() == Ops::ADD;
-      return absl::StrCat("(", src(0), "+", strip ? StripParens(src(1)) : src(1), ")");
-    }
-    case Ops::LOAD: {
-      if (u->num_src() < 1) return std::nullopt;
-      const UOp* bidx = u->src(0);
-      const UOp* index = bidx->op() == Ops::CAST ? bidx->src(0) : bidx;
-      if (u->num_src() >= 2 && index->op() == Ops::INDEX && index->num_src() == 3) {
-        return absl::StrCat("(", ctx[index->src(2)], "?*", src(0), ":", src(1), ")");
-      }
-      return absl::StrCat("*", src(0));
-    }
-    case Ops::STORE:
-      if (u->num_src() < 2) return std::nullopt;
-      return absl::StrCat("*", src(0), " = ", src(1), ";");
-    case Ops::GEP: {
-      if (!u->arg().is_tuple() || u->arg().size() == 0) return std::nullopt;
-      const int64_t i = u->arg()[0].as_int();
-      const int wide = device_ == "CUDA" || device_ == "NV" ? 8 : 4;
-      if (u->src(0)->dtype().count() > wide || cpu) return absl::StrCat(src(0), "[", i, "]");
-      if (i < 0 || i >= 8) return std::nullopt;
-      return absl::StrCat(src(0), ".", std::string(1, "xyzwabcd"[i]));
-    }
-    case Ops::CUSTOM:
-    case Ops::CUSTOMI: {
-      if (!u->arg().is_string()) return std::nullopt;
-      std::vector<std::string> args;
-      for (const UOpPtr& s : u->src()) args.push_back(ctx[s.get()]);
-      return FormatCustom(u->arg().as_string(), args);
-    }
-    default:
-      break;
+bool HasStringArg0(const UOp* u) {
+  return u->arg().is_tuple() && u->arg().size() != 0 && u->arg()[0].is_string();
+}
+bool IsVectorCast(const UOp* u) { return u->dtype().count() > 1 && !u->dtype().is_ptr(); }
+bool IsGatedLoad(const UOp* u) {
+  if (u->num_src() < 2) return false;
+  const UOp* bidx = u->src(0);
+  const UOp* index = bidx->op() == Ops::CAST ? bidx->src(0) : bidx;
+  return index->op() == Ops::INDEX && index->num_src() == 3;
+}
+
+// tinygrad's CStyleLanguage code_for_op.
+const std::vector<RenderRule<CStyleContext>>& CodeForOp() {
+  static const std::vector<RenderRule<CStyleContext>>* const rules =
+      new std::vector<RenderRule<CStyleContext>>{
+          {Ops::SQRT, "sqrt({0})"},      {Ops::RECIP, "(1/{0})"},  {Ops::NEG, "-{0}"},
+          {Ops::EXP2, "exp2({0})"},      {Ops::LOG2, "log2({0})"}, {Ops::SIN, "sin({0})"},
+          {Ops::AND, "({0}&{1})"},       {Ops::XOR, "({0}^{1})"},  {Ops::OR, "({0}|{1})"},
+          {Ops::ADD, "({0}+{1})"},       {Ops::SUB, "({0}-{1})"},  {Ops::MUL, "({0}*{1})"},
+          {Ops::MOD, "({0}%{1})"},       {Ops::IDIV, "({0}/{1})"}, {Ops::CMPNE, "({0}!={1})"},
+          {Ops::SHR, "({0}>>{1})"},      {Ops::SHL, "({0}<<{1})"}, {Ops::CMPLT, "({0}<{1})"},
+          {Ops::WHERE, "({0}?{1}:{2})"},
+      };
+  return *rules;
+}
+
+}  // namespace
+
+CStyleRules CStyleRenderer::SharedRules(OpSet alu_ops) {
+  using C = CStyleContext;
+  std::vector<RenderRule<C>> rules = {
+      {Ops::DEFINE_ACC, "{0}"},
+      {Ops::ASSIGN, "{0} = {1};"},
+      {Ops::IF, "if ({0}) {{"},
+      {OpSet{Ops::ENDIF, Ops::ENDRANGE}, "}"},
+      {RenderPat(Ops::WMMA).when(HasStringArg0),
+       [](C& c, const UOp* x) -> std::optional<std::string> {
+         if (x->num_src() < 3) return std::nullopt;
+         return absl::StrCat("__", x->arg()[0].as_string(), "(", c.Name(x->src(0)), ", ", c.Name(x->src(1)),
+                             ", ", c.Name(x->src(2)), ")");
+       }},
+      {Ops::RANGE, "for ({dtype} {x} = 0; {x} < {0}; {x}++) {{"},
+      {Ops::VECTORIZE,
+       [](C& c, const UOp* x) -> std::optional<std::string> {
+         std::string out = absl::StrReplaceAll(c.r.float4_, {{"float4", c.r.RenderDType(x->dtype())}});
+         const bool cpu = c.r.device_ == "CPU" || c.r.device_ == "DSP";
+         out += cpu ? '{' : '(';
+         for (size_t i = 0; i < x->num_src(); ++i) absl::StrAppend(&out, i ? "," : "", c.Name(x->src(i)));
+         out += cpu ? '}' : ')';
+         return out;
+       }},
+      {RenderPat(Ops::CAST).when(IsVectorCast), "__builtin_convertvector({0}, {dtype})"},
+      {Ops::CAST,
+       [](C& c, const UOp* x) -> std::optional<std::string> {
+         if (x->num_src() < 1) return std::nullopt;
+         return absl::StrCat("(", c.r.RenderCast(x->dtype(), c.Name(x->src(0))), ")");
+       }},
+      {Ops::BITCAST,
+       [](C& c, const UOp* x) -> std::optional<std::string> {
+         if (x->num_src() < 1) return std::nullopt;
+         return c.r.RenderBitcast(x->dtype(), c.Name(x->src(0)));
+       }},
+      {Ops::DEFINE_LOCAL, "{smem}{base} {x}[{size}];"},
+      {Ops::BARRIER, "{barrier}"},
+      {Ops::NOOP, "{0}"},
+      {Ops::SPECIAL,
+       [](C& c, const UOp* x) -> std::optional<std::string> {
+         if (!x->arg().is_tuple() || x->arg().size() != 2 || !x->arg()[0].is_string()) return std::nullopt;
+         const std::string& name = x->arg()[0].as_string();
+         auto it = c.r.code_for_workitem_.find(name.empty() ? ' ' : name[0]);
+         if (it == c.r.code_for_workitem_.end()) return std::nullopt;
+         // `{}` is the dimension's digit, `{xyz}` its letter.
+         const char digit = name.back();
+         const std::string letter(1, static_cast<char>('x' + (digit - '0')));
+         return absl::StrCat(
+             absl::StrReplaceAll(it->second, {{"{}", std::string(1, digit)}, {"{xyz}", letter}}), "; /* ",
+             x->arg()[1].ToString(), " */");
+       }},
+      {Ops::CONST, [](C& c, const UOp* x) { return RenderConst(c.r, x, c.r.infinity_, c.r.nan_); }},
+      {Ops::INDEX,
+       [](C& c, const UOp* x) -> std::optional<std::string> {
+         if (x->num_src() < 2) return std::nullopt;
+         const UOp* idx = x->src(1);
+         // (tinygrad compares the index's arg with Ops.ADD, which only an ADD-valued arg satisfies.)
+         const bool strip = idx->arg().is_op() && idx->arg().as_op() == Ops::ADD;
+         const std::string& i = c.Name(idx);
+         return absl::StrCat("(", c.Name(x->src(0)), "+", strip ? StripParens(i) : absl::string_view(i), ")");
+       }},
+      {RenderPat(Ops::LOAD).when(IsGatedLoad),
+       [](C& c, const UOp* x) -> std::optional<std::string> {
+         const UOp* bidx = x->src(0);
+         const UOp* index = bidx->op() == Ops::CAST ? bidx->src(0) : bidx;
+         return absl::StrCat("(", c.Name(index->src(2)), "?*", c.Name(bidx), ":", c.Name(x->src(1)), ")");
+       }},
+      {Ops::LOAD, "*{0}"},
+      {Ops::STORE, "*{0} = {1};"},
+      {Ops::GEP,
+       [](C& c, const UOp* x) -> std::optional<std::string> {
+         if (!x->arg().is_tuple() || x->arg().size() == 0 || x->num_src() < 1) return std::nullopt;
+         const int64_t i = x->arg()[0].as_int();
+         const bool cpu = c.r.device_ == "CPU" || c.r.device_ == "DSP";
+         const int wide = c.r.device_ == "CUDA" || c.r.device_ == "NV" ? 8 : 4;
+         if (x->src(0)->dtype().count() > wide || cpu) return absl::StrCat(c.Name(x->src(0)), "[", i, "]");
+         if (i < 0 || i >= 8) return std::nullopt;
+         return absl::StrCat(c.Name(x->src(0)), ".", std::string(1, "xyzwabcd"[i]));
+       }},
+      {OpSet{Ops::CUSTOM, Ops::CUSTOMI},
+       [](C& c, const UOp* x) -> std::optional<std::string> {
+         if (!x->arg().is_string()) return std::nullopt;
+         std::vector<std::string> args;
+         for (const UOpPtr& s : x->src()) args.push_back(c.Name(s.get()));
+         return FormatCustom(x->arg().as_string(), args);
+       }},
+  };
+  for (const RenderRule<C>& rule : CodeForOp()) {
+    if (!(rule.pat.ops() & alu_ops).empty()) rules.push_back(rule);
   }
-  if (groups::kALU.contains(u->op())) {
-    std::vector<std::string> operands;
-    const bool flatten = u->op() == Ops::ADD || u->op() == Ops::MUL || u->op() == Ops::XOR;
-    for (const UOpPtr& s : u->src()) {
-      operands.push_back(flatten && s->op() == u->op() ? StripParens(ctx[s.get()]) : ctx[s.get()]);
-    }
-    const size_t arity = groups::kTernary.contains(u->op()) ? 3 : groups::kBinary.contains(u->op()) ? 2 : 1;
-    if (operands.size() != arity) return std::nullopt;
-    return RenderAlu(u->op(), u->dtype(), operands);
-  }
-  return std::nullopt;
+  return CStyleRules(rules);
+}
+
+const CStyleRules& CStyleRenderer::rules() const {
+  static const CStyleRules* const rules = new CStyleRules(SharedRules(groups::kALU));
+  return *rules;
 }
 
 absl::StatusOr<std::string> CStyleRenderer::Render(absl::Span<const UOp* const> uops) const {
-  Context ctx;
+  CStyleContext ctx(*this);
+  const CStyleRules& text_rules = rules();
   for (const UOp* u : uops) {
     for (const UOpPtr& s : u->src()) ++ctx.uses[s.get()];
   }
@@ -402,7 +399,11 @@ absl::StatusOr<std::string> CStyleRenderer::Render(absl::Span<const UOp* const> 
       ctx.names[u] = absl::StrCat(*prefix, counters[*prefix]);
     }
     ctx.missing = false;
-    std::optional<std::string> line = RenderOp(u, ctx);
+    if (groups::kALU.contains(u->op())) {
+      const size_t arity = groups::kTernary.contains(u->op()) ? 3 : groups::kBinary.contains(u->op()) ? 2 : 1;
+      if (u->num_src() != arity) return error("an ALU op with the wrong number of sources");
+    }
+    std::optional<std::string> line = text_rules.Render(ctx, u);
     if (!line.has_value()) return error("the target has no rendering for it");
     if (ctx.missing) return error("a source is not rendered before its use");
     if (u->op() == Ops::ENDIF || u->op() == Ops::ENDRANGE) --depth;
@@ -412,7 +413,7 @@ absl::StatusOr<std::string> CStyleRenderer::Render(absl::Span<const UOp* const> 
     } else {
       if (u->op() == Ops::RANGE || u->op() == Ops::ASSIGN || u->op() == Ops::DEFINE_LOCAL ||
           u->dtype() == DType()) {
-        if (u->op() == Ops::ASSIGN) ctx.names[u] = ctx[u->src(0)];
+        if (u->op() == Ops::ASSIGN) ctx.names[u] = ctx.Name(u->src(0));
       } else {
         line = absl::StrCat(RenderDType(u->dtype()), " ", ctx.names[u], " = ", *line,
                             u->op() == Ops::SPECIAL ? "" : ";");
@@ -477,13 +478,16 @@ const PatternMatcher* ClangRenderer::extra_matcher() const {
   return pm;
 }
 
-std::optional<std::string> ClangRenderer::RenderAlu(Ops op, DType dtype,
-                                                    absl::Span<const std::string> a) const {
-  if (op == Ops::EXP2 || op == Ops::LOG2 || op == Ops::SIN) return std::nullopt;
-  if (op == Ops::SQRT) {
-    return absl::StrCat(dtype == dtypes::kFloat64 ? "__builtin_sqrt(" : "__builtin_sqrtf(", a[0], ")");
-  }
-  return CStyleRenderer::RenderAlu(op, dtype, a);
+const CStyleRules& ClangRenderer::rules() const {
+  // tinygrad's ClangRenderer code_for_op: the C-style one with builtin square roots and without EXP2, LOG2
+  // and SIN (the CPU gets their polynomial fallbacks).
+  static const CStyleRules* const rules =
+      new CStyleRules(CStyleRules({
+                          {RenderPat(Ops::SQRT).dtype(dtypes::kFloat64), "__builtin_sqrt({0})"},
+                          {Ops::SQRT, "__builtin_sqrtf({0})"},
+                      }) +
+                      SharedRules(groups::kALU - OpSet{Ops::EXP2, Ops::LOG2, Ops::SIN}));
+  return *rules;
 }
 
 std::string ClangRenderer::RenderKernel(const std::string& function_name,

@@ -1,10 +1,12 @@
 // The C-style renderers (tinygrad's renderer/cstyle.py): CStyleRenderer writes a linear program as a C-like
 // function, and ClangRenderer is the CPU target, whose output is tinygrad's byte for byte.
 //
-// tinygrad renders through a PatternMatcher whose callbacks return strings. uopc's matchers return UOps, so
-// the rendering rules here are one function with a case per op instead (RenderOp), in tinygrad's rule order
-// within each op; a later target (OpenCL, Metal, CUDA) changes the language options and overrides the few
-// hooks (dtype names, casts, the kernel's signature) rather than the rules.
+// What each op is written as is a table of render rules (renderer/render_rules.h, tinygrad's string_rewrite):
+// a target's own rules (its code_for_op spellings, its bitcasts) come first, then the rules every C-style
+// target shares. The formats name the context's names for the sources (`{0}`), the uop's own name (`{x}`)
+// and the fields CStyleContext offers (`{dtype}`, `{barrier}`, ...). A later target (OpenCL, Metal, CUDA)
+// changes the language options, puts its rules first and overrides the few hooks (dtype names, casts, the
+// kernel's signature).
 //
 // The program is rendered in one pass, in the order of the uops. Each uop gets a name (`alu0`, `val1`,
 // `acc0`, `ridx2`, `data0`; a counter per prefix advances only when a line is emitted) and either a line of
@@ -21,6 +23,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "renderer/render_rules.h"
 #include "renderer/renderer.h"
 
 namespace uopc {
@@ -32,6 +35,29 @@ UOpPtr NoVectorizedAlu(const UOp* alu);
 // Rules every C-style target adds to codegen's final rewrite (tinygrad's extra_pm): a NOOP before a BITCAST
 // so that it is rendered, MAX as CMPLT + WHERE, and no vectorized bool ALU, bool casts or WHERE.
 const PatternMatcher& CStyleExtraMatcher();
+
+class CStyleRenderer;
+
+// One C-style render: the names given so far (a constant's or an inlined uop's name is its expression) and
+// how often each uop is used. A lookup of a uop without a name is recorded; the render then fails.
+class CStyleContext {
+ public:
+  explicit CStyleContext(const CStyleRenderer& renderer) : r(renderer) {}
+
+  const std::string& Name(const UOp* u) const;
+  // Source i's name as an operand of u: an ADD, MUL or XOR of the same op drops its parentheses.
+  absl::string_view Src(const UOp* u, int i) const;
+  // The formats' fields: {dtype} (u's dtype as the language spells it), {base} (its pointer's element type),
+  // {size} (its pointer's length), {barrier}, {smem} (the alignment and prefix of shared memory).
+  static const RenderFields<CStyleContext>& Fields();
+
+  const CStyleRenderer& r;
+  absl::flat_hash_map<const UOp*, std::string> names;
+  absl::flat_hash_map<const UOp*, int> uses;
+  mutable bool missing = false;
+};
+
+using CStyleRules = RenderRules<CStyleContext>;
 
 class CStyleRenderer : public Renderer {
  public:
@@ -68,10 +94,11 @@ class CStyleRenderer : public Renderer {
   // Parameters after the buffers and variables (Metal's thread position arguments).
   std::vector<std::string> extra_args_;
 
-  // tinygrad's code_for_op: the expression of ALU op `op` on rendered operands; nullopt for an op the target
-  // does not render. Targets override it for their spellings (Clang: `__builtin_sqrtf`).
-  virtual std::optional<std::string> RenderAlu(Ops op, DType dtype,
-                                               absl::Span<const std::string> operands) const;
+  // The text rules: the target's, then the shared ones (SharedRules()).
+  virtual const CStyleRules& rules() const;
+  // The rules every C-style target shares, then tinygrad's CStyleLanguage code_for_op for the ALU ops in
+  // `alu_ops` (a target without EXP2 leaves it out, so that rendering one fails).
+  static CStyleRules SharedRules(OpSet alu_ops);
   // The whole source: the function around the kernel's lines.
   virtual std::string RenderKernel(const std::string& function_name, const std::vector<std::string>& lines,
                                    const std::vector<Param>& params, absl::Span<const UOp* const> uops) const;
@@ -82,9 +109,7 @@ class CStyleRenderer : public Renderer {
                              const std::vector<Param>& params, absl::Span<const UOp* const> uops = {}) const;
 
  private:
-  class Context;
-  std::optional<std::string> RenderOp(const UOp* u, const Context& ctx) const;
-  std::optional<std::string> RenderConst(const UOp* u) const;
+  friend class CStyleContext;
 };
 
 // The C source for the CPU device: `void E_3(int* restrict data0, ...)`, compiled by clang.
@@ -96,8 +121,7 @@ class ClangRenderer : public CStyleRenderer {
   const PatternMatcher* extra_matcher() const override;
 
  protected:
-  std::optional<std::string> RenderAlu(Ops op, DType dtype,
-                                       absl::Span<const std::string> operands) const override;
+  const CStyleRules& rules() const override;
   std::string RenderKernel(const std::string& function_name, const std::vector<std::string>& lines,
                            const std::vector<Param>& params,
                            absl::Span<const UOp* const> uops) const override;

@@ -41,21 +41,6 @@ std::string WithPrefix(const std::vector<std::string>& prefix, const std::string
   return absl::StrCat(absl::StrJoin(prefix, "\n"), "\n", program);
 }
 
-TensorCore MakeTensorCore(std::array<int64_t, 3> dims, int64_t threads, std::array<int64_t, 3> ept, DType in,
-                          DType out, std::vector<std::string> opts,
-                          std::pair<std::vector<int64_t>, std::vector<int64_t>> a,
-                          std::pair<std::vector<int64_t>, std::vector<int64_t>> b) {
-  TensorCore tc;
-  tc.dims = dims;
-  tc.threads = threads;
-  tc.elements_per_thread = ept;
-  tc.dtype_in = in;
-  tc.dtype_out = out;
-  tc.opts = std::move(opts);
-  tc.swizzle = {std::move(a), std::move(b)};
-  return tc;
-}
-
 }  // namespace
 
 // ---- OpenCL ----
@@ -114,10 +99,10 @@ std::string MetalRenderer::RenderBitcast(DType dt, absl::string_view val) const 
   return absl::StrCat("as_type<", RenderDType(dt), ">(", val, ")");
 }
 
-std::optional<std::string> MetalRenderer::RenderAlu(Ops op, DType dtype,
-                                                    absl::Span<const std::string> a) const {
-  if (op == Ops::SIN) return absl::StrCat("precise::sin(", a[0], ")");
-  return CStyleRenderer::RenderAlu(op, dtype, a);
+const CStyleRules& MetalRenderer::rules() const {
+  static const CStyleRules* const rules =
+      new CStyleRules(CStyleRules({{Ops::SIN, "precise::sin({0})"}}) + SharedRules(kCStyleOps));
+  return *rules;
 }
 
 const PatternMatcher* MetalRenderer::extra_matcher() const {
@@ -145,33 +130,6 @@ std::string MetalRenderer::RenderKernel(const std::string& function_name,
 
 // ---- CUDA ----
 
-std::vector<TensorCore> CudaTensorCores(absl::string_view arch) {
-  int sm = 0;
-  if (arch.size() > 3) sm = std::atoi(std::string(arch.substr(3)).c_str());
-  const std::vector<std::string> opts = {"u0", "l0", "l0", "l1", "l1", "l1", "u1"};
-  std::vector<TensorCore> tc_8168_f16;
-  for (auto [in, out] : std::vector<std::pair<DType, DType>>{{dtypes::kFloat16, dtypes::kFloat32},
-                                                             {dtypes::kFloat16, dtypes::kFloat16}}) {
-    tc_8168_f16.push_back(MakeTensorCore({8, 16, 8}, 32, {4, 2, 4}, in, out, opts,
-                                         {{6, 7, 2, 3, 4}, {0, 1, 8, 5, 9}},
-                                         {{6, 7, 8, 0, 1}, {2, 3, 4, 9, 5}}));
-  }
-  if (sm >= 80) {
-    std::vector<TensorCore> out;
-    for (auto [in, o] : std::vector<std::pair<DType, DType>>{{dtypes::kFloat16, dtypes::kFloat32},
-                                                             {dtypes::kBFloat16, dtypes::kFloat32},
-                                                             {dtypes::kFloat16, dtypes::kFloat16}}) {
-      out.push_back(MakeTensorCore({8, 16, 16}, 32, {8, 4, 4}, in, o, opts,
-                                   {{6, 7, 2, 3, 4}, {0, 1, 9, 5, 10, 8}},
-                                   {{6, 7, 9, 0, 1}, {2, 3, 4, 10, 5, 8}}));
-    }
-    out.insert(out.end(), tc_8168_f16.begin(), tc_8168_f16.end());
-    return out;
-  }
-  if (sm >= 75) return tc_8168_f16;
-  return {};
-}
-
 CUDARenderer::CUDARenderer(std::string arch) : arch_(std::move(arch)) {
   device_ = "CUDA";
   global_max_ = std::vector<int64_t>{2147483647, 65535, 65535};
@@ -190,23 +148,22 @@ CUDARenderer::CUDARenderer(std::string arch) : arch_(std::move(arch)) {
   type_map_ = {{ScalarType::kBFloat16, "nv_bfloat16"}};
 }
 
-std::optional<std::string> CUDARenderer::RenderAlu(Ops op, DType dtype,
-                                                   absl::Span<const std::string> a) const {
-  const bool half = dtype == dtypes::kFloat16 || dtype == dtypes::kBFloat16;
-  switch (op) {
-    case Ops::SIN:
-      return absl::StrCat(half ? "hsin(" : "sin(", a[0], ")");
-    case Ops::LOG2:
-      return absl::StrCat(half ? "hlog2(" : "log2(", a[0], ")");
-    case Ops::EXP2:
-      return absl::StrCat(half ? "hexp2(" : "exp2(", a[0], ")");
-    case Ops::SQRT:
-      return absl::StrCat(half ? "hsqrt(" : "sqrt(", a[0], ")");
-    case Ops::RECIP:
-      return half ? absl::StrCat("hrcp(", a[0], ")") : absl::StrCat("(1/", a[0], ")");
-    default:
-      return CStyleRenderer::RenderAlu(op, dtype, a);
-  }
+namespace {
+// CUDA's half math: for a half or bfloat16 scalar (not a vector of them), as tinygrad tests `dtype in (...)`.
+bool IsHalfScalar(const UOp* u) { return u->dtype() == dtypes::kFloat16 || u->dtype() == dtypes::kBFloat16; }
+}  // namespace
+
+const CStyleRules& CUDARenderer::rules() const {
+  static const CStyleRules* const rules =
+      new CStyleRules(CStyleRules({
+                          {RenderPat(Ops::SIN).when(IsHalfScalar), "hsin({0})"},
+                          {RenderPat(Ops::LOG2).when(IsHalfScalar), "hlog2({0})"},
+                          {RenderPat(Ops::EXP2).when(IsHalfScalar), "hexp2({0})"},
+                          {RenderPat(Ops::SQRT).when(IsHalfScalar), "hsqrt({0})"},
+                          {RenderPat(Ops::RECIP).when(IsHalfScalar), "hrcp({0})"},
+                      }) +
+                      SharedRules(kCStyleOps));
+  return *rules;
 }
 
 std::string CUDARenderer::KernelModifier(absl::Span<const UOp* const> uops) const {

@@ -13,6 +13,7 @@
 
 #include "absl/strings/string_view.h"
 #include "renderer/cstyle.h"
+#include "renderer/tensor_cores.h"
 
 namespace uopc {
 
@@ -37,8 +38,7 @@ class MetalRenderer : public CStyleRenderer {
   const PatternMatcher* extra_matcher() const override;
 
  protected:
-  std::optional<std::string> RenderAlu(Ops op, DType dtype,
-                                       absl::Span<const std::string> operands) const override;
+  const CStyleRules& rules() const override;
   std::string RenderKernel(const std::string& function_name, const std::vector<std::string>& lines,
                            const std::vector<Param>& params,
                            absl::Span<const UOp* const> uops) const override;
@@ -51,8 +51,7 @@ class CUDARenderer : public CStyleRenderer {
   const std::string& arch() const { return arch_; }
 
  protected:
-  std::optional<std::string> RenderAlu(Ops op, DType dtype,
-                                       absl::Span<const std::string> operands) const override;
+  const CStyleRules& rules() const override;
   std::string KernelModifier(absl::Span<const UOp* const> uops) const override;
   std::string RenderKernel(const std::string& function_name, const std::vector<std::string>& lines,
                            const std::vector<Param>& params,
@@ -65,9 +64,6 @@ class CUDARenderer : public CStyleRenderer {
 std::unique_ptr<Renderer> MakeOpenCLRenderer();
 std::unique_ptr<Renderer> MakeMetalRenderer();
 std::unique_ptr<Renderer> MakeCUDARenderer(absl::string_view arch = "sm_80");
-
-// tinygrad's tensor core tables, for targets and tests.
-std::vector<TensorCore> CudaTensorCores(absl::string_view arch);
 
 }  // namespace uopc
 

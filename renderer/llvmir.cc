@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "renderer/render_rules.h"
 #include "rewrite/upat.h"
 #include "uop/kernel_info.h"
 
@@ -32,49 +33,49 @@ double ChopToBFloat16(double x) {
   return chopped;
 }
 
-// The instruction of a binary op on a scalar kind (tinygrad's lop table): unsigned and bool, signed, float.
-std::optional<std::string> BinaryInstruction(Ops op, DType operand) {
+// The instruction of a binary op on a scalar kind (tinygrad's lop table): unsigned and bool, signed, float;
+// nullptr for an op the kind has no instruction for.
+const char* BinaryInstruction(Ops op, DType operand) {
   const DType s = operand.scalar();
   if (s.is_float()) {
-    constexpr char kFlags[] = " nsz arcp contract afn";
     switch (op) {
       case Ops::ADD:
-        return absl::StrCat("fadd", kFlags);
+        return "fadd nsz arcp contract afn";
       case Ops::MUL:
-        return absl::StrCat("fmul", kFlags);
+        return "fmul nsz arcp contract afn";
       case Ops::CMPLT:
-        return absl::StrCat("fcmp", kFlags, " ult");
+        return "fcmp nsz arcp contract afn ult";
       case Ops::CMPNE:
-        return absl::StrCat("fcmp", kFlags, " une");
+        return "fcmp nsz arcp contract afn une";
       case Ops::FDIV:
-        return absl::StrCat("fdiv", kFlags);
+        return "fdiv nsz arcp contract afn";
       default:
-        return std::nullopt;
+        return nullptr;
     }
   }
-  if (!s.is_int() && !s.is_bool()) return std::nullopt;
+  if (!s.is_int() && !s.is_bool()) return nullptr;
   const bool is_signed = s.is_int() && !s.is_unsigned();
   switch (op) {
     case Ops::ADD:
-      return std::string(is_signed ? "add nsw" : "add");
+      return is_signed ? "add nsw" : "add";
     case Ops::MUL:
-      return std::string("mul");
+      return "mul";
     case Ops::IDIV:
-      return std::string(is_signed ? "sdiv" : "udiv");
+      return is_signed ? "sdiv" : "udiv";
     case Ops::MOD:
-      return std::string(is_signed ? "srem" : "urem");
+      return is_signed ? "srem" : "urem";
     case Ops::CMPLT:
-      return std::string(is_signed ? "icmp slt" : "icmp ult");
+      return is_signed ? "icmp slt" : "icmp ult";
     case Ops::CMPNE:
-      return std::string("icmp ne");
+      return "icmp ne";
     case Ops::OR:
-      return std::string("or");
+      return "or";
     case Ops::AND:
-      return std::string("and");
+      return "and";
     case Ops::XOR:
-      return std::string("xor");
+      return "xor";
     default:
-      return std::nullopt;
+      return nullptr;
   }
 }
 
@@ -94,21 +95,28 @@ bool IsBroadcast(const UOp* u) {
   return true;
 }
 
-// The names given so far (tinygrad's `r`). A lookup of a uop without one is recorded, and the render fails,
-// as tinygrad's KeyError does.
-class Names {
+// One LLVM render: the names given so far (tinygrad's `r`). A lookup of a uop without one is recorded, and
+// the render fails, as tinygrad's KeyError does; so does a cast LLVM has no instruction for.
+class LlvmContext {
  public:
-  const std::string& operator[](const UOp* u) const {
+  const std::string& Name(const UOp* u) const {
     auto it = names_.find(u);
     if (it != names_.end()) return it->second;
     missing_ = true;
     static const std::string* const kEmpty = new std::string();
     return *kEmpty;
   }
+  const std::string& Src(const UOp* u, int i) const { return Name(u->src(i)); }
   bool contains(const UOp* u) const { return names_.contains(u); }
   void Set(const UOp* u, std::string name) { names_[u] = std::move(name); }
   // Whether a lookup failed since the last call, which resets it.
   bool TakeMissing() const { return std::exchange(missing_, false); }
+  // The formats' fields: {type} (u's LLVM type), {t0}..{t2} (its sources' types), {base} (its pointer's
+  // element type), {arg}, {lane} (a GEP's lane), {bare} and {bare0} (u's or source 0's name without `%`),
+  // {lop} (a binary op's instruction for its operands' kind).
+  static const RenderFields<LlvmContext>& Fields();
+
+  absl::Status status;
 
  private:
   absl::flat_hash_map<const UOp*, std::string> names_;
@@ -118,104 +126,104 @@ class Names {
 // Python's `name[1:]`: a local name without its `%`.
 std::string Bare(const std::string& name) { return name.empty() ? name : name.substr(1); }
 
-// The instruction lines of one uop (tinygrad's base_rewrite), or nullopt when no rule renders it.
-absl::StatusOr<std::optional<std::string>> RenderOp(const UOp* x, const Names& r) {
-  const std::string& n = r[x];
-  auto src = [&](size_t i) -> const std::string& { return r[x->src(i)]; };
-  auto type = [&](size_t i) { return LlvmType(x->src(i)->dtype()); };
-  switch (x->op()) {
-    case Ops::INDEX:
-      if (x->num_src() < 2) return std::nullopt;
-      return absl::StrCat("  ", n, " = getelementptr inbounds ", LlvmType(x->dtype().base()), ", ", type(0),
-                          " ", src(0), ", ", type(1), " ", src(1));
-    case Ops::LOAD: {
-      if (x->num_src() == 0) return std::nullopt;
-      const UOp* idx = x->src(0);
-      if (const UOp* index = MaskedIndex(idx); index != nullptr && x->num_src() == 2) {
-        const std::string& mask = r[index->src(2)];
-        const std::string t = LlvmType(x->dtype()), b = Bare(n);
-        return absl::StrCat("  br label ", n, "_entry\n", b, "_entry:\n", "  br i1 ", mask, ", label ", n,
-                            "_load, label ", n, "_exit\n", b, "_load:\n", "  ", n, "_yes = load ", t, ", ",
-                            LlvmType(idx->dtype()), " ", r[idx], "\n", "  br label ", n, "_exit\n", b,
-                            "_exit:\n", "  ", n, " = phi ", t, " [", n, "_yes, ", n, "_load], [", src(1),
-                            ", ", n, "_entry]");
-      }
-      return absl::StrCat("  ", n, " = load ", LlvmType(x->dtype()), ", ", type(0), " ", src(0));
-    }
-    case Ops::STORE:
-      if (x->num_src() < 2) return std::nullopt;
-      return absl::StrCat("  store ", type(1), " ", src(1), ", ", type(0), " ", src(0));
-    case Ops::GEP:
-      if (!x->arg().is_tuple() || x->arg().size() == 0 || x->num_src() != 1) return std::nullopt;
-      return absl::StrCat("  ", n, " = extractelement ", type(0), " ", src(0), ", i32 ",
-                          x->arg()[0].ToString());
-    case Ops::VECTORIZE: {
-      if (IsBroadcast(x)) {
-        const std::string one = absl::StrCat("<1 x ", type(0), ">");
-        return absl::StrCat("  ", n, "_z = insertelement ", one, " poison, ", type(0), " ", src(0),
-                            ", i32 0\n", "  ", n, " = shufflevector ", one, " ", n, "_z, ", one, " poison, <",
-                            x->dtype().count(), " x i32> zeroinitializer");
-      }
-      std::vector<std::string> lines;
-      const std::string t = LlvmType(x->dtype());
-      for (size_t i = 0; i < x->num_src(); ++i) {
-        const std::string target = i + 1 != x->num_src() ? absl::StrCat(n, "_", i) : n;
-        const std::string into = i != 0 ? absl::StrCat(n, "_", i - 1) : "poison";
-        lines.push_back(absl::StrCat("  ", target, " = insertelement ", t, " ", into, ", ", type(i), " ",
-                                     src(i), ", i32 ", i));
-      }
-      return absl::StrJoin(lines, "\n");
-    }
-    case Ops::BITCAST:
-      if (x->num_src() != 1) return std::nullopt;
-      return absl::StrCat("  ", n, " = bitcast ", type(0), " ", src(0), " to ", LlvmType(x->dtype()));
-    case Ops::CAST: {
-      if (x->num_src() != 1) return std::nullopt;
-      absl::StatusOr<std::string> instruction = LlvmCastInstruction(x->src(0)->dtype(), x->dtype());
-      if (!instruction.ok()) return instruction.status();
-      return absl::StrCat("  ", n, " = ", *instruction, " ", type(0), " ", src(0), " to ",
-                          LlvmType(x->dtype()));
-    }
-    case Ops::WHERE:
-      if (x->num_src() != 3) return std::nullopt;
-      return absl::StrCat("  ", n, " = select ", type(0), " ", src(0), ", ", type(1), " ", src(1), ", ",
-                          type(2), " ", src(2));
-    case Ops::RANGE: {
-      if (x->num_src() < 1) return std::nullopt;
-      const std::string a = x->arg().ToString();
-      return absl::StrCat("  br label %loop_entry_", a, "\nloop_entry_", a, ":\n", "  br label %loop_body_",
-                          a, "\nloop_body_", a, ":\n", "  ", n, " = phi ", LlvmType(x->dtype()),
-                          " [ 0, %loop_entry_", a, " ], [ ", n, "phi, %loop_latch_", a, " ]");
-    }
-    case Ops::ENDRANGE: {
-      if (x->num_src() < 1 || x->src(0)->num_src() < 1) return std::nullopt;
-      const UOp* range = x->src(0);
-      const std::string a = range->arg().ToString();
-      const std::string& i = r[range];
-      return absl::StrCat("  br label %loop_latch_", a, "\nloop_latch_", a, ":\n", "  ", i, "phi = add i32 ",
-                          i, ", 1\n", "  ", n, " = icmp ult i32 ", i, "phi, ", r[range->src(0)], "\n",
-                          "  br i1 ", n, ", label %loop_body_", a, ", label %loop_exit_", a, "\nloop_exit_",
-                          a, ":");
-    }
-    case Ops::IF:
-      if (x->num_src() < 1) return std::nullopt;
-      return absl::StrCat("  br i1 ", src(0), ", label %ifbody_", Bare(n), ", label %ifskip_", Bare(n),
-                          "\nifbody_", Bare(n), ":");
-    case Ops::ENDIF:
-      if (x->num_src() < 1) return std::nullopt;
-      return absl::StrCat("  br label %ifskip_", Bare(src(0)), "\nifskip_", Bare(src(0)), ":");
-    case Ops::BARRIER:
-      return std::string();
-    default:
-      break;
-  }
-  if (groups::kBinary.contains(x->op())) {
-    if (x->num_src() != 2) return std::nullopt;
-    std::optional<std::string> instruction = BinaryInstruction(x->op(), x->src(0)->dtype());
-    if (!instruction.has_value()) return std::nullopt;
-    return absl::StrCat("  ", n, " = ", *instruction, " ", type(0), " ", src(0), ", ", src(1));
-  }
-  return std::nullopt;
+const RenderFields<LlvmContext>& LlvmContext::Fields() {
+  using C = LlvmContext;
+  static const RenderFields<C>* const fields = new RenderFields<C>({
+      {"type", [](C&, const UOp* u, std::string* out) { *out += LlvmType(u->dtype()); }},
+      {"t0", [](C&, const UOp* u, std::string* out) { *out += LlvmType(u->src(0)->dtype()); }},
+      {"t1", [](C&, const UOp* u, std::string* out) { *out += LlvmType(u->src(1)->dtype()); }},
+      {"t2", [](C&, const UOp* u, std::string* out) { *out += LlvmType(u->src(2)->dtype()); }},
+      {"base", [](C&, const UOp* u, std::string* out) { *out += LlvmType(u->dtype().base()); }},
+      {"arg", [](C&, const UOp* u, std::string* out) { *out += u->arg().ToString(); }},
+      {"lane", [](C&, const UOp* u, std::string* out) { *out += u->arg()[0].ToString(); }},
+      {"bare", [](C& c, const UOp* u, std::string* out) { *out += Bare(c.Name(u)); }},
+      {"bare0", [](C& c, const UOp* u, std::string* out) { *out += Bare(c.Src(u, 0)); }},
+      {"lop",
+       [](C&, const UOp* u, std::string* out) { *out += BinaryInstruction(u->op(), u->src(0)->dtype()); }},
+  });
+  return *fields;
+}
+
+bool HasSource(const UOp* x) { return x->num_src() >= 1; }
+bool IsMaskedLoad(const UOp* x) { return x->num_src() == 2 && MaskedIndex(x->src(0)) != nullptr; }
+bool IsLane(const UOp* x) { return x->arg().is_tuple() && x->arg().size() != 0; }
+bool HasLop(const UOp* x) { return BinaryInstruction(x->op(), x->src(0)->dtype()) != nullptr; }
+
+// tinygrad's base_rewrite for LLVM IR: the instruction lines of each uop.
+const RenderRules<LlvmContext>& Rules() {
+  using C = LlvmContext;
+  static const RenderRules<C>* const rules = new RenderRules<C>({
+      {Ops::INDEX, "  {x} = getelementptr inbounds {base}, {t0} {0}, {t1} {1}"},
+      // A masked load branches around the load and joins the loaded and the alternative value.
+      {RenderPat(Ops::LOAD).when(IsMaskedLoad),
+       [](C& r, const UOp* x) -> std::optional<std::string> {
+         const std::string& n = r.Name(x);
+         const UOp* idx = x->src(0);
+         const std::string& mask = r.Name(MaskedIndex(idx)->src(2));
+         const std::string t = LlvmType(x->dtype()), b = Bare(n);
+         return absl::StrCat("  br label ", n, "_entry\n", b, "_entry:\n", "  br i1 ", mask, ", label ", n,
+                             "_load, label ", n, "_exit\n", b, "_load:\n", "  ", n, "_yes = load ", t, ", ",
+                             LlvmType(idx->dtype()), " ", r.Name(idx), "\n", "  br label ", n, "_exit\n", b,
+                             "_exit:\n", "  ", n, " = phi ", t, " [", n, "_yes, ", n, "_load], [",
+                             r.Src(x, 1), ", ", n, "_entry]");
+       }},
+      {Ops::LOAD, "  {x} = load {type}, {t0} {0}"},
+      {Ops::STORE, "  store {t1} {1}, {t0} {0}"},
+      {RenderPat(Ops::GEP).srcs(1).when(IsLane), "  {x} = extractelement {t0} {0}, i32 {lane}"},
+      {RenderPat(Ops::VECTORIZE).when(IsBroadcast),
+       [](C& r, const UOp* x) -> std::optional<std::string> {
+         const std::string& n = r.Name(x);
+         const std::string t = LlvmType(x->src(0)->dtype()), one = absl::StrCat("<1 x ", t, ">");
+         return absl::StrCat("  ", n, "_z = insertelement ", one, " poison, ", t, " ", r.Src(x, 0),
+                             ", i32 0\n", "  ", n, " = shufflevector ", one, " ", n, "_z, ", one,
+                             " poison, <", x->dtype().count(), " x i32> zeroinitializer");
+       }},
+      {Ops::VECTORIZE,
+       [](C& r, const UOp* x) -> std::optional<std::string> {
+         const std::string& n = r.Name(x);
+         const std::string t = LlvmType(x->dtype());
+         std::string out;
+         for (size_t i = 0; i < x->num_src(); ++i) {
+           const std::string target = i + 1 != x->num_src() ? absl::StrCat(n, "_", i) : n;
+           const std::string into = i != 0 ? absl::StrCat(n, "_", i - 1) : "poison";
+           absl::StrAppend(&out, i != 0 ? "\n" : "", "  ", target, " = insertelement ", t, " ", into, ", ",
+                           LlvmType(x->src(i)->dtype()), " ", r.Src(x, i), ", i32 ", i);
+         }
+         return out;
+       }},
+      {RenderPat(Ops::BITCAST).srcs(1), "  {x} = bitcast {t0} {0} to {type}"},
+      {RenderPat(Ops::CAST).srcs(1),
+       [](C& r, const UOp* x) -> std::optional<std::string> {
+         absl::StatusOr<std::string> instruction = LlvmCastInstruction(x->src(0)->dtype(), x->dtype());
+         if (!instruction.ok()) {
+           r.status = instruction.status();
+           return std::string();
+         }
+         return absl::StrCat("  ", r.Name(x), " = ", *instruction, " ", LlvmType(x->src(0)->dtype()), " ",
+                             r.Src(x, 0), " to ", LlvmType(x->dtype()));
+       }},
+      {RenderPat(Ops::WHERE).srcs(3), "  {x} = select {t0} {0}, {t1} {1}, {t2} {2}"},
+      {RenderPat(Ops::RANGE).when(HasSource),
+       "  br label %loop_entry_{arg}\nloop_entry_{arg}:\n  br label %loop_body_{arg}\nloop_body_{arg}:\n"
+       "  {x} = phi {type} [ 0, %loop_entry_{arg} ], [ {x}phi, %loop_latch_{arg} ]"},
+      {RenderPat(Ops::ENDRANGE).when([](const UOp* x) {
+         return x->num_src() >= 1 && x->src(0)->num_src() >= 1;
+       }),
+       [](C& r, const UOp* x) -> std::optional<std::string> {
+         const UOp* range = x->src(0);
+         const std::string a = range->arg().ToString();
+         const std::string& i = r.Name(range);
+         return absl::StrCat("  br label %loop_latch_", a, "\nloop_latch_", a, ":\n", "  ", i,
+                             "phi = add i32 ", i, ", 1\n", "  ", r.Name(x), " = icmp ult i32 ", i, "phi, ",
+                             r.Src(range, 0), "\n", "  br i1 ", r.Name(x), ", label %loop_body_", a,
+                             ", label %loop_exit_", a, "\nloop_exit_", a, ":");
+       }},
+      {Ops::IF, "  br i1 {0}, label %ifbody_{bare}, label %ifskip_{bare}\nifbody_{bare}:"},
+      {RenderPat(Ops::ENDIF).when(HasSource), "  br label %ifskip_{bare0}\nifskip_{bare0}:"},
+      {Ops::BARRIER, ""},
+      {RenderPat(groups::kBinary).srcs(2).when(HasLop), "  {x} = {lop} {t0} {0}, {1}"},
+  });
+  return *rules;
 }
 
 // The function around the instruction lines, then the attribute group (tinygrad's _render_fn and
@@ -380,7 +388,8 @@ const PatternMatcher* LLVMRenderer::extra_matcher() const {
 }
 
 absl::StatusOr<std::string> LLVMRenderer::Render(absl::Span<const UOp* const> uops) const {
-  Names r;
+  LlvmContext r;
+  const RenderRules<LlvmContext>& rules = Rules();
   std::vector<std::pair<std::string, DType>> args;
   std::vector<std::string> lines;
   int vc = -1;
@@ -414,26 +423,26 @@ absl::StatusOr<std::string> LLVMRenderer::Render(absl::Span<const UOp* const> uo
       case Ops::DEFINE_GLOBAL:
         if (!u->arg().is_int()) return error("a DEFINE_GLOBAL needs a buffer number");
         r.Set(u, absl::StrCat("%data", u->arg().as_int()));
-        args.emplace_back(r[u], u->dtype());
+        args.emplace_back(r.Name(u), u->dtype());
         continue;
       case Ops::DEFINE_VAR:
         if (!u->arg().is_tuple() || u->arg().size() == 0 || !u->arg()[0].is_string())
           return error("a DEFINE_VAR needs a name");
         r.Set(u, absl::StrCat("%", u->var_name()));
-        args.emplace_back(r[u], u->dtype());
+        args.emplace_back(r.Name(u), u->dtype());
         continue;
       case Ops::DEFINE_LOCAL:
         if (!u->dtype().is_ptr()) return error("a DEFINE_LOCAL is a pointer");
         if (!u->arg().is_int()) return error("a DEFINE_LOCAL needs a number");
         r.Set(u, absl::StrCat("%local_", u->arg().as_int()));
-        lines.push_back(absl::StrCat("  ", r[u], " = alloca [", u->dtype().ptr_size(), " x ",
+        lines.push_back(absl::StrCat("  ", r.Name(u), " = alloca [", u->dtype().ptr_size(), " x ",
                                      LlvmType(u->dtype()), "], align 16"));
         continue;
       case Ops::ASSIGN:
         continue;  // named in the first pass
       case Ops::DEFINE_ACC:
         if (u->num_src() == 0) return error("a DEFINE_ACC needs an initial value");
-        r.Set(u, r[u->src(0)]);
+        r.Set(u, r.Name(u->src(0)));
         if (r.TakeMissing()) return error("its initial value is not rendered before it");
         continue;
       case Ops::CONST:
@@ -445,16 +454,16 @@ absl::StatusOr<std::string> LLVMRenderer::Render(absl::Span<const UOp* const> uo
     // A cast between types LLVM spells the same (signed and unsigned, pointers) is the value itself.
     if (u->op() == Ops::CAST && u->num_src() == 1 &&
         (u->dtype().is_ptr() || LlvmType(u->dtype()) == LlvmType(u->src(0)->dtype()))) {
-      r.Set(u, r[u->src(0)]);
+      r.Set(u, r.Name(u->src(0)));
       if (r.TakeMissing()) return error("a source is not rendered before its use");
       continue;
     }
     if (!r.contains(u)) r.Set(u, absl::StrCat("%v", ++vc));
-    absl::StatusOr<std::optional<std::string>> line = RenderOp(u, r);
-    if (!line.ok()) return error(line.status().message());
-    if (!line->has_value()) return error("the LLVM target has no rendering for it");
+    std::optional<std::string> line = rules.Render(r, u);
+    if (!r.status.ok()) return error(r.status.message());
+    if (!line.has_value()) return error("the LLVM target has no rendering for it");
     if (r.TakeMissing()) return error("a source is not rendered before its use");
-    lines.push_back(**std::move(line));
+    lines.push_back(*std::move(line));
 
     // The accumulators this loop carries get a phi: the value before the loop, or the one assigned in it.
     if (u->op() == Ops::RANGE) {
@@ -464,8 +473,9 @@ absl::StatusOr<std::string> LLVMRenderer::Render(absl::Span<const UOp* const> uo
         if (!carried) continue;
         const std::string phi = absl::StrCat("%acc", ++vc);
         const std::string a = u->arg().ToString();
-        lines.push_back(absl::StrCat("  ", phi, " = phi ", LlvmType(acc->dtype()), " [ ", r[acc],
-                                     ", %loop_entry_", a, " ], [ ", r[value], ", %loop_latch_", a, " ]"));
+        lines.push_back(absl::StrCat("  ", phi, " = phi ", LlvmType(acc->dtype()), " [ ", r.Name(acc),
+                                     ", %loop_entry_", a, " ], [ ", r.Name(value), ", %loop_latch_", a,
+                                     " ]"));
         if (r.TakeMissing()) return error("an accumulator it carries is not defined before it");
         r.Set(acc, phi);
       }

@@ -12,6 +12,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "renderer/render_rules.h"
+#include "renderer/tensor_cores.h"
 #include "rewrite/upat.h"
 #include "uop/kernel_info.h"
 
@@ -103,98 +106,11 @@ std::string CvtModifier(DType a, DType b) {
   return "";
 }
 
-// tinygrad's asm_for_op: the instruction(s) of ALU op `op` writing `d` from `a`, for dtype `dt` whose
-// register type is `name`. nullopt for an op PTX has no instruction for or the wrong operand count.
-std::optional<std::vector<std::string>> AsmForOp(Ops op, const std::string& d,
-                                                 const std::vector<std::string>& a, DType dt,
-                                                 const std::string& name) {
-  auto one = [](std::string s) { return std::optional<std::vector<std::string>>({std::move(s)}); };
-  const std::string bits = Tail(name);  // "s32" -> "32"
-  const bool is_bool = dt == dtypes::kBool;
-  const size_t arity = groups::kTernary.contains(op) ? 3 : groups::kBinary.contains(op) ? 2 : 1;
-  if (a.size() != arity) return std::nullopt;
-  switch (op) {
-    case Ops::RECIP:
-      return one(absl::StrCat("rcp", dt.is_float() ? ".approx" : "", ".", name, " ", d, ", ", a[0], ";"));
-    case Ops::EXP2:
-      return one(absl::StrCat("ex2.approx.", name, " ", d, ", ", a[0], ";"));
-    case Ops::LOG2:
-      return one(absl::StrCat("lg2.approx.", name, " ", d, ", ", a[0], ";"));
-    case Ops::SIN:
-      return one(absl::StrCat("sin.approx.", name, " ", d, ", ", a[0], ";"));
-    case Ops::SQRT:
-      return one(absl::StrCat("sqrt.approx.", name, " ", d, ", ", a[0], ";"));
-    case Ops::SHR:
-      return one(absl::StrCat("shr.", name, " ", d, ", ", a[0], ", ", a[1], ";"));
-    case Ops::SHL:
-      return one(absl::StrCat("shl.b", bits, " ", d, ", ", a[0], ", ", a[1], ";"));
-    case Ops::ADD:
-      return one(absl::StrCat(is_bool ? "or" : "add", ".", name, " ", d, ", ", a[0], ", ", a[1], ";"));
-    case Ops::MUL:
-      return one(absl::StrCat(is_bool ? "and" : "mul", dt.is_int() ? ".lo" : "", ".", name, " ", d, ", ",
-                              a[0], ", ", a[1], ";"));
-    case Ops::XOR:
-    case Ops::AND:
-    case Ops::OR: {
-      const char* mnemonic = op == Ops::XOR ? "xor" : op == Ops::AND ? "and" : "or";
-      return one(absl::StrCat(mnemonic, is_bool ? ".pred" : absl::StrCat(".b", bits), " ", d, ", ", a[0],
-                              ", ", a[1], ";"));
-    }
-    case Ops::IDIV:
-      return one(absl::StrCat("div.", name, " ", d, ", ", a[0], ", ", a[1], ";"));
-    case Ops::MOD:
-      return one(absl::StrCat("rem.", name, " ", d, ", ", a[0], ", ", a[1], ";"));
-    case Ops::MAX:
-      return one(absl::StrCat("max.", name, " ", d, ", ", a[0], ", ", a[1], ";"));
-    case Ops::CMPLT:
-      return one(absl::StrCat("setp.lt.", name, " ", d, ", ", a[0], ", ", a[1], ";"));
-    case Ops::CMPNE:
-      return one(absl::StrCat("setp.ne.", name, " ", d, ", ", a[0], ", ", a[1], ";"));
-    case Ops::MULACC:
-      return one(absl::StrCat(dt.is_float() ? "fma.rn" : "mad.lo", ".", name, " ", d, ", ", a[0], ", ", a[1],
-                              ", ", a[2], ";"));
-    case Ops::WHERE:
-      if (is_bool) {
-        return std::vector<std::string>{absl::StrCat("@", a[0], " mov.", name, " ", d, ", ", a[1], ";"),
-                                        absl::StrCat("@!", a[0], " mov.", name, " ", d, ", ", a[2], ";")};
-      }
-      return one(absl::StrCat("selp.", name == "f16" ? "b16" : name, " ", d, ", ", a[1], ", ", a[2], ", ",
-                              a[0], ";"));
-    default:
-      return std::nullopt;
-  }
-}
-
 // The ops asm_for_op renders; the ones among them PTX cannot do on halfs are computed in float.
 constexpr OpSet kPtxOps{Ops::RECIP, Ops::EXP2,  Ops::LOG2,  Ops::SIN,    Ops::SQRT, Ops::SHR,  Ops::SHL,
                         Ops::ADD,   Ops::MUL,   Ops::XOR,   Ops::AND,    Ops::OR,   Ops::IDIV, Ops::MOD,
                         Ops::MAX,   Ops::CMPLT, Ops::CMPNE, Ops::MULACC, Ops::WHERE};
 constexpr OpSet kHalfOps{Ops::EXP2, Ops::ADD, Ops::MUL, Ops::MAX, Ops::CMPLT, Ops::WHERE};
-
-TensorCore MakeTensorCore(std::array<int64_t, 3> dims, std::array<int64_t, 3> elements, DType in, DType out,
-                          TensorCore::Swizzle a, TensorCore::Swizzle b) {
-  TensorCore tc;
-  tc.dims = dims;
-  tc.threads = 32;
-  tc.elements_per_thread = elements;
-  tc.dtype_in = in;
-  tc.dtype_out = out;
-  tc.opts = {"u0", "l0", "l0", "l1", "l1", "l1", "u1"};
-  tc.swizzle = {std::move(a), std::move(b)};
-  return tc;
-}
-
-// CUDA's 8x16x8 tensor cores (half in): tinygrad's tc_8168_f16, and sm_75's whole list.
-std::vector<TensorCore> TensorCores8168() {
-  std::vector<TensorCore> tcs;
-  for (DType out : {dtypes::kFloat32, dtypes::kFloat16}) {
-    tcs.push_back(MakeTensorCore(
-        {8, 16, 8}, {4, 2, 4}, dtypes::kFloat16, out,
-        std::make_pair(std::vector<int64_t>{6, 7, 2, 3, 4}, std::vector<int64_t>{0, 1, 8, 5, 9}),
-        std::make_pair(std::vector<int64_t>{6, 7, 8, 0, 1}, std::vector<int64_t>{2, 3, 4, 9, 5})));
-  }
-  return tcs;
-}
 
 // A uop's registers: one name, or one per lane for a vector (tinygrad's r[u], a str or a list).
 struct Regs {
@@ -202,11 +118,27 @@ struct Regs {
   bool is_list = false;
 };
 
-// One render: the registers given so far, their counters per kind, the program's positions.
+// One PTX render (tinygrad's `r` and ssa counters): the registers given so far, their counters per kind, the
+// program's positions, and the first error a lookup met (the render then fails with it).
 class PtxContext {
  public:
-  explicit PtxContext(absl::Span<const UOp* const> uops) : uops_(uops) {
+  explicit PtxContext(absl::Span<const UOp* const> uops) {
     for (size_t i = 0; i < uops.size(); ++i) position_.emplace(uops[i], i);
+  }
+
+  // The uop being rendered, for error messages and IF labels.
+  void Start(const UOp* u, size_t pos) {
+    current_ = u;
+    pos_ = pos;
+  }
+  size_t pos() const { return pos_; }
+  absl::Status Error(absl::string_view what) const {
+    return absl::InvalidArgumentError(absl::StrCat("cannot render uop ", pos_, " (", OpName(current_->op()),
+                                                   " ", current_->dtype().ToString(), ") as PTX: ", what));
+  }
+  // Records the first error; lookups after it return empty text.
+  void Fail(absl::string_view what) {
+    if (status.ok()) status = Error(what);
   }
 
   // A fresh register of kind `prefix` and register type `type` (tinygrad's ssa).
@@ -217,11 +149,39 @@ class PtxContext {
     return absl::StrCat("%", key, counters_[it->second].second++);
   }
 
-  bool Has(const UOp* u) const { return regs_.contains(u); }
-  const Regs* Find(const UOp* u) const {
+  const Regs& RegsOf(const UOp* u) {
+    static const Regs* const kNone = new Regs{{""}, false};
     auto it = regs_.find(u);
-    return it == regs_.end() ? nullptr : &it->second;
+    if (it != regs_.end()) return it->second;
+    Fail("a source has no register");
+    return *kNone;
   }
+  // A scalar's register.
+  const std::string& Name(const UOp* u) {
+    const Regs& r = RegsOf(u);
+    if (r.is_list || r.names.size() != 1) {
+      Fail("a vector where PTX needs one register");
+      static const std::string* const kEmpty = new std::string();
+      return *kEmpty;
+    }
+    return r.names[0];
+  }
+  const std::string& Src(const UOp* u, int i) { return Name(u->src(i)); }
+  std::string RegType(DType dt) {
+    std::optional<std::string> t = uopc::RegType(dt);
+    if (!t.has_value()) Fail(absl::StrCat("no PTX register type for ", dt.ToString()));
+    return t.value_or("");
+  }
+  std::string MemType(DType dt) {
+    std::optional<std::string> t = uopc::MemType(dt);
+    if (!t.has_value()) Fail(absl::StrCat("no PTX memory type for ", dt.ToString()));
+    return t.value_or("");
+  }
+  // The formats' fields: {t} (u's register type), {bits} (its width: `s32` -> `32`), {st} (source 0's
+  // register type, for comparisons), {mem} (u's memory type), {val} (u's constant), {val0} (source 0's
+  // constant, in u's dtype), {var} (a DEFINE_VAR's name), {arg} (the arg).
+  static const RenderFields<PtxContext>& Fields();
+
   void Set(const UOp* u, std::string name) { regs_[u] = Regs{{std::move(name)}, false}; }
   void SetList(const UOp* u, std::vector<std::string> names) { regs_[u] = Regs{std::move(names), true}; }
   void SetSame(const UOp* u, const UOp* other) {
@@ -235,13 +195,34 @@ class PtxContext {
   }
   const std::vector<std::pair<std::string, int64_t>>& counters() const { return counters_; }
 
+  absl::Status status;
+  // A WMMA's packed 32-bit registers: A, B and the accumulator.
+  std::vector<std::vector<std::string>> wmma_regs;
+
  private:
-  absl::Span<const UOp* const> uops_;
+  const UOp* current_ = nullptr;
+  size_t pos_ = 0;
   absl::flat_hash_map<const UOp*, size_t> position_;
   absl::flat_hash_map<const UOp*, Regs> regs_;
   std::vector<std::pair<std::string, int64_t>> counters_;  // in order of first use
   absl::flat_hash_map<std::string, size_t> counter_index_;
 };
+
+const RenderFields<PtxContext>& PtxContext::Fields() {
+  using C = PtxContext;
+  static const RenderFields<C>* const fields = new RenderFields<C>({
+      {"t", [](C& c, const UOp* u, std::string* out) { *out += c.RegType(u->dtype()); }},
+      {"bits", [](C& c, const UOp* u, std::string* out) { *out += Tail(c.RegType(u->dtype())); }},
+      {"st", [](C& c, const UOp* u, std::string* out) { *out += c.RegType(u->src(0)->dtype()); }},
+      {"mem", [](C& c, const UOp* u, std::string* out) { *out += c.MemType(u->dtype()); }},
+      {"val", [](C&, const UOp* u, std::string* out) { *out += RenderVal(u->const_value(), u->dtype()); }},
+      {"val0",
+       [](C&, const UOp* u, std::string* out) { *out += RenderVal(u->src(0)->const_value(), u->dtype()); }},
+      {"var", [](C&, const UOp* u, std::string* out) { *out += u->var_name(); }},
+      {"arg", [](C&, const UOp* u, std::string* out) { *out += u->arg().ToString(); }},
+  });
+  return *fields;
+}
 
 // tinygrad's mem_type: loads and stores through an address computed from shared memory are `shared`.
 std::string MemSpace(const UOp* x) {
@@ -340,30 +321,272 @@ const PatternMatcher& PtxExtraMatcher() {
   return *pm;
 }
 
+namespace {
+
+using PtxRules = RenderRules<PtxContext>;
+
+bool IsFloat(const UOp* u) { return u->dtype().is_float(); }
+bool FromBool(const UOp* u) { return u->num_src() == 1 && u->src(0)->dtype() == dtypes::kBool; }
+bool ToBool(const UOp* u) { return u->num_src() == 1 && u->dtype() == dtypes::kBool; }
+bool OneSource(const UOp* u) { return u->num_src() == 1; }
+bool GatedLoad(const UOp* u) { return u->num_src() == 3 && groups::kALU.contains(u->src(2)->op()); }
+bool FromConst(const UOp* u) { return u->num_src() >= 1 && u->src(0)->op() == Ops::CONST; }
+bool FromBoolConst(const UOp* u) { return FromConst(u) && u->src(0)->dtype() == dtypes::kBool; }
+bool LoopOfRange(const UOp* u) { return u->num_src() == 1 && u->src(0)->num_src() >= 1; }
+bool EndOfIf(const UOp* u) { return u->num_src() >= 1 && u->src(0)->num_src() >= 1; }
+
+// Lanes packed into 32-bit registers: `{a, b}` for two halfs, the lane itself for a float.
+std::string Packed(const std::vector<std::string>& lanes, size_t reg, int per_reg) {
+  if (per_reg == 1) return lanes.at(reg);
+  std::vector<std::string> packed(lanes.begin() + reg * per_reg,
+                                  lanes.begin() + std::min(lanes.size(), (reg + 1) * per_reg));
+  return absl::StrCat("{", absl::StrJoin(packed, ", "), "}");
+}
+
+// tinygrad's string_rewrite for PTX, in its order: one text per uop, instructions separated by newlines.
+// The ALU rules are tinygrad's asm_for_op.
+const PtxRules& Rules() {
+  using C = PtxContext;
+  static const PtxRules* const rules = new PtxRules({
+      {RenderPat(Ops::CONST).dtype(dtypes::kBool), "setp.ne.s16 {x}, {val}, 0;"},
+      {Ops::CONST, "mov.b{bits} {x}, {val};"},
+      {Ops::STORE,
+       [](C& c, const UOp* x) -> std::optional<std::string> {
+         if (x->num_src() < 2) return std::nullopt;
+         const UOp* var = x->src(1);
+         const int count = var->dtype().count();
+         const std::string type = c.MemType(var->dtype().scalar());
+         return absl::StrCat(
+             "st.", MemSpace(x->src(0)), count > 1 ? absl::StrCat(".v", count) : "", ".", type, " [",
+             c.Src(x, 0), "+0], ",
+             count > 1 ? absl::StrCat("{", absl::StrJoin(c.RegsOf(var).names, ", "), "}") : c.Name(var), ";");
+       }},
+      {Ops::SPECIAL,
+       [](C&, const UOp* x) -> std::optional<std::string> {
+         const std::string& special = x->arg()[0].as_string();
+         const char axis = static_cast<char>('x' + (special.back() - '0'));
+         return absl::StrCat("mov.u32 %", special, ", %", special[0] == 'g' ? "ctaid" : "tid", ".",
+                             std::string(1, axis), ";");
+       }},
+      {Ops::DEFINE_GLOBAL, "ld.param.u64 {x}, [data{arg}+0];"},
+      // asm_for_op. Comparisons are typed by their operands.
+      {RenderPat(Ops::RECIP).when(IsFloat), "rcp.approx.{t} {x}, {0};"},
+      {Ops::RECIP, "rcp.{t} {x}, {0};"},
+      {Ops::EXP2, "ex2.approx.{t} {x}, {0};"},
+      {Ops::LOG2, "lg2.approx.{t} {x}, {0};"},
+      {Ops::SIN, "sin.approx.{t} {x}, {0};"},
+      {Ops::SQRT, "sqrt.approx.{t} {x}, {0};"},
+      {Ops::SHR, "shr.{t} {x}, {0}, {1};"},
+      {Ops::SHL, "shl.b{bits} {x}, {0}, {1};"},
+      {RenderPat(Ops::ADD).dtype(dtypes::kBool), "or.{t} {x}, {0}, {1};"},
+      {Ops::ADD, "add.{t} {x}, {0}, {1};"},
+      {RenderPat(Ops::MUL).dtype(dtypes::kBool), "and.{t} {x}, {0}, {1};"},
+      {RenderPat(Ops::MUL).dtype(dtypes::kInts), "mul.lo.{t} {x}, {0}, {1};"},
+      {Ops::MUL, "mul.{t} {x}, {0}, {1};"},
+      {RenderPat(Ops::XOR).dtype(dtypes::kBool), "xor.pred {x}, {0}, {1};"},
+      {Ops::XOR, "xor.b{bits} {x}, {0}, {1};"},
+      {RenderPat(Ops::AND).dtype(dtypes::kBool), "and.pred {x}, {0}, {1};"},
+      {Ops::AND, "and.b{bits} {x}, {0}, {1};"},
+      {RenderPat(Ops::OR).dtype(dtypes::kBool), "or.pred {x}, {0}, {1};"},
+      {Ops::OR, "or.b{bits} {x}, {0}, {1};"},
+      {Ops::IDIV, "div.{t} {x}, {0}, {1};"},
+      {Ops::MOD, "rem.{t} {x}, {0}, {1};"},
+      {Ops::MAX, "max.{t} {x}, {0}, {1};"},
+      {Ops::CMPLT, "setp.lt.{st} {x}, {0}, {1};"},
+      {Ops::CMPNE, "setp.ne.{st} {x}, {0}, {1};"},
+      {RenderPat(Ops::MULACC).when(IsFloat), "fma.rn.{t} {x}, {0}, {1}, {2};"},
+      {Ops::MULACC, "mad.lo.{t} {x}, {0}, {1}, {2};"},
+      {RenderPat(Ops::WHERE).dtype(dtypes::kBool), "@{0} mov.{t} {x}, {1};\n@!{0} mov.{t} {x}, {2};"},
+      {RenderPat(Ops::WHERE).dtype(dtypes::kFloat16), "selp.b16 {x}, {1}, {2}, {0};"},
+      {Ops::WHERE, "selp.{t} {x}, {1}, {2}, {0};"},
+      // Casts.
+      {Ops::BITCAST, "mov.b{bits} {x}, {0};"},
+      {RenderPat(Ops::CAST).when(FromBool),
+       [](C& c, const UOp* x) -> std::optional<std::string> {
+         const DType dt = x->dtype();
+         return absl::StrCat("selp.b", Tail(c.RegType(dt)), " ", c.Name(x), ", ", RenderVal(1, dt), ", ",
+                             RenderVal(0, dt), ", ", c.Src(x, 0), ";");
+       }},
+      {RenderPat(Ops::CAST).when(ToBool),
+       [](C& c, const UOp* x) -> std::optional<std::string> {
+         const DType from = x->src(0)->dtype();
+         return absl::StrCat("setp.ne.b", Tail(c.RegType(from)), " ", c.Name(x), ", ", c.Src(x, 0), ", ",
+                             RenderVal(0, from), ";");
+       }},
+      {RenderPat(Ops::CAST).when(OneSource),
+       [](C& c, const UOp* x) -> std::optional<std::string> {
+         const DType dt = x->dtype(), from = x->src(0)->dtype();
+         return absl::StrCat("cvt", CvtModifier(dt, from), ".", c.RegType(dt), ".", c.RegType(from), " ",
+                             c.Name(x), ", ", c.Src(x, 0), ";");
+       }},
+      // Loads: a gated one sets its registers to the alternative (or zero for a vector) where the gate is
+      // off.
+      {RenderPat(Ops::LOAD).when(GatedLoad),
+       [](C& c, const UOp* x) -> std::optional<std::string> {
+         const DType dt = x->dtype(), scalar = dt.scalar();
+         const std::string gate = c.Src(x, 2), where = MemSpace(x), address = c.Src(x, 0);
+         if (x->src(1)->dtype().count() > 1) {
+           std::string out;
+           const std::vector<std::string>& lanes = c.RegsOf(x).names;
+           for (const std::string& v : lanes) {
+             absl::StrAppend(&out, "mov.", c.MemType(scalar), " ", v, ", ", RenderVal(0, scalar), ";\n");
+           }
+           absl::StrAppend(&out, "@", gate, " ld.", where, ".v", dt.count(), ".", c.MemType(scalar), " {",
+                           absl::StrJoin(lanes, ", "), "}, [", address, "+0];");
+           return out;
+         }
+         return absl::StrCat("@", gate, " ld.", where, ".", c.MemType(scalar), " ", c.Name(x), ", [", address,
+                             "+0];\n@!", gate, " mov.b", Tail(c.RegType(scalar)), " ", c.Name(x), ", ",
+                             c.Src(x, 1), ";");
+       }},
+      {Ops::LOAD,
+       [](C& c, const UOp* x) -> std::optional<std::string> {
+         const DType dt = x->dtype();
+         const std::string where = MemSpace(x), address = c.Src(x, 0);
+         if (dt.count() > 1) {
+           return absl::StrCat("ld.", where, ".v", dt.count(), ".", c.MemType(dt.scalar()), " {",
+                               absl::StrJoin(c.RegsOf(x).names, ", "), "}, [", address, "+0];");
+         }
+         return absl::StrCat("ld.", where, ".", c.MemType(dt), " ", c.Name(x), ", [", address, "+0];");
+       }},
+      // Accumulators, loops, assignments.
+      {RenderPat(Ops::DEFINE_ACC).when(FromBoolConst),
+       [](C& c, const UOp* x) -> std::optional<std::string> {
+         const UOp* init = x->src(0);
+         return absl::StrCat("setp.ne.s16 ", c.Name(init), ", ",
+                             RenderVal(init->const_value(), init->dtype()), ", 0;\nmov.pred ", c.Name(x),
+                             ", ", c.Name(init), ";");
+       }},
+      {RenderPat(Ops::DEFINE_ACC).when(FromConst), "mov.b{bits} {x}, {val0};"},
+      {Ops::RANGE,
+       [](C& c, const UOp* x) -> std::optional<std::string> {
+         const std::string& r = c.Name(x);
+         return absl::StrCat("mov.u32 ", r, ", 0;\nLOOP_", Tail(r), ":");
+       }},
+      {RenderPat(Ops::ASSIGN).dtype(dtypes::kBool), "mov.pred {0}, {1};"},
+      {Ops::ASSIGN, "mov.b{bits} {0}, {1};"},
+      {RenderPat(Ops::ENDRANGE).when(LoopOfRange),
+       [](C& c, const UOp* x) -> std::optional<std::string> {
+         const std::string counter = c.Src(x, 0), pred = c.Name(x);
+         return absl::StrCat("add.s32 ", counter, ", ", counter, ", 1;\nsetp.lt.s32 ", pred, ", ", counter,
+                             ", ", c.Src(x->src(0), 0), ";\n@", pred, " bra LOOP_", Tail(counter), ";");
+       }},
+      {Ops::DEFINE_LOCAL,
+       [](C& c, const UOp* x) -> std::
+                                  optional<std::string> {
+                                    if (!x->arg().is_string()) {
+                                      c.Fail("a DEFINE_LOCAL needs a name");
+                                      return std::string();
+                                    }
+                                    const std::string& local = x->arg().as_string();
+                                    const DType dt = x->dtype();
+                                    return absl::StrCat(".shared .align 4 .b8 ", local, "[",
+                                                        dt.ptr_size() * dt.itemsize(), "];\nmov.u64 ",
+                                                        c.Name(x), ", ", local, "[0];");
+                                  }},
+      {Ops::IF,
+       [](C& c, const UOp* x) -> std::
+                                  optional<std::string> {
+                                    if (x->num_src() < 1) return std::nullopt;
+                                    const std::string& gate = c.Src(x, 0);
+                                    return absl::StrCat("@!", gate, " bra IF_", Tail(gate), "_", c.pos(),
+                                                        ";");
+                                  }},
+      {RenderPat(Ops::ENDIF).when(EndOfIf),
+       [](C& c, const UOp* x) -> std::
+                                  optional<std::string> {
+                                    std::optional<size_t> if_at = c.Position(x->src(0));
+                                    if (!if_at.has_value()) {
+                                      c.Fail("an ENDIF of an IF outside the program");
+                                      return std::string();
+                                    }
+                                    return absl::StrCat("IF_", Tail(c.Src(x->src(0), 0)), "_", *if_at, ":");
+                                  }},
+      // Pack the inputs and accumulator into 32-bit registers, multiply, unpack.
+      {Ops::WMMA,
+       [](C& c, const UOp* x) -> std::
+                                  optional<std::string> {
+                                    std::vector<std::string> lines;
+                                    for (int s = 0; s < 3; ++s) {
+                                      const std::vector<std::string>& lanes = c.RegsOf(x->src(s)).names;
+                                      const int per_reg = 4 / x->src(s)->dtype().scalar().itemsize();
+                                      for (size_t i = 0; i < c.wmma_regs[s].size(); ++i) {
+                                        lines.push_back(absl::StrCat("mov.b32 ", c.wmma_regs[s][i], ", ",
+                                                                     Packed(lanes, i, per_reg), ";"));
+                                      }
+                                    }
+                                    const Arg& dims = x->arg()[1];
+                                    const DType in = x->arg()[2].as_dtype(), out = x->arg()[3].as_dtype();
+                                    auto in_name = [](DType t) {
+                                      return t == dtypes::kFloat32 ? "tf32" : "f16";
+                                    };
+                                    auto out_name = [](DType t) {
+                                      return t == dtypes::kFloat32 ? "f32" : "f16";
+                                    };
+                                    const std::vector<std::vector<std::string>>& w = c.wmma_regs;
+                                    lines.push_back(absl::StrCat(
+                                        "mma.sync.aligned.m", dims[1].as_int(), "n", dims[0].as_int(), "k",
+                                        dims[2].as_int(), ".row.col.", out_name(out), ".", in_name(in), ".",
+                                        in_name(in), ".", out_name(out), std::string(12, ' '), "{",
+                                        absl::StrJoin(w[2], ", "), "}, {", absl::StrJoin(w[0], ", "), "}, {",
+                                        absl::StrJoin(w[1], ", "), "}, {", absl::StrJoin(w[2], ", "), "};"));
+                                    const std::vector<std::string>& result = c.RegsOf(x).names;
+                                    const int per_reg = 4 / out.itemsize();
+                                    for (size_t i = 0; i < w[2].size(); ++i) {
+                                      lines.push_back(absl::StrCat("mov.b32 ", Packed(result, i, per_reg),
+                                                                   ", ", w[2][i], ";"));
+                                    }
+                                    return absl::StrJoin(lines, "\n");
+                                  }},
+      {Ops::BARRIER, "bar.sync\t0;"},
+      {Ops::DEFINE_VAR, "ld.param.{mem} {x}, [{var}+0];"},
+  });
+  return *rules;
+}
+
+// The register kind (and type, where it is not the uop's) of a uop's own register (tinygrad's prefix).
+std::optional<std::pair<const char*, const char*>> RegisterKind(Ops op) {
+  switch (op) {
+    case Ops::CAST:
+    case Ops::BITCAST:
+      return std::pair{"cast", nullptr};
+    case Ops::ENDRANGE:
+      return std::pair{"pred", "pred"};
+    case Ops::RANGE:
+      return std::pair{"ridx", nullptr};
+    case Ops::DEFINE_ACC:
+      return std::pair{"acc", nullptr};
+    case Ops::DEFINE_VAR:
+      return std::pair{"dat", nullptr};
+    case Ops::CONST:
+      return std::pair{"const", nullptr};
+    case Ops::DEFINE_LOCAL:
+      return std::pair{"local", "u64"};
+    case Ops::DEFINE_GLOBAL:
+      return std::pair{"dat", "u64"};
+    default:
+      if (groups::kALU.contains(op)) return std::pair{"alu", nullptr};
+      return std::nullopt;
+  }
+}
+
+}  // namespace
+
 PTXRenderer::PTXRenderer(std::string arch) : arch_(std::move(arch)) {
   device_ = "CUDA";
   global_max_ = std::vector<int64_t>{2147483647, 65535, 65535};
   local_max_ = std::vector<int64_t>{1024, 1024, 64};
   shared_max_ = 49152;
   supported_ops_ = kPtxOps;
-  int sm = 0;
-  if (arch_.size() > 3) sm = std::atoi(arch_.c_str() + 3);
-  if (sm >= 80) {
-    // CUDA's sm_80 list without its bfloat16 core (PTX renders half and float inputs only).
-    for (DType out : {dtypes::kFloat32, dtypes::kFloat16}) {
-      tensor_cores_.push_back(MakeTensorCore(
-          {8, 16, 16}, {8, 4, 4}, dtypes::kFloat16, out,
-          std::make_pair(std::vector<int64_t>{6, 7, 2, 3, 4}, std::vector<int64_t>{0, 1, 9, 5, 10, 8}),
-          std::make_pair(std::vector<int64_t>{6, 7, 9, 0, 1}, std::vector<int64_t>{2, 3, 4, 10, 5, 8})));
-    }
-  }
-  if (sm >= 75) {
-    for (TensorCore& tc : TensorCores8168()) tensor_cores_.push_back(std::move(tc));
+  // CUDA's list without its bfloat16 core (PTX renders half and float inputs only).
+  for (TensorCore& tc : CudaTensorCores(arch_)) {
+    if (tc.dtype_in != dtypes::kBFloat16) tensor_cores_.push_back(std::move(tc));
   }
 }
 
 absl::StatusOr<std::string> PTXRenderer::Render(absl::Span<const UOp* const> uops) const {
   PtxContext ctx(uops);
+  const PtxRules& rules = Rules();
   std::vector<std::string> kernel;
   std::vector<std::pair<std::string, DType>> params;
   std::string name = "test";
@@ -371,104 +594,67 @@ absl::StatusOr<std::string> PTXRenderer::Render(absl::Span<const UOp* const> uop
   for (size_t pos = 0; pos < uops.size(); ++pos) {
     const UOp* u = uops[pos];
     const Ops op = u->op();
-    auto error = [&](absl::string_view what) {
-      return absl::InvalidArgumentError(absl::StrCat("cannot render uop ", pos, " (", OpName(op), " ",
-                                                     u->dtype().ToString(), ") as PTX: ", what));
-    };
-    absl::Status missing = absl::OkStatus();
-    auto regs = [&](const UOp* x) -> const Regs& {
-      static const Regs* const kNone = new Regs{{""}, false};
-      const Regs* r = ctx.Find(x);
-      if (r == nullptr) {
-        missing = error("a source has no register");
-        return *kNone;
-      }
-      return *r;
-    };
-    auto reg = [&](const UOp* x) -> std::string {
-      const Regs& r = regs(x);
-      if (r.is_list || r.names.size() != 1) {
-        missing = error("a vector where PTX needs one register");
-        return "";
-      }
-      return r.names[0];
-    };
-    auto reg_type = [&](DType dt) -> std::string {
-      std::optional<std::string> t = RegType(dt);
-      if (!t.has_value()) {
-        missing = error(absl::StrCat("no PTX register type for ", dt.ToString()));
-        return "";
-      }
-      return *t;
-    };
-    auto mem_type = [&](DType dt) -> std::string {
-      std::optional<std::string> t = MemType(dt);
-      if (!t.has_value()) {
-        missing = error(absl::StrCat("no PTX memory type for ", dt.ToString()));
-        return "";
-      }
-      return *t;
-    };
-
+    ctx.Start(u, pos);
     if (op == Ops::SINK) {
       if (const KernelInfo* info = KernelInfoOf(u)) name = info->name;
       continue;
     }
+    // Uops that only name registers: a vector's lanes, a lane, a cast that changes nothing.
     if (op == Ops::VECTORIZE) {
       std::vector<std::string> names;
-      for (const UOpPtr& s : u->src()) names.push_back(reg(s.get()));
-      if (!missing.ok()) return missing;
+      for (const UOpPtr& s : u->src()) names.push_back(ctx.Name(s.get()));
+      if (!ctx.status.ok()) return ctx.status;
       ctx.SetList(u, std::move(names));
       continue;
     }
     if (op == Ops::GEP) {
       if (u->num_src() != 1 || !u->arg().is_tuple() || u->arg().size() != 1)
-        return error("a GEP of one lane");
-      const Regs& r = regs(u->src(0));
-      if (!missing.ok()) return missing;
+        return ctx.Error("a GEP of one lane");
+      const Regs& r = ctx.RegsOf(u->src(0));
+      if (!ctx.status.ok()) return ctx.status;
       const int64_t i = u->arg()[0].as_int();
       if (!r.is_list || i < 0 || i >= static_cast<int64_t>(r.names.size()))
-        return error("a lane out of range");
+        return ctx.Error("a lane out of range");
       ctx.Set(u, r.names[i]);
       continue;
     }
     if ((op == Ops::CAST || op == Ops::BITCAST) && u->num_src() == 1 &&
         (u->src(0)->dtype() == u->dtype() || u->src(0)->dtype().is_ptr())) {
-      regs(u->src(0));
-      if (!missing.ok()) return missing;
+      ctx.RegsOf(u->src(0));
+      if (!ctx.status.ok()) return ctx.status;
       ctx.SetSame(u, u->src(0));
       continue;
     }
 
     // Registers of the uop itself.
-    std::vector<std::vector<std::string>> wmma_regs;
+    ctx.wmma_regs.clear();
     if (op == Ops::SPECIAL) {
       if (!u->arg().is_tuple() || u->arg().size() == 0 || !u->arg()[0].is_string())
-        return error("bad SPECIAL arg");
+        return ctx.Error("bad SPECIAL arg");
       ctx.Set(u, "%" + u->arg()[0].as_string());
     } else if (op == Ops::DEFINE_VAR) {
       if (!u->arg().is_tuple() || u->arg().size() == 0 || !u->arg()[0].is_string())
-        return error("a DEFINE_VAR needs a name");
+        return ctx.Error("a DEFINE_VAR needs a name");
       params.emplace_back(u->var_name(), u->dtype());
     } else if (op == Ops::LOAD) {
       if (u->num_src() == 0 || u->src(0)->dtype() != dtypes::kInt64)
-        return error("a load from an int64 address");
+        return ctx.Error("a load from an int64 address");
       if (u->dtype().count() > 1) {
         std::vector<std::string> names;
-        const std::string t = reg_type(u->dtype().scalar());
+        const std::string t = ctx.RegType(u->dtype().scalar());
         for (int i = 0; i < u->dtype().count(); ++i) names.push_back(ctx.Ssa("val", t));
         ctx.SetList(u, std::move(names));
       } else {
-        ctx.Set(u, ctx.Ssa("val", reg_type(u->dtype())));
+        ctx.Set(u, ctx.Ssa("val", ctx.RegType(u->dtype())));
       }
     } else if (op == Ops::DEFINE_GLOBAL) {
-      if (!u->arg().is_int()) return error("a DEFINE_GLOBAL needs a buffer number");
+      if (!u->arg().is_int()) return ctx.Error("a DEFINE_GLOBAL needs a buffer number");
       params.emplace_back(absl::StrCat("data", u->arg().as_int()), u->dtype());
     } else if (op == Ops::WMMA) {
       if (u->num_src() != 3 || !u->arg().is_tuple() || u->arg().size() < 4 || !u->arg()[1].is_tuple() ||
           u->arg()[1].size() != 3 || !u->arg()[1][0].is_int() || !u->arg()[1][1].is_int() ||
           !u->arg()[1][2].is_int() || !u->arg()[2].is_dtype() || !u->arg()[3].is_dtype()) {
-        return error("a WMMA with three sources and tinygrad's arg");
+        return ctx.Error("a WMMA with three sources and tinygrad's arg");
       }
       // Lanes are packed into 32-bit registers: halfs two to a register, floats one.
       const DType in = u->arg()[2].as_dtype(), out = u->arg()[3].as_dtype();
@@ -478,220 +664,39 @@ absl::StatusOr<std::string> PTXRenderer::Render(absl::Span<const UOp* const> uop
                                u->src(1)->dtype().scalar().itemsize() == in.itemsize() &&
                                u->src(2)->dtype().scalar().itemsize() == out.itemsize() &&
                                u->dtype().scalar().itemsize() == out.itemsize() &&
-                               u->dtype().count() == static_cast<int>(regs(u->src(2)).names.size());
-      if (!missing.ok()) return missing;
-      if (!sizes_agree) return error("a WMMA whose operands do not match its half or float types");
-      const int in_per_reg = 4 / u->arg()[2].as_dtype().itemsize(),
-                out_per_reg = 4 / u->arg()[3].as_dtype().itemsize();
+                               u->dtype().count() == static_cast<int>(ctx.RegsOf(u->src(2)).names.size());
+      if (!ctx.status.ok()) return ctx.status;
+      if (!sizes_agree) return ctx.Error("a WMMA whose operands do not match its half or float types");
+      const int in_per_reg = 4 / in.itemsize(), out_per_reg = 4 / out.itemsize();
       for (int s = 0; s < 3; ++s) {
-        const size_t lanes = regs(u->src(s)).names.size();
+        const size_t lanes = ctx.RegsOf(u->src(s)).names.size();
         const int step = s < 2 ? in_per_reg : out_per_reg;
-        wmma_regs.emplace_back();
+        ctx.wmma_regs.emplace_back();
         for (size_t i = 0; i < lanes; i += step)
-          wmma_regs.back().push_back(ctx.Ssa(s < 2 ? "wmma_in" : "wmma_acc", "b32"));
+          ctx.wmma_regs.back().push_back(ctx.Ssa(s < 2 ? "wmma_in" : "wmma_acc", "b32"));
       }
       std::vector<std::string> names;
-      const std::string t = reg_type(u->dtype().scalar());
+      const std::string t = ctx.RegType(u->dtype().scalar());
       for (int i = 0; i < u->dtype().count(); ++i) names.push_back(ctx.Ssa("wmma", t));
       ctx.SetList(u, std::move(names));
     }
-    std::optional<std::pair<std::string, std::optional<std::string>>> prefix;
-    switch (op) {
-      case Ops::CAST:
-      case Ops::BITCAST:
-        prefix = {"cast", std::nullopt};
-        break;
-      case Ops::ENDRANGE:
-        prefix = {"pred", "pred"};
-        break;
-      case Ops::RANGE:
-        prefix = {"ridx", std::nullopt};
-        break;
-      case Ops::DEFINE_ACC:
-        prefix = {"acc", std::nullopt};
-        break;
-      case Ops::DEFINE_VAR:
-        prefix = {"dat", std::nullopt};
-        break;
-      case Ops::CONST:
-        prefix = {"const", std::nullopt};
-        break;
-      case Ops::DEFINE_LOCAL:
-        prefix = {"local", "u64"};
-        break;
-      case Ops::DEFINE_GLOBAL:
-        prefix = {"dat", "u64"};
-        break;
-      default:
-        if (groups::kALU.contains(op)) prefix = {"alu", std::nullopt};
+    if (std::optional<std::pair<const char*, const char*>> kind = RegisterKind(op)) {
+      ctx.Set(u, ctx.Ssa(kind->first, kind->second != nullptr ? kind->second : ctx.RegType(u->dtype())));
     }
-    if (prefix.has_value()) {
-      ctx.Set(u, ctx.Ssa(prefix->first, prefix->second.has_value() ? *prefix->second : reg_type(u->dtype())));
-    }
-    if (!missing.ok()) return missing;
+    if (!ctx.status.ok()) return ctx.status;
 
-    // The instructions (tinygrad's string_rewrite, rule by rule in its order).
-    std::vector<std::string> lines;
-    const DType dt = u->dtype();
-    auto src = [&](size_t i) { return u->src(i); };
-    auto alu = [&](Ops alu_op, const std::string& d, const std::vector<const UOp*>& operands,
-                   DType op_dtype) -> bool {
-      std::vector<std::string> a;
-      for (const UOp* o : operands) a.push_back(reg(o));
-      const std::string type = reg_type(op_dtype);
-      if (!missing.ok()) return true;
-      std::optional<std::vector<std::string>> code = AsmForOp(alu_op, d, a, op_dtype, type);
-      if (!code.has_value()) return false;
-      lines.insert(lines.end(), code->begin(), code->end());
-      return true;
-    };
-    bool rendered = true;
-    if (op == Ops::CONST && dt == dtypes::kBool) {
-      lines.push_back(absl::StrCat("setp.ne.s16 ", reg(u), ", ", RenderVal(u->const_value(), dt), ", 0;"));
-    } else if (op == Ops::CONST) {
-      lines.push_back(
-          absl::StrCat("mov.b", Tail(reg_type(dt)), " ", reg(u), ", ", RenderVal(u->const_value(), dt), ";"));
-    } else if (op == Ops::STORE && u->num_src() >= 2) {
-      const UOp* var = src(1);
-      const int count = var->dtype().count();
-      const Regs& value = regs(var);
-      lines.push_back(
-          absl::StrCat("st.", MemSpace(src(0)), count > 1 ? absl::StrCat(".v", count) : "", ".",
-                       mem_type(var->dtype().scalar()), " [", reg(src(0)), "+0], ",
-                       count > 1 ? absl::StrCat("{", absl::StrJoin(value.names, ", "), "}") : reg(var), ";"));
-    } else if (op == Ops::SPECIAL) {
-      const std::string& special = u->arg()[0].as_string();
-      const char axis = static_cast<char>('x' + (special.back() - '0'));
-      lines.push_back(absl::StrCat("mov.u32 %", special, ", %", special[0] == 'g' ? "ctaid" : "tid", ".",
-                                   std::string(1, axis), ";"));
-    } else if (op == Ops::DEFINE_GLOBAL) {
-      lines.push_back(absl::StrCat("ld.param.u64 ", reg(u), ", [data", u->arg().as_int(), "+0];"));
-    } else if ((op == Ops::CMPLT || op == Ops::CMPNE) && u->num_src() >= 1) {
-      std::vector<const UOp*> operands;
-      for (const UOpPtr& s : u->src()) operands.push_back(s.get());
-      rendered = alu(op, reg(u), operands, src(0)->dtype());
-    } else if (groups::kALU.contains(op)) {
-      std::vector<const UOp*> operands;
-      for (const UOpPtr& s : u->src()) operands.push_back(s.get());
-      rendered = alu(op, reg(u), operands, dt);
-    } else if (op == Ops::BITCAST && u->num_src() >= 1) {
-      lines.push_back(absl::StrCat("mov.b", Tail(reg_type(dt)), " ", reg(u), ", ", reg(src(0)), ";"));
-    } else if (op == Ops::CAST && u->num_src() == 1 && src(0)->dtype() == dtypes::kBool) {
-      lines.push_back(absl::StrCat("selp.b", Tail(reg_type(dt)), " ", reg(u), ", ", RenderVal(1, dt), ", ",
-                                   RenderVal(0, dt), ", ", reg(src(0)), ";"));
-    } else if (op == Ops::CAST && u->num_src() == 1 && dt == dtypes::kBool) {
-      lines.push_back(absl::StrCat("setp.ne.b", Tail(reg_type(src(0)->dtype())), " ", reg(u), ", ",
-                                   reg(src(0)), ", ", RenderVal(0, src(0)->dtype()), ";"));
-    } else if (op == Ops::CAST && u->num_src() == 1) {
-      lines.push_back(absl::StrCat("cvt", CvtModifier(dt, src(0)->dtype()), ".", reg_type(dt), ".",
-                                   reg_type(src(0)->dtype()), " ", reg(u), ", ", reg(src(0)), ";"));
-    } else if (op == Ops::LOAD && u->num_src() == 3 && groups::kALU.contains(src(2)->op())) {
-      const DType scalar = dt.scalar();
-      const Regs& out = regs(u);
-      const std::string gate = reg(src(2)), where = MemSpace(u), address = reg(src(0));
-      if (src(1)->dtype().count() > 1) {
-        for (const std::string& v : out.names) {
-          lines.push_back(absl::StrCat("mov.", mem_type(scalar), " ", v, ", ", RenderVal(0, scalar), ";"));
-        }
-        lines.push_back(absl::StrCat("@", gate, " ld.", where, ".v", dt.count(), ".", mem_type(scalar), " {",
-                                     absl::StrJoin(out.names, ", "), "}, [", address, "+0];"));
-      } else {
-        lines.push_back(absl::StrCat("@", gate, " ld.", where, ".", mem_type(scalar), " ", reg(u), ", [",
-                                     address, "+0];"));
-        lines.push_back(
-            absl::StrCat("@!", gate, " mov.b", Tail(reg_type(scalar)), " ", reg(u), ", ", reg(src(1)), ";"));
-      }
-    } else if (op == Ops::LOAD) {
-      const std::string where = MemSpace(u), address = reg(src(0));
-      if (dt.count() > 1) {
-        lines.push_back(absl::StrCat("ld.", where, ".v", dt.count(), ".", mem_type(dt.scalar()), " {",
-                                     absl::StrJoin(regs(u).names, ", "), "}, [", address, "+0];"));
-      } else {
-        lines.push_back(absl::StrCat("ld.", where, ".", mem_type(dt), " ", reg(u), ", [", address, "+0];"));
-      }
-    } else if (op == Ops::DEFINE_ACC && u->num_src() >= 1 && src(0)->op() == Ops::CONST &&
-               src(0)->dtype() == dtypes::kBool) {
-      lines.push_back(absl::StrCat("setp.ne.s16 ", reg(src(0)), ", ",
-                                   RenderVal(src(0)->const_value(), src(0)->dtype()), ", 0;"));
-      lines.push_back(absl::StrCat("mov.pred ", reg(u), ", ", reg(src(0)), ";"));
-    } else if (op == Ops::DEFINE_ACC && u->num_src() >= 1 && src(0)->op() == Ops::CONST) {
-      lines.push_back(absl::StrCat("mov.b", Tail(reg_type(dt)), " ", reg(u), ", ",
-                                   RenderVal(src(0)->const_value(), dt), ";"));
-    } else if (op == Ops::RANGE) {
-      const std::string r = reg(u);
-      lines.push_back(absl::StrCat("mov.u32 ", r, ", 0;"));
-      lines.push_back(absl::StrCat("LOOP_", Tail(r), ":"));
-    } else if (op == Ops::ASSIGN && u->num_src() >= 2 && dt == dtypes::kBool) {
-      lines.push_back(absl::StrCat("mov.pred ", reg(src(0)), ", ", reg(src(1)), ";"));
-    } else if (op == Ops::ASSIGN && u->num_src() >= 2) {
-      lines.push_back(absl::StrCat("mov.b", Tail(reg_type(dt)), " ", reg(src(0)), ", ", reg(src(1)), ";"));
-    } else if (op == Ops::ENDRANGE && u->num_src() == 1 && src(0)->num_src() >= 1) {
-      const std::string counter = reg(src(0));
-      lines.push_back(absl::StrCat("add.s32 ", counter, ", ", counter, ", 1;"));
-      lines.push_back(absl::StrCat("setp.lt.s32 ", reg(u), ", ", counter, ", ", reg(src(0)->src(0)), ";"));
-      lines.push_back(absl::StrCat("@", reg(u), " bra LOOP_", Tail(counter), ";"));
-    } else if (op == Ops::DEFINE_LOCAL) {
-      if (!u->arg().is_string()) return error("a DEFINE_LOCAL needs a name");
-      const std::string& local = u->arg().as_string();
-      lines.push_back(absl::StrCat(".shared .align 4 .b8 ", local, "[", dt.ptr_size() * dt.itemsize(), "];"));
-      lines.push_back(absl::StrCat("mov.u64 ", reg(u), ", ", local, "[0];"));
-    } else if (op == Ops::IF && u->num_src() >= 1) {
-      const std::string gate = reg(src(0));
-      lines.push_back(absl::StrCat("@!", gate, " bra IF_", Tail(gate), "_", pos, ";"));
-    } else if (op == Ops::ENDIF && u->num_src() >= 1 && src(0)->num_src() >= 1) {
-      std::optional<size_t> if_at = ctx.Position(src(0));
-      if (!if_at.has_value()) return error("an ENDIF of an IF outside the program");
-      lines.push_back(absl::StrCat("IF_", Tail(reg(src(0)->src(0))), "_", *if_at, ":"));
-    } else if (op == Ops::WMMA) {
-      // Pack the inputs and accumulator into 32-bit registers, multiply, unpack.
-      for (int s = 0; s < 3; ++s) {
-        const std::vector<std::string>& lanes = regs(src(s)).names;
-        const int per_reg = 4 / src(s)->dtype().scalar().itemsize();
-        for (size_t i = 0; i < wmma_regs[s].size(); ++i) {
-          if (per_reg == 1) {
-            lines.push_back(absl::StrCat("mov.b32 ", wmma_regs[s][i], ", ", lanes.at(i), ";"));
-          } else {
-            std::vector<std::string> packed(lanes.begin() + i * per_reg,
-                                            lanes.begin() + std::min(lanes.size(), (i + 1) * per_reg));
-            lines.push_back(
-                absl::StrCat("mov.b32 ", wmma_regs[s][i], ", {", absl::StrJoin(packed, ", "), "};"));
-          }
-        }
-      }
-      const Arg& dims = u->arg()[1];
-      const DType in = u->arg()[2].as_dtype(), out = u->arg()[3].as_dtype();
-      auto in_name = [](DType t) { return t == dtypes::kFloat32 ? "tf32" : "f16"; };
-      auto out_name = [](DType t) { return t == dtypes::kFloat32 ? "f32" : "f16"; };
-      lines.push_back(absl::StrCat(
-          "mma.sync.aligned.m", dims[1].as_int(), "n", dims[0].as_int(), "k", dims[2].as_int(), ".row.col.",
-          out_name(out), ".", in_name(in), ".", in_name(in), ".", out_name(out), std::string(12, ' '), "{",
-          absl::StrJoin(wmma_regs[2], ", "), "}, {", absl::StrJoin(wmma_regs[0], ", "), "}, {",
-          absl::StrJoin(wmma_regs[1], ", "), "}, {", absl::StrJoin(wmma_regs[2], ", "), "};"));
-      const std::vector<std::string>& result = regs(u).names;
-      const int per_reg = 4 / out.itemsize();
-      for (size_t i = 0; i < wmma_regs[2].size(); ++i) {
-        if (per_reg == 1) {
-          lines.push_back(absl::StrCat("mov.b32 ", result.at(i), ", ", wmma_regs[2][i], ";"));
-        } else {
-          std::vector<std::string> packed(result.begin() + i * per_reg,
-                                          result.begin() + std::min(result.size(), (i + 1) * per_reg));
-          lines.push_back(
-              absl::StrCat("mov.b32 {", absl::StrJoin(packed, ", "), "}, ", wmma_regs[2][i], ";"));
-        }
-      }
-    } else if (op == Ops::BARRIER) {
-      lines.push_back("bar.sync\t0;");
-    } else if (op == Ops::DEFINE_VAR) {
-      lines.push_back(absl::StrCat("ld.param.", mem_type(dt), " ", reg(u), ", [", u->var_name(), "+0];"));
-    } else {
-      rendered = false;
+    // The instructions.
+    if (groups::kALU.contains(op)) {
+      const size_t arity = groups::kTernary.contains(op) ? 3 : groups::kBinary.contains(op) ? 2 : 1;
+      if (u->num_src() != arity) return ctx.Error("an ALU op with the wrong number of sources");
     }
-    if (!missing.ok()) return missing;
-    if (!rendered) return error("PTX has no rendering for it");
-    kernel.insert(kernel.end(), lines.begin(), lines.end());
+    std::optional<std::string> text = rules.Render(ctx, u);
+    if (!ctx.status.ok()) return ctx.status;
+    if (!text.has_value()) return ctx.Error("PTX has no rendering for it");
+    for (absl::string_view line : absl::StrSplit(*text, '\n')) kernel.emplace_back(line);
 
     if (op == Ops::ASSIGN) {
-      ctx.SetSame(u, src(0));
+      ctx.SetSame(u, u->src(0));
     } else if (op == Ops::SPECIAL) {
       kernel.insert(kernel.begin(), absl::StrCat(".reg .u32 %", u->arg()[0].as_string(), ";"));
     }

@@ -1,6 +1,7 @@
 #include "codegen/testing/test_renderers.h"
 
 #include "absl/status/status.h"
+#include "renderer/tensor_cores.h"
 
 namespace uopc {
 namespace {
@@ -56,19 +57,7 @@ DescriptionOnlyRenderer CudaSm80Target() {
   r.global_max_ = std::vector<int64_t>{2147483647, 65535, 65535};
   r.local_max_ = std::vector<int64_t>{1024, 1024, 64};
   r.shared_max_ = 49152;
-  const std::vector<std::string> opts = {"u0", "l0", "l0", "l1", "l1", "l1", "u1"};
-  for (auto [in, out] : std::vector<std::pair<DType, DType>>{{dtypes::kFloat16, dtypes::kFloat32},
-                                                             {dtypes::kBFloat16, dtypes::kFloat32},
-                                                             {dtypes::kFloat16, dtypes::kFloat16}}) {
-    r.tensor_cores_.push_back(Tc({8, 16, 16}, 32, {8, 4, 4}, in, out, opts,
-                                 {{6, 7, 2, 3, 4}, {0, 1, 9, 5, 10, 8}},
-                                 {{6, 7, 9, 0, 1}, {2, 3, 4, 10, 5, 8}}));
-  }
-  for (auto [in, out] : std::vector<std::pair<DType, DType>>{{dtypes::kFloat16, dtypes::kFloat32},
-                                                             {dtypes::kFloat16, dtypes::kFloat16}}) {
-    r.tensor_cores_.push_back(Tc({8, 16, 8}, 32, {4, 2, 4}, in, out, opts, {{6, 7, 2, 3, 4}, {0, 1, 8, 5, 9}},
-                                 {{6, 7, 8, 0, 1}, {2, 3, 4, 9, 5}}));
-  }
+  r.tensor_cores_ = CudaTensorCores("sm_80");
   return r;
 }
 
