@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -294,6 +295,31 @@ const PatternMatcher& LowererRules() {
   return *pm;
 }
 
+// The index of a CPU kernel's outermost loop (size `n`) split across cores (renderer.h's CoreSplit): chunk
+// `core_id` of t runs iterations [core_id * n/t, (core_id + 1) * n/t). t divides n, so every loop keeps a
+// constant trip count (a bound that depends on core_id would make the range differ between the places it is
+// simplified), and is the divisor that finishes soonest on `cores` threads taking chunks in turn: fewest
+// rounds ceil(t / cores) per chunk length n/t, the fewer chunks on a tie, up to 4 chunks a core. nullptr when
+// the kernel stays one loop: one core, a symbolic size, no divisor, or too little work (`work`: the
+// iterations of the whole loop nest, nullopt when symbolic) for two chunks of min_work_per_core.
+UOpPtr OuterLoopAcrossCores(const Sint& n_sint, std::optional<int64_t> work, const CoreSplit& split) {
+  if (split.cores < 2 || !n_sint.is_int() || !work.has_value()) return nullptr;
+  const int64_t n = n_sint.value();
+  int64_t max_chunks = std::min(n, 4 * split.cores);
+  if (split.min_work_per_core > 0) max_chunks = std::min(max_chunks, *work / split.min_work_per_core);
+  int64_t chunks = 1;
+  double best = 1.0;  // the time of one loop, in units of the whole loop
+  for (int64_t t = 2; t <= max_chunks; ++t) {
+    if (n % t != 0) continue;
+    const double time = static_cast<double>((t + split.cores - 1) / split.cores) / static_cast<double>(t);
+    if (time < best) best = time, chunks = t;
+  }
+  if (chunks < 2) return nullptr;
+  const UOpPtr core_id =
+      UOp::New(Ops::SPECIAL, dtypes::kInt32, {}, Arg{Arg(std::string("gidx0")), Arg(chunks)});
+  return core_id * (n / chunks) + UOp::Range(UOp::Const(dtypes::kInt32, n / chunks), 0);
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<UOpPtr>> GetGroupedDims(absl::string_view prefix, absl::Span<const Sint> dims_in,
@@ -428,8 +454,22 @@ absl::StatusOr<IndexContext> GetIndex(const UOpPtr& sink, const Renderer& render
       idxs.insert(idxs.end(), l->begin(), l->end());
     }
   } else {
-    // No launch dims: every axis before the reduces is a loop.
+    // No launch dims: every axis before the reduces is a loop, the outermost one split across cores when
+    // the target has several.
     for (int64_t i = 0; i < first_reduce; ++i) idxs.push_back(UOp::Range(full_shape[i].ToUOp(), i));
+    if (first_reduce > 0) {
+      std::optional<int64_t> work = 1;  // saturates at 2^62: only compared with a threshold
+      for (const Sint& s : full_shape) {
+        if (!s.is_int() || !work.has_value()) {
+          work = std::nullopt;
+        } else if (s.value() > 0 && *work > (int64_t{1} << 62) / s.value()) {
+          work = int64_t{1} << 62;
+        } else {
+          work = *work * s.value();
+        }
+      }
+      if (UOpPtr split = OuterLoopAcrossCores(full_shape[0], work, renderer.core_split())) idxs[0] = split;
+    }
   }
   for (int64_t i = first_reduce + group_for_reduces; i < first_upcasted; ++i) {
     idxs.push_back(UOp::Range(full_shape[i].ToUOp(), i));

@@ -4,6 +4,7 @@
 #include <iostream>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_join.h"
@@ -42,6 +43,42 @@ TEST(LowererTest, CorpusStagesMatch) {
   EXPECT_THAT(CorpusStepDifferences("optimized_ast", "lowerer",
                                     [&](const UOpPtr& g) { return RewriteLowerer(g, clang); }),
               ::testing::IsEmpty());
+}
+
+// The SPECIAL and the outer RANGE of a lowered kernel (nullptr when absent).
+std::pair<const UOp*, const UOp*> CoreIdAndOuterLoop(const UOpPtr& lowered) {
+  const UOp *core_id = nullptr, *loop = nullptr;
+  for (const UOp* u : lowered->Toposort()) {
+    if (u->op() == Ops::SPECIAL) core_id = u;
+    if (u->op() == Ops::RANGE && u->arg().as_int() == 0) loop = u;
+  }
+  return {core_id, loop};
+}
+
+// A CPU target with several cores splits the outer loop (1024 iterations) into chunks that divide it: 2 for
+// 2 cores, 8 for 3 (three rounds of 128 iterations), none when the kernel is below the minimum work per core.
+TEST(LowererTest, SplitsTheOuterLoopAcrossCores) {
+  const CorpusKernel* add = nullptr;
+  for (const CorpusKernel& k : KernelCorpus()) {
+    if (k.id == "add_f32_1d/0") add = &k;
+  }
+  ASSERT_NE(add, nullptr);
+  const UOpPtr ast = ParseCorpusGraph(*add->target("clang_noopt").Stage("optimized_ast"));
+  for (auto [cores, chunks] : {std::pair<int64_t, int64_t>{2, 2}, {3, 8}}) {
+    absl::StatusOr<UOpPtr> lowered =
+        RewriteLowerer(ast, ClangRenderer({.cores = cores, .min_work_per_core = 0}));
+    ASSERT_TRUE(lowered.ok()) << lowered.status();
+    auto [core_id, loop] = CoreIdAndOuterLoop(*lowered);
+    ASSERT_NE(core_id, nullptr) << cores;
+    EXPECT_EQ(core_id->arg()[0].as_string(), "gidx0");
+    EXPECT_EQ(core_id->arg()[1].as_int(), chunks);
+    ASSERT_NE(loop, nullptr);
+    ASSERT_EQ(loop->src(0)->op(), Ops::CONST);
+    EXPECT_EQ(static_cast<int64_t>(loop->src(0)->const_value().AsInt()), 1024 / chunks);
+  }
+  absl::StatusOr<UOpPtr> small = RewriteLowerer(ast, ClangRenderer({.cores = 2}));
+  ASSERT_TRUE(small.ok()) << small.status();
+  EXPECT_EQ(CoreIdAndOuterLoop(*small).first, nullptr);
 }
 
 // tinygrad's own lowerer on the corpus ASTs for GPU-like targets

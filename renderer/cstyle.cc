@@ -449,10 +449,13 @@ std::string CStyleRenderer::RenderKernel(const std::string& function_name,
   return RenderFunction(function_name, lines, params, uops);
 }
 
-ClangRenderer::ClangRenderer() {
+ClangRenderer::ClangRenderer(CoreSplit split) {
   device_ = "CPU";
   has_local_ = false;
   global_max_ = std::nullopt;
+  core_split_ = split;
+  // The launch index of a kernel split across cores (tinygrad's code_for_workitem on its threaded CPU).
+  code_for_workitem_ = {{'g', "core_id"}};
   // tinygrad's CStyleLanguage code_for_op without EXP2, SIN and LOG2 (the CPU gets their polynomial
   // fallbacks).
   supported_ops_ =
@@ -506,8 +509,15 @@ std::string ClangRenderer::RenderKernel(const std::string& function_name,
                                    " __attribute__((aligned(", alignment, "),vector_size(", itemsize,
                                    ")));"));
   }
-  return absl::StrCat(absl::StrJoin(defines, "\n"), "\n", RenderFunction(function_name, lines, params, uops),
-                      "\n");
+  // A kernel split across cores takes its chunk's number last.
+  std::vector<Param> all_params = params;
+  for (const UOp* u : uops) {
+    if (u->op() != Ops::SPECIAL) continue;
+    all_params.push_back({"core_id", dtypes::kInt32, false});
+    break;
+  }
+  return absl::StrCat(absl::StrJoin(defines, "\n"), "\n",
+                      RenderFunction(function_name, lines, all_params, uops), "\n");
 }
 
 }  // namespace uopc

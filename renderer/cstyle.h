@@ -112,10 +112,13 @@ class CStyleRenderer : public Renderer {
   friend class CStyleContext;
 };
 
-// The C source for the CPU device: `void E_3(int* restrict data0, ...)`, compiled by clang.
+// The C source for the CPU device: `void E_3(int* restrict data0, ...)`, compiled by clang. With a core split
+// (renderer.h), a kernel split across cores takes `const int core_id` last and reads its chunk's number as
+// `int gidx0 = core_id; /* 2 */`; every other kernel is tinygrad's source byte for byte.
 class ClangRenderer : public CStyleRenderer {
  public:
-  ClangRenderer();
+  ClangRenderer() : ClangRenderer(CoreSplit{}) {}
+  explicit ClangRenderer(CoreSplit split);
   // tinygrad's ClangRenderer.extra_matcher: double to half through float, no vectorized SQRT, and the
   // C-style rules.
   const PatternMatcher* extra_matcher() const override;

@@ -334,8 +334,9 @@ absl::StatusOr<std::string> LlvmCastInstruction(DType from, DType to) {
       absl::StrCat("no LLVM cast from ", from.ToString(), " to ", to.ToString()));
 }
 
-LLVMRenderer::LLVMRenderer() {
+LLVMRenderer::LLVMRenderer(CoreSplit split) {
   device_ = "LLVM";
+  core_split_ = split;
   supports_float4_ = true;
   has_local_ = false;
   global_max_ = std::nullopt;
@@ -410,6 +411,7 @@ absl::StatusOr<std::string> LLVMRenderer::Render(absl::Span<const UOp* const> uo
   }
 
   std::string name = "test";
+  const UOp* core_id = nullptr;  // a kernel split across cores takes its chunk's number last
   for (size_t pos = 0; pos < uops.size(); ++pos) {
     const UOp* u = uops[pos];
     auto error = [&](absl::string_view what) {
@@ -417,6 +419,14 @@ absl::StatusOr<std::string> LLVMRenderer::Render(absl::Span<const UOp* const> uo
                                                      u->dtype().ToString(), "): ", what));
     };
     switch (u->op()) {
+      case Ops::SPECIAL:
+        if (!u->arg().is_tuple() || u->arg().size() != 2 || !u->arg()[0].is_string() ||
+            u->arg()[0].as_string() != "gidx0" || u->dtype() != dtypes::kInt32 || core_id != nullptr) {
+          return error("the only launch index on LLVM is the core id, gidx0");
+        }
+        core_id = u;
+        r.Set(u, "%core_id");
+        continue;
       case Ops::SINK:
         if (const KernelInfo* info = KernelInfoOf(u)) name = info->name;
         continue;
@@ -481,6 +491,7 @@ absl::StatusOr<std::string> LLVMRenderer::Render(absl::Span<const UOp* const> uo
       }
     }
   }
+  if (core_id != nullptr) args.emplace_back("%core_id", dtypes::kInt32);
   return RenderModule(name, args, lines);
 }
 

@@ -34,9 +34,12 @@ std::string LlvmConst(ConstValue v, DType dt);
 // ...). Errors for a cast LLVM has no single instruction for (to bool; tinygrad rewrites those first).
 absl::StatusOr<std::string> LlvmCastInstruction(DType from, DType to);
 
+// With a core split (renderer.h), a kernel split across cores takes `i32 %core_id` last and uses it as its
+// SPECIAL `gidx0`; every other kernel is tinygrad's IR byte for byte.
 class LLVMRenderer : public Renderer {
  public:
-  LLVMRenderer();
+  LLVMRenderer() : LLVMRenderer(CoreSplit{}) {}
+  explicit LLVMRenderer(CoreSplit split);
 
   // RECIP as FDIV, a cast to bool as `!= 0`, MAX as CMPLT + WHERE, and bfloat16 math and casts through
   // float (tinygrad's LLVMRenderer.extra_matcher).

@@ -26,6 +26,19 @@
 
 namespace uopc {
 
+// How a CPU target spreads a kernel across cores, the way a GPU launch spreads it across thread groups:
+// codegen splits the kernel's outermost loop into equal contiguous chunks (a chunk count that divides the
+// loop, at most 4 per core), the kernel gets the chunk's number as a `core_id` launch index (a SPECIAL
+// `gidx0`, global size (chunks, 1, 1)) in place of that loop's outer part, and the device runs the chunks on
+// its worker threads (tinygrad briefly had this as `global_max=(CPU_COUNT, 0, 0)`). With cores == 1 nothing
+// changes: one loop, no `core_id`, tinygrad's source.
+struct CoreSplit {
+  int64_t cores = 1;
+  // A kernel is split only into chunks of at least this many iterations of its whole loop nest (all axes
+  // multiplied); smaller kernels stay one loop, since starting threads would cost more than they gain.
+  int64_t min_work_per_core = int64_t{1} << 17;
+};
+
 // D = A * B + C on a tensor core; A is M x K, B is K x N, C and D are M x N (tinygrad's TensorCore).
 struct TensorCore {
   std::array<int64_t, 3> dims;                 // N, M, K
@@ -57,6 +70,8 @@ class Renderer {
   const std::optional<std::vector<int64_t>>& local_max() const { return local_max_; }
   int64_t shared_max() const { return shared_max_; }
   const std::vector<TensorCore>& tensor_cores() const { return tensor_cores_; }
+  // CPU targets without locals: how the lowerer splits a kernel's outer loop across cores.
+  const CoreSplit& core_split() const { return core_split_; }
   // The ALU ops this target renders itself (tinygrad's code_for_op keys); the rest are rewritten into these.
   const OpSet& supported_ops() const { return supported_ops_; }
   // Rules run before codegen's final rewrite (nullptr: none), and added to it (nullptr: none).
@@ -76,6 +91,7 @@ class Renderer {
   std::optional<std::vector<int64_t>> local_max_ = std::vector<int64_t>(3, 0x8FFFFFFF);
   int64_t shared_max_ = 32768;
   std::vector<TensorCore> tensor_cores_;
+  CoreSplit core_split_;
   OpSet supported_ops_;
 };
 

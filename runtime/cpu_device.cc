@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <climits>
@@ -16,20 +17,19 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "runtime/cpu_program.h"
+#include "runtime/host_cpu.h"
 
 extern char** environ;
 
 namespace uopc {
 namespace {
-
-// The name of the function every CPU program exports (see cpu_device.h for why).
-constexpr char kEntryName[] = "uopc_entry";
-using EntryFunction = void (*)(void* const* bufs, const int* vars);
 
 // ---- files and processes ----
 
@@ -100,18 +100,6 @@ absl::StatusOr<int> RunProcess(const std::vector<std::string>& argv, const std::
   return 128 + WTERMSIG(status);
 }
 
-// The host CPU's model and feature flags, which decide what -march=native emits.
-std::string HostCpuIdentity() {
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  std::string line, model, flags;
-  while (std::getline(cpuinfo, line) && (model.empty() || flags.empty())) {
-    if (model.empty() && absl::StartsWith(line, "model name")) model = line;
-    if (flags.empty() && (absl::StartsWith(line, "flags") || absl::StartsWith(line, "Features")))
-      flags = line;
-  }
-  return absl::StrCat(model, "\n", flags);
-}
-
 bool IsCIdentifier(absl::string_view name) {
   if (name.empty() || absl::ascii_isdigit(static_cast<unsigned char>(name[0]))) return false;
   for (char c : name) {
@@ -120,86 +108,44 @@ bool IsCIdentifier(absl::string_view name) {
   return true;
 }
 
-// ---- the loaded program ----
+// ---- loading ----
 
-class CpuProgram : public Program {
- public:
-  static absl::StatusOr<std::unique_ptr<Program>> Load(Device& device, const ProgramSpec& spec,
-                                                       absl::string_view lib) {
-    // dlopen needs a path: an anonymous in-memory file leaves nothing behind on disk. It stays open while the
-    // library is loaded, so no later program gets the same /proc/self/fd path (glibc would hand back the
-    // loaded library for a path it already knows).
-    int fd = memfd_create(absl::StrCat("uopc:", spec.name).c_str(), MFD_CLOEXEC);
-    if (fd < 0) return absl::InternalError(absl::StrCat("memfd_create: ", std::strerror(errno)));
-    for (size_t written = 0; written < lib.size();) {
-      ssize_t n = write(fd, lib.data() + written, lib.size() - written);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        close(fd);
-        return absl::InternalError(absl::StrCat("writing the program to memory: ", std::strerror(errno)));
-      }
-      written += static_cast<size_t>(n);
-    }
-    std::string path = absl::StrCat("/proc/self/fd/", fd);
-    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (handle == nullptr) {
-      const char* error = dlerror();
+// The shared object `lib` loaded from memory, and its entry point; the handle closes it when dropped.
+absl::StatusOr<std::pair<std::shared_ptr<void>, CpuEntryFunction>> LoadSharedObject(const ProgramSpec& spec,
+                                                                                    absl::string_view lib) {
+  // dlopen needs a path: an anonymous in-memory file leaves nothing behind on disk. It stays open while the
+  // library is loaded, so no later program gets the same /proc/self/fd path (glibc would hand back the
+  // loaded library for a path it already knows).
+  int fd = memfd_create(absl::StrCat("uopc:", spec.name).c_str(), MFD_CLOEXEC);
+  if (fd < 0) return absl::InternalError(absl::StrCat("memfd_create: ", std::strerror(errno)));
+  for (size_t written = 0; written < lib.size();) {
+    ssize_t n = write(fd, lib.data() + written, lib.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
       close(fd);
-      return absl::InvalidArgumentError(absl::StrCat("cannot load the program ", spec.name, ": ",
-                                                     error != nullptr ? error : "dlopen failed"));
+      return absl::InternalError(absl::StrCat("writing the program to memory: ", std::strerror(errno)));
     }
-    auto entry = reinterpret_cast<EntryFunction>(dlsym(handle, kEntryName));
-    if (entry == nullptr) {
-      dlclose(handle);
-      close(fd);
-      return absl::InvalidArgumentError(
-          absl::StrCat("the program ", spec.name, " has no ", kEntryName,
-                       ": compile CpuDevice::ProgramSource(spec), not spec.src"));
-    }
-    return std::unique_ptr<Program>(new CpuProgram(device, spec, fd, handle, entry));
+    written += static_cast<size_t>(n);
   }
-
-  ~CpuProgram() override {
-    dlclose(handle_);
-    close(fd_);
+  std::string path = absl::StrCat("/proc/self/fd/", fd);
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* error = dlerror();
+    close(fd);
+    return absl::InvalidArgumentError(absl::StrCat("cannot load the program ", spec.name, ": ",
+                                                   error != nullptr ? error : "dlopen failed"));
   }
-
-  absl::Status Launch(absl::Span<Buffer* const> buffers, absl::Span<const int64_t> var_values,
-                      const LaunchParams& params, double* seconds) override {
-    if (absl::Status s = CheckArguments(device_, buffers, var_values); !s.ok()) return s;
-    for (int i = 0; i < 3; ++i) {
-      if (params.global_size[i] != 1 || params.local_size[i] != 1) {
-        return absl::InvalidArgumentError(
-            "the CPU runs a kernel on one thread: global and local sizes must be 1");
-      }
-    }
-    std::vector<void*> pointers(buffers.size());
-    for (size_t i = 0; i < buffers.size(); ++i) pointers[i] = buffers[i]->handle();
-    std::vector<int> ints(var_values.size());
-    for (size_t i = 0; i < var_values.size(); ++i) {
-      if (var_values[i] < INT_MIN || var_values[i] > INT_MAX) {
-        return absl::OutOfRangeError(absl::StrCat("variable ", spec().vars[i], " = ", var_values[i],
-                                                  " does not fit the kernel's int"));
-      }
-      ints[i] = static_cast<int>(var_values[i]);
-    }
-    auto start = std::chrono::steady_clock::now();
-    entry_(pointers.data(), ints.data());
-    if (seconds != nullptr) {
-      *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    }
-    return absl::OkStatus();
+  std::shared_ptr<void> loaded(handle, [fd](void* h) {
+    dlclose(h);
+    close(fd);
+  });
+  auto entry = reinterpret_cast<CpuEntryFunction>(dlsym(handle, kCpuEntryName));
+  if (entry == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("the program ", spec.name, " has no ", kCpuEntryName,
+                                                   ": compile CpuDevice::ProgramSource(spec), not spec.src"));
   }
-
- private:
-  CpuProgram(Device& device, ProgramSpec spec, int fd, void* handle, EntryFunction entry)
-      : Program(std::move(spec)), device_(device), fd_(fd), handle_(handle), entry_(entry) {}
-
-  Device& device_;
-  int fd_;
-  void* handle_;
-  EntryFunction entry_;
-};
+  return std::make_pair(std::move(loaded), entry);
+}
 
 }  // namespace
 
@@ -269,7 +215,9 @@ absl::StatusOr<std::string> ClangCompiler::Compile(absl::string_view src) const 
 CpuDevice::CpuDevice(Options options)
     : Device("CPU"),
       compiler_(std::move(options.compiler_path),
-                CompileCache(options.cache_directory.value_or(CompileCache::DefaultDirectory()))) {}
+                CompileCache(options.cache_directory.value_or(CompileCache::DefaultDirectory()))),
+      renderer_(CoreSplit{.cores = std::max(1, options.threads)}),
+      pool_(std::make_shared<CpuThreadPool>(std::max(1, options.threads))) {}
 
 absl::StatusOr<std::string> CpuDevice::ProgramSource(const ProgramSpec& spec) const {
   if (!IsCIdentifier(spec.name)) {
@@ -278,14 +226,18 @@ absl::StatusOr<std::string> CpuDevice::ProgramSource(const ProgramSpec& spec) co
   std::vector<std::string> args;
   for (size_t i = 0; i < spec.globals.size(); ++i) args.push_back(absl::StrCat("bufs[", i, "]"));
   for (size_t i = 0; i < spec.vars.size(); ++i) args.push_back(absl::StrCat("vars[", i, "]"));
+  if (TakesCoreId(spec)) args.push_back("core_id");
   return absl::StrCat(spec.src, "\n/* uopc: the host calls every kernel through this one signature */\n",
-                      "void ", kEntryName, "(void* const* bufs, const int* vars) {\n  ", spec.name, "(",
-                      absl::StrJoin(args, ", "), ");\n}\n");
+                      "void ", kCpuEntryName, "(void* const* bufs, const int* vars, int core_id) {\n  ",
+                      spec.name, "(", absl::StrJoin(args, ", "), ");\n}\n");
 }
 
 absl::StatusOr<std::unique_ptr<Program>> CpuDevice::LoadProgram(const ProgramSpec& spec,
                                                                 absl::string_view lib) {
-  return CpuProgram::Load(*this, spec, lib);
+  absl::StatusOr<std::pair<std::shared_ptr<void>, CpuEntryFunction>> loaded = LoadSharedObject(spec, lib);
+  if (!loaded.ok()) return loaded.status();
+  return std::unique_ptr<Program>(
+      new CpuProgram(*this, spec, loaded->second, std::move(loaded->first), pool_));
 }
 
 }  // namespace uopc

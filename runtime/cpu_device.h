@@ -2,13 +2,14 @@
 //
 // ClangCompiler runs clang with tinygrad's flags (-O2 -march=native -ffreestanding -fno-math-errno -nostdlib)
 // and links a position-independent shared object with no dependencies; CpuProgram loads it with dlopen from
-// an in-memory file and calls the kernel. Kernels are single-threaded loops: global and local sizes must
-// be 1.
+// an in-memory file, and CpuProgram (cpu_program.h, shared with the LLVM device) launches it: on the calling
+// thread, or, for a kernel codegen split across cores, its chunks on the device's thread pool
+// (`Options::threads`, by default $CPU_THREADS or one per core; 1 renders and runs exactly as before).
 //
 // Departures from tinygrad, on purpose:
 //  - tinygrad links the object itself (its ELF loader) and calls the kernel through ctypes with its real
 //    parameter list. Here the device appends a small C entry point to the source,
-//        void uopc_entry(void* const* bufs, const int* vars) { E_3(bufs[0], bufs[1], bufs[2]); }
+//        void uopc_entry(void* const* bufs, const int* vars, int core_id) { E_3(bufs[0], bufs[1], bufs[2]); }
 //    and the host always calls that one signature. The compiler, which sees the kernel's prototype, then
 //    checks the argument count and converts each argument to the parameter's type, so a spec that does not
 //    match the source is a compile error instead of undefined behaviour, and no per-arity function-pointer
@@ -30,6 +31,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "renderer/cstyle.h"
+#include "runtime/cpu_thread_pool.h"
 #include "runtime/device.h"
 
 namespace uopc {
@@ -63,6 +65,8 @@ class CpuDevice : public Device {
     std::string compiler_path = ClangCompiler::DefaultCompilerPath();
     // nullopt: CompileCache::DefaultDirectory(); "": no cache.
     std::optional<std::string> cache_directory;
+    // Worker threads, and the cores codegen splits a kernel across (renderer.h's CoreSplit); 1: no threads.
+    int threads = CpuThreadPool::DefaultThreads();
   };
 
   CpuDevice() : CpuDevice(Options{}) {}
@@ -71,8 +75,9 @@ class CpuDevice : public Device {
   Allocator& allocator() override { return allocator_; }
   const Compiler& compiler() const override { return compiler_; }
   const Renderer* renderer() const override { return &renderer_; }
-  // spec.src and the entry point `uopc_entry` calling spec.name with spec.globals.size() buffers and
-  // spec.vars.size() ints. Errors: a name that is not a C identifier.
+  // spec.src and the entry point `uopc_entry` calling spec.name with spec.globals.size() buffers,
+  // spec.vars.size() ints and, when the kernel takes one (TakesCoreId), the core id. Errors: a name that is
+  // not a C identifier.
   absl::StatusOr<std::string> ProgramSource(const ProgramSpec& spec) const override;
   absl::StatusOr<std::unique_ptr<Program>> LoadProgram(const ProgramSpec& spec,
                                                        absl::string_view lib) override;
@@ -81,6 +86,7 @@ class CpuDevice : public Device {
   HostAllocator allocator_;
   ClangCompiler compiler_;
   ClangRenderer renderer_;
+  std::shared_ptr<CpuThreadPool> pool_;
 };
 
 }  // namespace uopc

@@ -100,6 +100,31 @@ void fill(float* restrict data0, const int start, const int n) {
   EXPECT_EQ(big.code(), absl::StatusCode::kOutOfRange) << big;
 }
 
+// A kernel split across cores, as codegen renders one (renderer.h's CoreSplit): each core id writes its
+// chunk.
+TEST(CpuDeviceTest, RunsEveryCoreIdOfASplitKernel) {
+  CpuDevice::Options options = CacheIn("");
+  options.threads = 2;
+  CpuDevice cpu(options);
+  ProgramSpec spec{.name = "E_6",
+                   .src =
+                       "void E_6(int* restrict data0, const int core_id) {\n"
+                       "  int gidx0 = core_id; /* 3 */\n"
+                       "  for (int ridx0 = 0; ridx0 < 2; ridx0++) *(data0+(gidx0*2+ridx0)) = gidx0+1;\n}\n",
+                   .globals = {0},
+                   .global_size = std::vector<int64_t>{3, 1, 1},
+                   .local_size = std::vector<int64_t>{1, 1, 1}};
+  absl::StatusOr<std::unique_ptr<Program>> program = cpu.CreateProgram(spec);
+  ASSERT_TRUE(program.ok()) << program.status();
+  Buffer out = MakeBuffer<int>(cpu, dtypes::kInt32, {0, 0, 0, 0, 0, 0});
+  LaunchParams launch;
+  launch.global_size = {3, 1, 1};
+  ASSERT_TRUE((*program)->Launch({&out}, {}, launch).ok());
+  EXPECT_THAT(Read<int>(out), ::testing::ElementsAre(1, 1, 2, 2, 3, 3));
+  launch.global_size = {3, 2, 1};
+  EXPECT_THAT((*program)->Launch({&out}, {}, launch).message(), HasSubstr("(n, 1, 1)"));
+}
+
 TEST(CpuDeviceTest, LaunchChecksItsArguments) {
   CpuDevice cpu(CacheIn(""));
   absl::StatusOr<std::unique_ptr<Program>> program = cpu.CreateProgram(AddSpec());
@@ -110,7 +135,7 @@ TEST(CpuDeviceTest, LaunchChecksItsArguments) {
   EXPECT_THAT((*program)->Launch({&a, &a, &a}, {5}, LaunchParams{}).message(), HasSubstr("variable values"));
   LaunchParams threads;
   threads.global_size = {4, 1, 1};
-  EXPECT_THAT((*program)->Launch({&a, &a, &a}, {}, threads).message(), HasSubstr("one thread"));
+  EXPECT_THAT((*program)->Launch({&a, &a, &a}, {}, threads).message(), HasSubstr("global size (1, 1, 1)"));
   EXPECT_FALSE((*program)->Launch({&a, nullptr, &a}, {}, LaunchParams{}).ok());
   CpuDevice other(CacheIn(""));
   Buffer elsewhere = MakeBuffer<int>(other, dtypes::kInt32, {1, 2, 3});

@@ -1,9 +1,8 @@
 // Compiled with llvm-config-19's flags (no exceptions); the only file of uopc that includes LLVM.
 #include "runtime/llvm_device.h"
 
+#include <algorithm>
 #include <atomic>
-#include <chrono>
-#include <climits>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -32,13 +31,10 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
+#include "runtime/cpu_program.h"
 
 namespace uopc {
 namespace {
-
-// The name of the function every LLVM program exports (see llvm_device.h for why).
-constexpr char kEntryName[] = "uopc_entry";
-using EntryFunction = void (*)(void* const* bufs, const int* vars);
 
 // tinygrad's pipeline (LLVMOPT=1), run with loop unrolling and both vectorizers on.
 constexpr char kPipeline[] = "default<O2>";
@@ -164,8 +160,8 @@ class LLVMDevice::Jit {
   }
 
   // The program's entry point, linked into a new JITDylib, and that JITDylib.
-  absl::StatusOr<std::pair<llvm::orc::JITDylib*, EntryFunction>> Load(const std::string& name,
-                                                                      absl::string_view object) {
+  absl::StatusOr<std::pair<llvm::orc::JITDylib*, CpuEntryFunction>> Load(const std::string& name,
+                                                                         absl::string_view object) {
     llvm::orc::JITDylib& dylib =
         jit_->getExecutionSession().createBareJITDylib(absl::StrCat("uopc.", next_id_++, ".", name));
     ReportedErrors().clear();
@@ -179,9 +175,9 @@ class LLVMDevice::Jit {
             llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(object.data(), object.size()), name))) {
       return fail("cannot load the program", std::move(error));
     }
-    llvm::Expected<llvm::orc::ExecutorAddr> entry = jit_->lookup(dylib, kEntryName);
+    llvm::Expected<llvm::orc::ExecutorAddr> entry = jit_->lookup(dylib, kCpuEntryName);
     if (!entry) return fail("cannot link the program", entry.takeError());
-    return std::make_pair(&dylib, entry->toPtr<EntryFunction>());
+    return std::make_pair(&dylib, entry->toPtr<CpuEntryFunction>());
   }
 
   void Unload(llvm::orc::JITDylib* dylib) {
@@ -193,48 +189,6 @@ class LLVMDevice::Jit {
   std::unique_ptr<llvm::orc::LLJIT> jit_;
   std::atomic<int64_t> next_id_{0};
 };
-
-namespace {
-
-class LlvmProgram : public Program {
- public:
-  LlvmProgram(Device& device, ProgramSpec spec, std::shared_ptr<void> dylib, EntryFunction entry)
-      : Program(std::move(spec)), device_(device), dylib_(std::move(dylib)), entry_(entry) {}
-
-  absl::Status Launch(absl::Span<Buffer* const> buffers, absl::Span<const int64_t> var_values,
-                      const LaunchParams& params, double* seconds) override {
-    if (absl::Status s = CheckArguments(device_, buffers, var_values); !s.ok()) return s;
-    for (int i = 0; i < 3; ++i) {
-      if (params.global_size[i] != 1 || params.local_size[i] != 1) {
-        return absl::InvalidArgumentError(
-            "LLVM runs a kernel on one thread: global and local sizes must be 1");
-      }
-    }
-    std::vector<void*> pointers(buffers.size());
-    for (size_t i = 0; i < buffers.size(); ++i) pointers[i] = buffers[i]->handle();
-    std::vector<int> ints(var_values.size());
-    for (size_t i = 0; i < var_values.size(); ++i) {
-      if (var_values[i] < INT_MIN || var_values[i] > INT_MAX) {
-        return absl::OutOfRangeError(absl::StrCat("variable ", spec().vars[i], " = ", var_values[i],
-                                                  " does not fit the kernel's i32"));
-      }
-      ints[i] = static_cast<int>(var_values[i]);
-    }
-    auto start = std::chrono::steady_clock::now();
-    entry_(pointers.data(), ints.data());
-    if (seconds != nullptr) {
-      *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    }
-    return absl::OkStatus();
-  }
-
- private:
-  Device& device_;
-  std::shared_ptr<void> dylib_;  // unloads the code when the program goes
-  EntryFunction entry_;
-};
-
-}  // namespace
 
 // ---- LLVMCompiler ----
 
@@ -300,7 +254,9 @@ absl::StatusOr<std::unique_ptr<LLVMDevice>> LLVMDevice::Create(Options options) 
 LLVMDevice::LLVMDevice(Options options, std::unique_ptr<Jit> jit)
     : Device("LLVM"),
       compiler_(CompileCache(options.cache_directory.value_or(CompileCache::DefaultDirectory()))),
-      jit_(std::move(jit)) {}
+      renderer_(CoreSplit{.cores = std::max(1, options.threads)}),
+      jit_(std::move(jit)),
+      pool_(std::make_shared<CpuThreadPool>(std::max(1, options.threads))) {}
 
 LLVMDevice::~LLVMDevice() = default;
 
@@ -320,20 +276,21 @@ absl::StatusOr<std::string> LLVMDevice::ProgramSource(const ProgramSpec& spec) c
     lines.push_back(absl::StrCat("  %v", i, " = load i32, ptr %v", i, "p"));
     args.push_back(absl::StrCat("i32 %v", i));
   }
+  if (TakesCoreId(spec)) args.push_back("i32 %core_id");
   return absl::StrCat(spec.src, "\n; uopc: the host calls every kernel through this one signature\n",
-                      "define void @", kEntryName, "(ptr %bufs, ptr %vars) {\n", absl::StrJoin(lines, "\n"),
-                      lines.empty() ? "" : "\n", "  call void @", spec.name, "(", absl::StrJoin(args, ", "),
-                      ")\n  ret void\n}\n");
+                      "define void @", kCpuEntryName, "(ptr %bufs, ptr %vars, i32 %core_id) {\n",
+                      absl::StrJoin(lines, "\n"), lines.empty() ? "" : "\n", "  call void @", spec.name, "(",
+                      absl::StrJoin(args, ", "), ")\n  ret void\n}\n");
 }
 
 absl::StatusOr<std::unique_ptr<Program>> LLVMDevice::LoadProgram(const ProgramSpec& spec,
                                                                  absl::string_view lib) {
-  absl::StatusOr<std::pair<llvm::orc::JITDylib*, EntryFunction>> loaded = jit_->Load(spec.name, lib);
+  absl::StatusOr<std::pair<llvm::orc::JITDylib*, CpuEntryFunction>> loaded = jit_->Load(spec.name, lib);
   if (!loaded.ok()) return loaded.status();
   Jit* jit = jit_.get();
   std::shared_ptr<void> dylib(loaded->first,
                               [jit](void* d) { jit->Unload(static_cast<llvm::orc::JITDylib*>(d)); });
-  return std::unique_ptr<Program>(new LlvmProgram(*this, spec, std::move(dylib), loaded->second));
+  return std::unique_ptr<Program>(new CpuProgram(*this, spec, loaded->second, std::move(dylib), pool_));
 }
 
 absl::StatusOr<std::unique_ptr<Device>> MakeLLVMDevice() {

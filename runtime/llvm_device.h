@@ -9,9 +9,12 @@
 // instead of calling a helper with a mismatched ABI.
 //
 // As on the CPU device, the host calls every kernel through one entry point the device appends to the IR,
-//     define void @uopc_entry(ptr %bufs, ptr %vars) { ... call void @E_3(ptr %b0, ptr %b1, i32 %v0) ... }
+//     define void @uopc_entry(ptr %bufs, ptr %vars, i32 %core_id) { ... call void @E_3(ptr %b0, i32 %v0) ...
+//     }
 // and the compiler checks that every direct call matches its callee's signature, so a spec that does not
-// match the IR is a compile error, not undefined behaviour.
+// match the IR is a compile error, not undefined behaviour. Programs launch through CpuProgram
+// (cpu_program.h), the CPU device's launch path: a kernel codegen split across cores runs its chunks on the
+// device's thread pool (`Options::threads`).
 //
 // Only llvm_device.cc includes LLVM's headers (compiled with llvm-config's flags); this header does not.
 //
@@ -27,6 +30,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "renderer/llvmir.h"
+#include "runtime/cpu_thread_pool.h"
 #include "runtime/device.h"
 
 namespace uopc {
@@ -50,6 +54,8 @@ class LLVMDevice : public Device {
   struct Options {
     // nullopt: CompileCache::DefaultDirectory(); "": no cache.
     std::optional<std::string> cache_directory;
+    // Worker threads, and the cores codegen splits a kernel across (renderer.h's CoreSplit); 1: no threads.
+    int threads = CpuThreadPool::DefaultThreads();
   };
 
   // Errors when the JIT cannot be set up for this host.
@@ -59,8 +65,9 @@ class LLVMDevice : public Device {
   Allocator& allocator() override { return allocator_; }
   const Compiler& compiler() const override { return compiler_; }
   const Renderer* renderer() const override { return &renderer_; }
-  // spec.src and the entry point `uopc_entry` calling spec.name with spec.globals.size() buffers and
-  // spec.vars.size() i32s. Errors: a name LLVM cannot spell without quotes.
+  // spec.src and the entry point `uopc_entry` calling spec.name with spec.globals.size() buffers,
+  // spec.vars.size() i32s and, when the kernel takes one (TakesCoreId), the core id. Errors: a name LLVM
+  // cannot spell without quotes.
   absl::StatusOr<std::string> ProgramSource(const ProgramSpec& spec) const override;
   // Links the object into a JITDylib of its own, removed with the program.
   absl::StatusOr<std::unique_ptr<Program>> LoadProgram(const ProgramSpec& spec,
@@ -74,6 +81,7 @@ class LLVMDevice : public Device {
   LLVMCompiler compiler_;
   LLVMRenderer renderer_;
   std::unique_ptr<Jit> jit_;
+  std::shared_ptr<CpuThreadPool> pool_;
 };
 
 // An LLVM device with the default cache, for the registry.

@@ -143,7 +143,7 @@ TEST(LlvmDeviceTest, LaunchChecksItsArguments) {
               HasSubstr("takes 3 buffers, got 2"));
   LaunchParams threads;
   threads.global_size = {4, 1, 1};
-  EXPECT_THAT((*program)->Launch({&a, &a, &a}, {}, threads).message(), HasSubstr("one thread"));
+  EXPECT_THAT((*program)->Launch({&a, &a, &a}, {}, threads).message(), HasSubstr("global size (1, 1, 1)"));
   std::unique_ptr<LLVMDevice> other = MakeDevice();
   Buffer elsewhere = MakeBuffer<int>(*other, dtypes::kInt32, {1, 2, 3});
   EXPECT_FALSE((*program)->Launch({&a, &elsewhere, &a}, {}, LaunchParams{}).ok());

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "runtime/host_cpu.h"
 
 namespace uopc {
 
@@ -65,18 +66,6 @@ std::string BuildLog(cl_program program, cl_device_id device) {
     return "";
   while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
   return log;
-}
-
-// The host CPU's model and feature flags: a CPU implementation (POCL) compiles for them.
-std::string HostCpuIdentity() {
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  std::string line, model, flags;
-  while (std::getline(cpuinfo, line) && (model.empty() || flags.empty())) {
-    if (model.empty() && absl::StartsWith(line, "model name")) model = line;
-    if (flags.empty() && (absl::StartsWith(line, "flags") || absl::StartsWith(line, "Features")))
-      flags = line;
-  }
-  return absl::StrCat(model, "\n", flags);
 }
 
 // ---- memory ----

@@ -1,0 +1,92 @@
+#include "runtime/cpu_thread_pool.h"
+
+#include <cstdlib>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+
+namespace uopc {
+
+absl::StatusOr<int> CpuThreadPool::ThreadsFromEnvironment() {
+  const char* value = std::getenv("CPU_THREADS");
+  if (value == nullptr || value[0] == '\0') {
+    return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  }
+  int threads = 0;
+  if (!absl::SimpleAtoi(value, &threads) || threads < 1 || threads > 4096) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("CPU_THREADS=", value, ": expected a number of threads from 1 to 4096"));
+  }
+  return threads;
+}
+
+int CpuThreadPool::DefaultThreads() {
+  absl::StatusOr<int> threads = ThreadsFromEnvironment();
+  return threads.ok() ? *threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
+CpuThreadPool::CpuThreadPool(int threads) {
+  for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+}
+
+CpuThreadPool::~CpuThreadPool() {
+  {
+    absl::MutexLock lock(&mu_);
+    stop_ = true;
+  }
+  for (std::thread& worker : workers_) worker.join();
+}
+
+void CpuThreadPool::RunTasks(absl::FunctionRef<void(int64_t)> task, int64_t tasks) {
+  for (int64_t i = next_task_.fetch_add(1, std::memory_order_relaxed); i < tasks;
+       i = next_task_.fetch_add(1, std::memory_order_relaxed)) {
+    task(i);
+  }
+}
+
+void CpuThreadPool::Run(int64_t tasks, absl::FunctionRef<void(int64_t)> task) {
+  if (tasks <= 0) return;
+  if (tasks == 1 || workers_.empty()) {
+    for (int64_t i = 0; i < tasks; ++i) task(i);
+    return;
+  }
+  absl::MutexLock run_lock(&run_mu_);
+  {
+    absl::MutexLock lock(&mu_);
+    task_ = &task;
+    tasks_ = tasks;
+    next_task_.store(0, std::memory_order_relaxed);
+    busy_workers_ = static_cast<int>(workers_.size());
+    ++generation_;
+  }
+  RunTasks(task, tasks);
+  // The job's state (and `task`, on this stack frame) stays until every worker has let go of it.
+  absl::MutexLock lock(&mu_);
+  mu_.Await(absl::Condition(
+      +[](int* busy) { return *busy == 0; }, &busy_workers_));
+  task_ = nullptr;
+}
+
+void CpuThreadPool::WorkerLoop() {
+  uint64_t seen = 0;
+  while (true) {
+    const absl::FunctionRef<void(int64_t)>* task = nullptr;
+    int64_t tasks = 0;
+    {
+      absl::MutexLock lock(&mu_);
+      auto ready = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stop_ || generation_ != seen; };
+      mu_.Await(absl::Condition(&ready));
+      if (stop_) return;
+      seen = generation_;
+      task = task_;
+      tasks = tasks_;
+    }
+    RunTasks(*task, tasks);
+    absl::MutexLock lock(&mu_);
+    --busy_workers_;
+  }
+}
+
+}  // namespace uopc
