@@ -1,5 +1,7 @@
 #include "runtime/cpu_thread_pool.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <string>
 
@@ -27,7 +29,7 @@ int CpuThreadPool::DefaultThreads() {
   return threads.ok() ? *threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
 }
 
-CpuThreadPool::CpuThreadPool(int threads) {
+CpuThreadPool::CpuThreadPool(int threads) : owner_pid_(getpid()) {
   for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { WorkerLoop(); });
 }
 
@@ -48,7 +50,9 @@ void CpuThreadPool::RunTasks(absl::FunctionRef<void(int64_t)> task, int64_t task
 
 void CpuThreadPool::Run(int64_t tasks, absl::FunctionRef<void(int64_t)> task) {
   if (tasks <= 0) return;
-  if (tasks == 1 || workers_.empty()) {
+  // A forked child (BEAM times candidates in one) has none of the parent's workers, and may have inherited
+  // this pool's locks held: run every chunk on the caller.
+  if (tasks == 1 || workers_.empty() || getpid() != owner_pid_) {
     for (int64_t i = 0; i < tasks; ++i) task(i);
     return;
   }

@@ -61,6 +61,7 @@ class CpuThreadPool {
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   std::atomic<int64_t> next_task_{0};
   std::vector<std::thread> workers_;
+  const int owner_pid_;  // the process whose threads `workers_` are
 };
 
 }  // namespace uopc
