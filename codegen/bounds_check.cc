@@ -98,7 +98,7 @@ bool FitsDtype(const UOp* index, int128 lo, int128 hi) {
 // Exact, for small kernels: the index and gate evaluated (exec_alu's semantics) at every point of the loop
 // counters', thread ids' and variables' ranges. kUnknown when the space is too large or the index depends on
 // anything else (a load, a float).
-constexpr int64_t kMaxEnumeratedWork = int64_t{1} << 24;  // points times nodes
+constexpr int64_t kMaxEnumeratedWork = int64_t{1} << 22;  // points times nodes
 
 IndexProver::Verdict Enumerate(const UOp* index, const UOp* gate, int64_t size, int64_t width,
                                std::string* witness) {

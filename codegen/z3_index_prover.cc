@@ -159,7 +159,7 @@ class Z3Query {
           case Ops::SPECIAL:
           case Ops::DEFINE_VAR: {
             const std::string name =
-                u->op() == Ops::SPECIAL ? u->arg()[0].ToString() : std::string(u->var_name());
+                u->op() == Ops::SPECIAL ? u->arg()[0].as_string() : std::string(u->var_name());
             t = Fresh(u, name);
             named_.emplace_back(name, t);
             break;
