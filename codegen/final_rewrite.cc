@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include "codegen/int_division_guard.h"
 #include "codegen/transcendental.h"
 #include "rewrite/graph_rewrite.h"
 #include "rewrite/symbolic.h"
@@ -232,7 +233,10 @@ absl::StatusOr<UOpPtr> RewriteFinal(const UOpPtr& sink, const Renderer& renderer
       cache->push_back({ops, extra, matcher});
     }
   }
-  return TryGraphRewrite(sink, *matcher, {.ctx = const_cast<Renderer*>(&renderer), .name = "final rewrite"});
+  // Divisions that could trap get their guards first (codegen/int_division_guard.h), so that the late rules
+  // see the guarded divisor, which is no constant, and leave it a division.
+  return TryGraphRewrite(GuardIntDivision(sink), *matcher,
+                         {.ctx = const_cast<Renderer*>(&renderer), .name = "final rewrite"});
 }
 
 }  // namespace uopc

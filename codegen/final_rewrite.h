@@ -3,7 +3,8 @@
 // MOD/IDIV/MUL by powers of two as AND/SHR/SHL, division by a constant as multiply-and-shift, NEG, SUB,
 // MULACC), pm_render (constants and multi-element GEPs as explicit VECTORIZEs, an alternative value for gated
 // loads, an IF around gated stores) and the renderer's extra_matcher. Runs with TRANSCENDENTAL=1: the
-// fallbacks replace only the ops the renderer does not support.
+// fallbacks replace only the ops the renderer does not support. Before them, integer divisions that could
+// trap are guarded (int_division_guard.h: uopc's addition, defined results on every device).
 #ifndef UOPC_CODEGEN_FINAL_REWRITE_H_
 #define UOPC_CODEGEN_FINAL_REWRITE_H_
 

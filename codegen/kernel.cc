@@ -474,6 +474,10 @@ absl::Status Kernel::ApplyOptInPlace(const Opt& opt, bool append) {
   int64_t axis = RealAxis(opt);
   OPT_CHECK(axis < static_cast<int64_t>(full_shape().size()), opt, "invalid axis");
 
+  // Every op but NOLOCALS takes an amount (0 for UPCAST/UNROLL/LOCAL means the whole axis): without one,
+  // -1 would reach the reshape below.
+  OPT_CHECK(opt.op == OptOps::kNoLocals || !std::holds_alternative<std::monostate>(opt.arg), opt,
+            "needs an amount, as in ", OptOpsName(opt.op), ":", *opt.axis, ":4");
   int64_t amt = -1;
   if (opt.op == OptOps::kSwap) {
     OPT_CHECK(opt.has_int_arg(), opt, "arg should be int");

@@ -429,6 +429,15 @@ absl::StatusOr<IndexContext> GetIndex(const UOpPtr& sink, const Renderer& render
   const int64_t global_dims = first_reduce - ki->local_dims;
   if (global_dims < 0) return absl::InvalidArgumentError("more local dims than axes before the first reduce");
 
+  // Loop counters are int32 as in tinygrad, unless an axis leaves int32: then every counter is int64, so that
+  // neither a counter nor the index arithmetic built on the counters overflows (tinygrad's later versions
+  // promote the same way; indexes beyond int32 from int32 counters ShapeTracker already widens). uopc
+  // addition.
+  const bool wide = std::any_of(full_shape.begin(), full_shape.end(),
+                                [](const Sint& d) { return d.is_int() && d.value() > INT32_MAX; });
+  auto loop_end = [&](const Sint& d) {
+    return wide && d.is_int() ? UOp::Const(dtypes::kInt64, d.value()) : d.ToUOp();
+  };
   std::vector<UOpPtr> idxs;
   if (renderer.has_local()) {
     auto span = [&](int64_t begin, int64_t end) {
@@ -456,7 +465,7 @@ absl::StatusOr<IndexContext> GetIndex(const UOpPtr& sink, const Renderer& render
   } else {
     // No launch dims: every axis before the reduces is a loop, the outermost one split across cores when
     // the target has several.
-    for (int64_t i = 0; i < first_reduce; ++i) idxs.push_back(UOp::Range(full_shape[i].ToUOp(), i));
+    for (int64_t i = 0; i < first_reduce; ++i) idxs.push_back(UOp::Range(loop_end(full_shape[i]), i));
     if (first_reduce > 0) {
       std::optional<int64_t> work = 1;  // saturates at 2^62: only compared with a threshold
       for (const Sint& s : full_shape) {
@@ -472,7 +481,7 @@ absl::StatusOr<IndexContext> GetIndex(const UOpPtr& sink, const Renderer& render
     }
   }
   for (int64_t i = first_reduce + group_for_reduces; i < first_upcasted; ++i) {
-    idxs.push_back(UOp::Range(full_shape[i].ToUOp(), i));
+    idxs.push_back(UOp::Range(loop_end(full_shape[i]), i));
   }
   for (int64_t i = first_upcasted; i < n; ++i) {
     if (!full_shape[i].is_int()) {
@@ -481,12 +490,13 @@ absl::StatusOr<IndexContext> GetIndex(const UOpPtr& sink, const Renderer& render
     const int64_t g = full_shape[i].value();
     std::vector<ConstValue> values;
     for (int64_t v = 0; v < g; ++v) values.push_back(ConstValue::Int(v));
-    UOpPtr vconst = UOp::VConst(dtypes::kInt32.Vec(static_cast<int>(g)), values);
-    idxs.push_back(UOp::New(Ops::UNROLL, dtypes::kInt32, {vconst}, Arg(Arg::Tuple{Arg{Arg(i), Arg(g)}})));
+    const DType counter = wide ? dtypes::kInt64 : dtypes::kInt32;
+    UOpPtr vconst = UOp::VConst(counter.Vec(static_cast<int>(g)), values);
+    idxs.push_back(UOp::New(Ops::UNROLL, counter, {vconst}, Arg(Arg::Tuple{Arg{Arg(i), Arg(g)}})));
   }
   std::vector<UOpPtr> ridxs = idxs;
   for (int64_t a = first_reduce; a < first_reduce + group_for_reduces; ++a) {
-    ridxs[a] = UOp::Range(full_shape[a].ToUOp(), 1000 + a);
+    ridxs[a] = UOp::Range(loop_end(full_shape[a]), 1000 + a);
   }
   if (static_cast<int64_t>(idxs.size()) != n) {
     return absl::InvalidArgumentError(

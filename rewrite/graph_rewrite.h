@@ -24,6 +24,8 @@
 #ifndef UOPC_REWRITE_GRAPH_REWRITE_H_
 #define UOPC_REWRITE_GRAPH_REWRITE_H_
 
+#include "uop/cxx20.h"  // first: without C++20, one clear error
+
 #include <cstdint>
 #include <functional>
 #include <memory>

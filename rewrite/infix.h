@@ -10,6 +10,8 @@
 #ifndef UOPC_REWRITE_INFIX_H_
 #define UOPC_REWRITE_INFIX_H_
 
+#include "uop/cxx20.h"  // first: without C++20, one clear error
+
 #include <cstdint>
 #include <string>
 #include <vector>

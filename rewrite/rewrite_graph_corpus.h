@@ -4,6 +4,8 @@
 #ifndef UOPC_REWRITE_REWRITE_GRAPH_CORPUS_H_
 #define UOPC_REWRITE_REWRITE_GRAPH_CORPUS_H_
 
+#include "uop/cxx20.h"  // first: without C++20, one clear error
+
 #include <cstdint>
 #include <string>
 #include <vector>

@@ -11,6 +11,8 @@
 #ifndef UOPC_REWRITE_SYMBOLIC_H_
 #define UOPC_REWRITE_SYMBOLIC_H_
 
+#include "uop/cxx20.h"  // first: without C++20, one clear error
+
 #include <cstdint>
 
 #include "absl/container/flat_hash_map.h"

@@ -9,6 +9,8 @@
 #ifndef UOPC_REWRITE_SYMBOLIC_FOLDING_H_
 #define UOPC_REWRITE_SYMBOLIC_FOLDING_H_
 
+#include "uop/cxx20.h"  // first: without C++20, one clear error
+
 #include <cstdint>
 #include <vector>
 

@@ -21,6 +21,8 @@
 #ifndef UOPC_REWRITE_UPAT_H_
 #define UOPC_REWRITE_UPAT_H_
 
+#include "uop/cxx20.h"  // first: without C++20, one clear error
+
 #include <cstdint>
 #include <initializer_list>
 #include <memory>

@@ -7,6 +7,8 @@
 #ifndef UOPC_REWRITE_VALID_H_
 #define UOPC_REWRITE_VALID_H_
 
+#include "uop/cxx20.h"  // first: without C++20, one clear error
+
 #include <cstdint>
 #include <optional>
 #include <vector>

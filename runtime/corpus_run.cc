@@ -20,7 +20,11 @@ absl::StatusOr<json> RunOnCorpusInputs(const UOpPtr& ast, const json& vars, Devi
 }
 
 absl::StatusOr<json> RunOnCorpusInputs(const UOpPtr& ast, const json& vars, Device& device,
-                                       const Renderer& renderer, const CompileOptions& options) {
+                                       const Renderer& renderer, const CompileOptions& options,
+                                       const json& inputs) {
+  if (!inputs.is_null() && !inputs.is_object()) {
+    return absl::InvalidArgumentError("inputs must be an object {\"ARG\": [values]}");
+  }
   KernelNameCounter names;  // each line runs as if alone
   absl::StatusOr<ProgramSpec> spec = CompileKernel(ast, renderer, options, &names);
   if (!spec.ok()) return spec.status();
@@ -36,8 +40,25 @@ absl::StatusOr<json> RunOnCorpusInputs(const UOpPtr& ast, const json& vars, Devi
     if (size < 0) return absl::InvalidArgumentError(absl::StrCat("buffer ", arg, " has no size"));
     absl::StatusOr<Buffer> b = Buffer::Allocate(device, dtype, size);
     if (!b.ok()) return b.status();
-    if (absl::Status s = b->CopyIn(CorpusInputBytes(dtype, arg, size)); !s.ok()) return s;
+    std::vector<uint8_t> bytes;
+    if (const std::string key = absl::StrCat(arg); inputs.is_object() && inputs.contains(key)) {
+      absl::StatusOr<std::vector<uint8_t>> given = CorpusBytesFromJson(dtype, inputs[key], size);
+      if (!given.ok())
+        return absl::InvalidArgumentError(absl::StrCat("input ", key, ": ", given.status().message()));
+      bytes = *std::move(given);
+    } else {
+      bytes = CorpusInputBytes(dtype, arg, size);
+    }
+    if (absl::Status s = b->CopyIn(bytes); !s.ok()) return s;
     buffers.emplace(arg, *std::move(b));
+  }
+  if (inputs.is_object()) {
+    for (const auto& [key, values] : inputs.items()) {
+      bool known = false;
+      for (const auto& [arg, b] : buffers) known = known || absl::StrCat(arg) == key;
+      if (!known)
+        return absl::InvalidArgumentError(absl::StrCat("input ", key, ": the kernel has no buffer ", key));
+    }
   }
   std::vector<Buffer*> params;
   for (int64_t arg : spec->globals) {

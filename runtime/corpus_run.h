@@ -21,10 +21,12 @@ namespace uopc {
 absl::StatusOr<nlohmann::json> RunOnCorpusInputs(const UOpPtr& ast, const nlohmann::json& vars,
                                                  Device& device, const CompileOptions& options);
 // The same, compiled for `renderer` instead of the device's own target (INTERP runs any target's program:
-// `--target` of `uopc run`).
+// `--target` of `uopc run`). `inputs` ({"ARG": [values]}, null for none) replaces the formula's values of the
+// buffers it names (CorpusBytesFromJson: exactly the buffer's size, in the corpus's JSON conventions).
 absl::StatusOr<nlohmann::json> RunOnCorpusInputs(const UOpPtr& ast, const nlohmann::json& vars,
                                                  Device& device, const Renderer& renderer,
-                                                 const CompileOptions& options);
+                                                 const CompileOptions& options,
+                                                 const nlohmann::json& inputs = nullptr);
 
 }  // namespace uopc
 

@@ -98,54 +98,96 @@ ConstValue CorpusInputValue(DType dtype, int64_t arg, int64_t j) {
   return ConstValue::Int(static_cast<int64_t>(k % 201) - 100);
 }
 
+namespace {
+
+// Element j of `bytes` holding a value of `dtype`.
+void PutValue(std::vector<uint8_t>& bytes, DType dtype, int64_t j, const ConstValue& v) {
+  switch (dtype.scalar_type()) {
+    case ScalarType::kBool:
+      Put<uint8_t>(bytes, j, v.b() ? 1 : 0);
+      break;
+    case ScalarType::kInt8:
+      Put<int8_t>(bytes, j, static_cast<int8_t>(v.AsInt64()));
+      break;
+    case ScalarType::kUInt8:
+      Put<uint8_t>(bytes, j, static_cast<uint8_t>(v.AsInt64()));
+      break;
+    case ScalarType::kInt16:
+      Put<int16_t>(bytes, j, static_cast<int16_t>(v.AsInt64()));
+      break;
+    case ScalarType::kUInt16:
+      Put<uint16_t>(bytes, j, static_cast<uint16_t>(v.AsInt64()));
+      break;
+    case ScalarType::kInt32:
+      Put<int32_t>(bytes, j, static_cast<int32_t>(v.AsInt64()));
+      break;
+    case ScalarType::kUInt32:
+      Put<uint32_t>(bytes, j, static_cast<uint32_t>(v.AsInt64()));
+      break;
+    case ScalarType::kInt64:
+      Put<int64_t>(bytes, j, v.AsInt64());
+      break;
+    case ScalarType::kUInt64:
+      Put<uint64_t>(bytes, j, static_cast<uint64_t>(v.AsInt64()));
+      break;
+    // Both conversions are exact: the values have at most 11 significant bits (bfloat16's were cut above).
+    case ScalarType::kFloat16:
+      Put<uint16_t>(bytes, j, FloatToHalfBits(static_cast<float>(v.f())));
+      break;
+    case ScalarType::kBFloat16:
+      Put<uint16_t>(bytes, j, FloatToBFloat16Bits(static_cast<float>(v.f())));
+      break;
+    case ScalarType::kFloat32:
+      Put<float>(bytes, j, static_cast<float>(v.f()));
+      break;
+    case ScalarType::kFloat64:
+      Put<double>(bytes, j, v.f());
+      break;
+    case ScalarType::kVoid:
+      break;
+  }
+}
+
+}  // namespace
+
 std::vector<uint8_t> CorpusInputBytes(DType dtype, int64_t arg, int64_t size) {
   std::vector<uint8_t> bytes(static_cast<size_t>(size) * dtype.itemsize());
+  for (int64_t j = 0; j < size; ++j) PutValue(bytes, dtype, j, CorpusInputValue(dtype, arg, j));
+  return bytes;
+}
+
+absl::StatusOr<std::vector<uint8_t>> CorpusBytesFromJson(DType dtype, const nlohmann::json& values,
+                                                         int64_t size) {
+  if (!IsScalarValueType(dtype)) {
+    return absl::InvalidArgumentError(absl::StrCat("no corpus values of type ", dtype.ToString()));
+  }
+  if (!values.is_array() || static_cast<int64_t>(values.size()) != size) {
+    return absl::InvalidArgumentError(absl::StrCat("expected an array of ", size, " ", dtype.ToString(),
+                                                   " values, got ", values.dump().substr(0, 80)));
+  }
+  std::vector<uint8_t> bytes(static_cast<size_t>(size) * dtype.itemsize());
   for (int64_t j = 0; j < size; ++j) {
-    ConstValue v = CorpusInputValue(dtype, arg, j);
-    switch (dtype.scalar_type()) {
-      case ScalarType::kBool:
-        Put<uint8_t>(bytes, j, v.b() ? 1 : 0);
-        break;
-      case ScalarType::kInt8:
-        Put<int8_t>(bytes, j, static_cast<int8_t>(v.AsInt64()));
-        break;
-      case ScalarType::kUInt8:
-        Put<uint8_t>(bytes, j, static_cast<uint8_t>(v.AsInt64()));
-        break;
-      case ScalarType::kInt16:
-        Put<int16_t>(bytes, j, static_cast<int16_t>(v.AsInt64()));
-        break;
-      case ScalarType::kUInt16:
-        Put<uint16_t>(bytes, j, static_cast<uint16_t>(v.AsInt64()));
-        break;
-      case ScalarType::kInt32:
-        Put<int32_t>(bytes, j, static_cast<int32_t>(v.AsInt64()));
-        break;
-      case ScalarType::kUInt32:
-        Put<uint32_t>(bytes, j, static_cast<uint32_t>(v.AsInt64()));
-        break;
-      case ScalarType::kInt64:
-        Put<int64_t>(bytes, j, v.AsInt64());
-        break;
-      case ScalarType::kUInt64:
-        Put<uint64_t>(bytes, j, static_cast<uint64_t>(v.AsInt64()));
-        break;
-      // Both conversions are exact: the values have at most 11 significant bits (bfloat16's were cut above).
-      case ScalarType::kFloat16:
-        Put<uint16_t>(bytes, j, FloatToHalfBits(static_cast<float>(v.f())));
-        break;
-      case ScalarType::kBFloat16:
-        Put<uint16_t>(bytes, j, FloatToBFloat16Bits(static_cast<float>(v.f())));
-        break;
-      case ScalarType::kFloat32:
-        Put<float>(bytes, j, static_cast<float>(v.f()));
-        break;
-      case ScalarType::kFloat64:
-        Put<double>(bytes, j, v.f());
-        break;
-      case ScalarType::kVoid:
-        break;
+    const nlohmann::json& x = values[j];
+    ConstValue v;
+    if (x.is_boolean() && dtype.is_bool()) {
+      v = ConstValue::Bool(x.get<bool>());
+    } else if (x.is_number_integer() && !dtype.is_bool()) {
+      v = dtype.is_float()         ? ConstValue::Float(x.get<double>())
+          : x.is_number_unsigned() ? ConstValue::Int(absl::int128(x.get<uint64_t>()))
+                                   : ConstValue::Int(x.get<int64_t>());
+    } else if (dtype.is_float() && x.is_number()) {
+      v = ConstValue::Float(x.get<double>());
+    } else if (dtype.is_float() && x.is_string() && (x == "nan" || x == "inf" || x == "-inf")) {
+      v = ConstValue::Float(x == "nan" ? std::nan("") : x == "inf" ? HUGE_VAL : -HUGE_VAL);
+    } else {
+      return absl::InvalidArgumentError(
+          absl::StrCat("element ", j, " (", x.dump(), ") is not a ", dtype.ToString(), " value"));
     }
+    if (!dtype.is_float() && !dtype.is_bool() && Truncate(v, dtype).i() != v.i()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("element ", j, " (", x.dump(), ") does not fit in ", dtype.ToString()));
+    }
+    PutValue(bytes, dtype, j, v);
   }
   return bytes;
 }

@@ -34,6 +34,11 @@ ConstValue CorpusInputValue(DType dtype, int64_t arg, int64_t j);
 // float, never by a C double-to-half conversion (see the corpus README). dtype must be a non-void scalar.
 std::vector<uint8_t> CorpusInputBytes(DType dtype, int64_t arg, int64_t size);
 
+// `size` values given as a JSON array in the corpus conventions, in memory (as CorpusInputBytes writes them).
+// Errors: not an array of `size` values of `dtype` (an integer out of its range, a float for an int).
+absl::StatusOr<std::vector<uint8_t>> CorpusBytesFromJson(DType dtype, const nlohmann::json& values,
+                                                         int64_t size);
+
 // A buffer's contents as a JSON array in the corpus conventions. Errors: a byte count that is not a whole
 // number of elements, a dtype that is not a non-void scalar.
 absl::StatusOr<nlohmann::json> CorpusJsonFromBytes(DType dtype, absl::Span<const uint8_t> bytes);

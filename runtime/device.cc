@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "codegen/bounds_check.h"
 #include "uop/kernel_info.h"
 
 namespace uopc {
@@ -131,12 +132,29 @@ absl::Status Program::CheckArguments(const Device& device, absl::Span<Buffer* co
                                                      ", the program on ", device.name()));
     }
   }
+  // The program was proven in bounds of its DEFINE_GLOBALs' sizes: the buffers must be that large. They come
+  // first in a linear program, in parameter order.
+  size_t param = 0;
+  for (const UOpPtr& u : spec_.uops) {
+    if (param == buffers.size()) break;
+    if (u->op() != Ops::DEFINE_GLOBAL) continue;
+    const int64_t want = u->dtype().ptr_size() * u->dtype().base().itemsize();
+    if (u->dtype().ptr_size() >= 0 && buffers[param]->nbytes() < want) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          spec_.name, ": buffer ", param, " has ", buffers[param]->nbytes(), " bytes, the kernel's data",
+          u->arg().ToString(), " takes ", want, " (", u->dtype().ToString(), ")"));
+    }
+    ++param;
+  }
   return absl::OkStatus();
 }
 
 // ---- Device ----
 
 absl::StatusOr<std::unique_ptr<Program>> Device::CreateProgram(const ProgramSpec& spec) {
+  if (!TrapsOutOfBounds()) {
+    if (absl::Status s = CheckProgramBounds(spec.uops, spec.name); !s.ok()) return s;
+  }
   absl::StatusOr<std::string> src = ProgramSource(spec);
   if (!src.ok()) return src.status();
   absl::StatusOr<std::string> lib = compiler().CompileCached(*src);

@@ -159,7 +159,8 @@ class Program {
 
  protected:
   explicit Program(ProgramSpec spec) : spec_(std::move(spec)) {}
-  // The count and device checks every Launch needs.
+  // The count, device and size checks every Launch needs (a buffer smaller than its DEFINE_GLOBAL's
+  // pointer size is an error).
   absl::Status CheckArguments(const Device& device, absl::Span<Buffer* const> buffers,
                               absl::Span<const int64_t> var_values) const;
 
@@ -191,7 +192,13 @@ class Device {
   // appends an entry point).
   virtual absl::StatusOr<std::string> ProgramSource(const ProgramSpec& spec) const { return spec.src; }
 
-  // compiler().CompileCached(ProgramSource(spec)), then LoadProgram.
+  // Whether the device itself stops a load or store outside its buffer (INTERP does); the others run native
+  // code that cannot, so their programs are proven in bounds first (codegen/bounds_check.h).
+  virtual bool TrapsOutOfBounds() const { return false; }
+
+  // CheckProgramBounds(spec) unless the device traps out-of-bounds accesses itself, then
+  // compiler().CompileCached(ProgramSource(spec)), then LoadProgram. A program with an access that cannot be
+  // proven in bounds is an InvalidArgument error naming the kernel, the buffer and the index range.
   absl::StatusOr<std::unique_ptr<Program>> CreateProgram(const ProgramSpec& spec);
 
  protected:

@@ -24,6 +24,8 @@ class InterpDevice : public Device {
   Allocator& allocator() override { return allocator_; }
   const Compiler& compiler() const override { return compiler_; }
   const Renderer* renderer() const override { return renderer_.get(); }
+  // The interpreter checks every access (an out-of-bounds one is an error naming the uop).
+  bool TrapsOutOfBounds() const override { return true; }
   // Errors: a spec without uops, or uops the interpreter cannot run.
   absl::StatusOr<std::unique_ptr<Program>> LoadProgram(const ProgramSpec& spec,
                                                        absl::string_view lib) override;

@@ -224,6 +224,14 @@ std::pair<Tensor, Tensor> Tensor::Broadcasted(const Operand& y, bool reverse, bo
     DType yd = (xd.is_float() || (xd.is_int() && s.value.is_int())) ? xd : s.PyDType();
     yt = Const(Scalar(AsConst(s.value, yd)), yd, x.Device());
   }
+  // Operands on two devices would fail only at realize, far from the call; say so here, with both.
+  if (x.Device() != yt.Device()) {
+    Tensor e = tensor_internal::Error(
+        "elementwise op",
+        absl::StrCat("operands on different devices: ", ShapeStr(x.Shape()), " on ", x.Device(), " and ",
+                     ShapeStr(yt.Shape()), " on ", yt.Device(), " (move one with .To(device))"));
+    return {e, e};
+  }
   if (match_dtype && x.dtype() != yt.dtype()) {
     DType out = LeastUpperDType(x.dtype(), yt.dtype());
     x = x.Cast(out);

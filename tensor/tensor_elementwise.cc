@@ -16,6 +16,12 @@ constexpr double kLn2 = 0.6931471805599453;
 
 // fxn(lhs, rhs) on the broadcast operands (tinygrad's _apply_broadcasted_uop).
 Tensor Binary(const Tensor& self, Ops op, const Tensor::Operand& x, bool reverse) {
+  if (self.ok() && x.is_tensor() && x.tensor().ok() && self.Device() != x.tensor().Device()) {
+    return Error(OpName(op),
+                 absl::StrCat("operands on different devices: ", tensor_internal::ShapeStr(self.Shape()),
+                              " on ", self.Device(), " and ", tensor_internal::ShapeStr(x.tensor().Shape()),
+                              " on ", x.tensor().Device(), " (move one with .To(device))"));
+  }
   auto [a, b] = self.Broadcasted(x, reverse);
   UOPC_TENSOR_PROPAGATE(&a, &b);
   return Tensor(Alu(op, {a.uop(), b.uop()}));

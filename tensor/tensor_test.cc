@@ -55,6 +55,17 @@ TEST(TensorBroadcastTest, Shapes) {
   EXPECT_THAT(Floats({1, 2}, {2, 1}).Expand({-1, 5}).Shape(), ElementsAre(2, 5));
 }
 
+TEST(TensorErrorTest, MixedDevicesFailWhereTheExpressionIsBuilt) {
+  Tensor a = Tensor::FromVector<float>({1, 2, 3}, {3}, dtypes::kFloat32, "CPU");
+  Tensor b = Tensor::FromVector<float>({1, 2, 3}, {3}, dtypes::kFloat32, "INTERP");
+  Tensor sum = a + b;
+  EXPECT_THAT(sum.status().message(),
+              HasSubstr("ADD: operands on different devices: (3,) on CPU and (3,) on INTERP"));
+  EXPECT_THAT((a - b).status().message(), HasSubstr("operands on different devices"));
+  EXPECT_THAT(a.Where(a, b).status().message(), HasSubstr("operands on different devices"));
+  EXPECT_TRUE((a + b.To("CPU")).status().ok());
+}
+
 TEST(TensorErrorTest, EachErrorNamesTheShapes) {
   Tensor a = Floats({1, 2, 3, 4, 5, 6}, {2, 3});
   Tensor bad_broadcast = a + Floats({1, 2, 3, 4});

@@ -46,3 +46,17 @@ fi
 grep -E "PASSED|Executed" "$log"
 grep -q "//:uop_consumer_test .*PASSED" "$log"
 grep -q "//:rule_fuzzer_consumer_test .*PASSED" "$log"
+
+# Without C++20 (Bazel's default -std=c++0x, as in a workspace that does not import consumer.bazelrc), the build
+# stops at uopc's one #error saying why, not at an std::optional error deep in a header.
+old_log=$work/bazel_cxx.log
+if nested_bazel build --symlink_prefix=/ --cxxopt=-std=c++14 //:uop_consumer_test >"$old_log" 2>&1; then
+  echo "consumer workspace: a C++14 build of uopc succeeded; expected uopc's C++20 #error" >&2
+  exit 1
+fi
+if ! grep -q "error: #error \"uopc needs C++20" "$old_log" || grep -q "optional" "$old_log"; then
+  cat "$old_log" >&2
+  echo "consumer workspace: a C++14 build must fail with uopc's C++20 #error alone" >&2
+  exit 1
+fi
+echo "C++14 build: stopped by uopc's C++20 #error"

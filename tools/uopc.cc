@@ -3,10 +3,12 @@
 //   uopc print [--format=ir|listing|tree] FILE|-
 //   uopc verify --spec=tensor|kernel|program [--format=ir|listing|tree] FILE|-
 //   uopc compile [--target=clang] [--noopt | --opts=...] [--emit=src|uops|stages|ast] FILE|-
-//   uopc run --jsonl [--device=CPU|INTERP] [--noopt] FILE|-
+//   uopc run [--device=CPU|INTERP|...] [--noopt] [--inputs=JSON|@FILE] [--bind='n=3'] FILE.uop|-
+//   uopc run --jsonl [--device=CPU|INTERP|...] [--noopt] FILE|-
 //
-// Exit status: 0 on success, 1 when the input is bad (unreadable, malformed, or failing verification; the
-// reason goes to stderr as `FILE:line:col: error: ...`), 2 on a usage error (unknown subcommand or flag,
+// Exit status: 0 on success, 1 when the input is bad (unreadable, malformed, failing verification, or with
+// --jsonl any line whose output is an error; the reason goes to stderr as `FILE:line:col: error: ...`), 2 on
+// a usage error (unknown subcommand or flag,
 // --help). A new stage adds one function (see tools/uopc_subcommand.h) and one row to kSubcommands below.
 #include <cstdio>
 #include <iostream>
@@ -57,9 +59,13 @@ constexpr Subcommand kSubcommands[] = {
      "compile a kernel AST: optimize, lower, linearize and render (JSON lines of name, opts, uops, src with "
      "--jsonl)",
      kCompileFlags, 1, RunCompile},
-    {"run", "--jsonl [--device=CPU|INTERP|LLVM|OPENCL|CUDA] [--target=T (INTERP)] [--noopt] FILE|-",
-     "compile each kernel AST, run it once on the codegen corpus's inputs, print what it stores", kRunFlags,
-     1, RunRun},
+    {"run",
+     "[--device=CPU|INTERP|LLVM|OPENCL|CUDA] [--target=T (INTERP)] [--noopt] "
+     "([--inputs=JSON|@FILE] [--bind='n=3'] FILE.uop|-  or  --jsonl FILE|-)",
+     "compile a kernel AST (each line's with --jsonl), run it once on the codegen corpus's inputs or the "
+     "given "
+     "ones, print what it stores as JSON",
+     kRunFlags, 1, RunRun},
     {"viz", "[--target=T] [--noopt] [--jsonl] [--out=PAGE.html] [--max_nodes=600] FILE|-",
      "compile kernel ASTs or a tensor graph with every graph rewrite recorded; write the VIZ page (HTML)",
      kVizFlags, 1, RunViz},
@@ -85,7 +91,9 @@ std::string Usage() {
       "stdin).\n\n";
   for (const Subcommand& s : kSubcommands)
     absl::StrAppend(&out, "  uopc ", s.name, " ", s.synopsis, "\n      ", s.summary, "\n");
-  absl::StrAppend(&out, "\nExit status: 0 ok, 1 bad input (message on stderr), 2 usage error.\n");
+  absl::StrAppend(
+      &out,
+      "\nExit status: 0 ok, 1 bad input or any failed --jsonl line (message on stderr), 2 usage error.\n");
   return out;
 }
 

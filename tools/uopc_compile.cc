@@ -94,7 +94,7 @@ absl::Status CompileJsonLines(const std::string& path, const Renderer& renderer,
   absl::StatusOr<std::string> text = ReadInputText(path);
   if (!text.ok()) return text.status();
   double seconds = 0;
-  int line_number = 0;
+  int line_number = 0, failed = 0;
   for (absl::string_view line : absl::StrSplit(*text, '\n', absl::SkipWhitespace())) {
     ++line_number;
     json record = json::parse(line.begin(), line.end(), nullptr, /*allow_exceptions=*/false);
@@ -124,10 +124,11 @@ absl::Status CompileJsonLines(const std::string& path, const Renderer& renderer,
         }
       }
     }
+    failed += result.contains("error") ? 1 : 0;
     out << result.dump() << "\n";
   }
   if (absl::GetFlag(FLAGS_time)) std::cerr << "compile_seconds: " << seconds << "\n";
-  return absl::OkStatus();
+  return JsonlStatus(path, failed, line_number);
 }
 
 // `uopc compile --step=NAME`: one step of CodegenSteps (or the linearizer) on a graph file, like `opt -pass`.

@@ -121,15 +121,20 @@ absl::Status RunShape(absl::Span<const std::string> args, std::ostream& out) {
   if (!absl::GetFlag(FLAGS_jsonl)) return UsageError("shape reads JSON lines: pass --jsonl");
   absl::StatusOr<std::string> text = ReadInputText(args[0]);
   if (!text.ok()) return text.status();
+  int lines = 0, failed = 0;
   for (absl::string_view line : absl::StrSplit(*text, '\n', absl::SkipWhitespace())) {
+    ++lines;
     json record = json::parse(line.begin(), line.end(), nullptr, false);
     if (record.is_discarded() || !record.is_object()) {
+      ++failed;
       out << Dump(ErrorRecord(nullptr, "not a JSON object")) << "\n";
       continue;
     }
-    out << Dump(ShapeRecord(record)) << "\n";
+    ordered_json result = ShapeRecord(record);
+    failed += result.contains("error") ? 1 : 0;
+    out << Dump(result) << "\n";
   }
-  return absl::OkStatus();
+  return JsonlStatus(args[0], failed, lines);
 }
 
 }  // namespace uopc

@@ -4,9 +4,10 @@
 //   uopc simplify [--rules=...] --vars 'a:0:8 b:0:3' EXPR   the render of one expression
 //   --stats                                                  per-rule statistics on stderr at the end
 //
-// JSON input is either records {"id", "vars": [[name, min, max], ...], "expr", "dtype"} (symbolic_tests.jsonl), each
-// simplified on its own, or a rewrite_graph corpus (a header line with "vars", then {"expr"} lines), whose
-// expressions are simplified together as one SINK, as tinygrad did; --time then reports the rewrite time alone.
+// JSON input is either records {"id", "vars": [[name, min, max], ...], "expr", "dtype"}
+// (symbolic_tests.jsonl), each simplified on its own, or a rewrite_graph corpus (a header line with "vars",
+// then {"expr"} lines), whose expressions are simplified together as one SINK, as tinygrad did; --time then
+// reports the rewrite time alone.
 #include <chrono>
 #include <fstream>
 #include <iostream>
@@ -26,10 +27,12 @@
 ABSL_FLAG(std::string, rules, "sym", "simplify: the rule set, symbolic or sym");
 ABSL_FLAG(bool, jsonl, false, "simplify: the input is JSON lines");
 ABSL_FLAG(std::string, vars, "", "simplify: variables of a single expression, 'name:min:max ...'");
-ABSL_FLAG(bool, time, false, "simplify: print `rewrite_seconds: <float>` on stderr (the graph_rewrite time alone)");
-ABSL_FLAG(bool, stats, false,
-          "simplify: print per-rule statistics on stderr at the end (matches / attempts, time; like tinygrad's "
-          "PRINT_MATCH_STATS)");
+ABSL_FLAG(bool, time, false,
+          "simplify: print `rewrite_seconds: <float>` on stderr (the graph_rewrite time alone)");
+ABSL_FLAG(
+    bool, stats, false,
+    "simplify: print per-rule statistics on stderr at the end (matches / attempts, time; like tinygrad's "
+    "PRINT_MATCH_STATS)");
 
 namespace uopc {
 namespace {
@@ -121,15 +124,19 @@ absl::Status SimplifyJsonl(const std::string& path, const PatternMatcher& rules,
     if (absl::GetFlag(FLAGS_time)) std::cerr << "rewrite_seconds: " << seconds << "\n";
     return absl::OkStatus();
   }
+  int failed = 0;
   for (absl::string_view line : lines) {
     json record = json::parse(line.begin(), line.end(), nullptr, false);
     if (record.is_discarded() || !record.is_object()) {
+      ++failed;
       out << ErrorRecord(nullptr, "not a JSON object").dump() << "\n";
       continue;
     }
-    out << SimplifyRecord(record, rules).dump() << "\n";
+    ordered_json result = SimplifyRecord(record, rules);
+    failed += result.contains("error") ? 1 : 0;
+    out << result.dump() << "\n";
   }
-  return absl::OkStatus();
+  return JsonlStatus(path, failed, static_cast<int>(lines.size()));
 }
 
 // One expression (--vars) or a JSON-lines file (--jsonl).
@@ -158,8 +165,11 @@ absl::Status RunSimplifyWith(const PatternMatcher& rules, const std::string& inp
 
 absl::Status RunSimplify(absl::Span<const std::string> args, std::ostream& out) {
   std::string rules_name = absl::GetFlag(FLAGS_rules);
-  const PatternMatcher* rules = rules_name == "sym" ? &Sym() : rules_name == "symbolic" ? &Symbolic() : nullptr;
-  if (rules == nullptr) return UsageError(absl::StrCat("--rules must be symbolic or sym, not '", rules_name, "'"));
+  const PatternMatcher* rules = rules_name == "sym"        ? &Sym()
+                                : rules_name == "symbolic" ? &Symbolic()
+                                                           : nullptr;
+  if (rules == nullptr)
+    return UsageError(absl::StrCat("--rules must be symbolic or sym, not '", rules_name, "'"));
   absl::Status status = RunSimplifyWith(*rules, args[0], out);
   if (absl::GetFlag(FLAGS_stats)) std::cerr << RunStats().Report();
   return status;

@@ -91,4 +91,11 @@ absl::StatusOr<std::string> FormatGraphs(absl::Span<const UOpPtr> roots, absl::s
   return UsageError(absl::StrCat("unknown --format=", format, " (expected ir, listing, tree or dot)"));
 }
 
+absl::Status JsonlStatus(const std::string& path, int failed, int total) {
+  if (failed == 0) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(path == "-" ? "<stdin>" : path, ": ", failed, " of ", total,
+                                                 " line", total == 1 ? "" : "s",
+                                                 " failed (see their \"error\" fields)"));
+}
+
 }  // namespace uopc

@@ -46,6 +46,11 @@ bool IsUsageError(const absl::Status& status);
 // The whole of `path` ("-" is stdin). Errors start with the path: "x.jsonl: cannot open: ...".
 absl::StatusOr<std::string> ReadInputText(const std::string& path);
 
+// The status of a --jsonl run once every line has its output line: OK when no line failed, else an
+// InvalidArgument error "FILE: N of M lines failed (...)" so that uopc exits 1 (the failures' own messages
+// are in their {"id", "error"} lines).
+absl::Status JsonlStatus(const std::string& path, int failed, int total);
+
 // A graph file read and parsed: `name` is the path as given, or "<stdin>" for "-".
 struct GraphFile {
   std::string name;
@@ -83,7 +88,7 @@ absl::StatusOr<std::unique_ptr<Renderer>> RendererForTarget(absl::string_view ta
 inline constexpr absl::string_view kScheduleFlags[] = {"format"};
 absl::Status RunSchedule(absl::Span<const std::string> args, std::ostream& out);
 // uopc run --jsonl [--device=CPU|INTERP] [--noopt] FILE|-
-inline constexpr absl::string_view kRunFlags[] = {"device", "noopt", "jsonl", "target"};
+inline constexpr absl::string_view kRunFlags[] = {"device", "noopt", "jsonl", "target", "inputs", "bind"};
 absl::Status RunRun(absl::Span<const std::string> args, std::ostream& out);
 
 // uopc viz [--target=clang] [--noopt] [--jsonl] [--out=PAGE.html] [--max_nodes=600] FILE|-

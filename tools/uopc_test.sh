@@ -85,7 +85,8 @@ run verify-program 0 verify --spec=program "$good" && [[ $out == "$canonical" ]]
   { echo "FAIL verify-program: a verified graph should print as canonical IR"; failures=$((failures + 1)); }
 run verify-tree 0 verify --spec=tensor --format=tree "$good" && expect verify-tree stdout '^UOp\(Ops.SINK' "$out"
 printf '' >"$tmp/empty.uop"
-run print-empty 0 print "$tmp/empty.uop" && expect_empty print-empty stdout "$out"
+run print-empty 1 print "$tmp/empty.uop" && expect_empty print-empty stdout "$out" &&
+  expect print-empty stderr "no graph to print" "$err"
 # Flags may come before the subcommand, and `--` ends the flags.
 run flag-first 0 --format=listing print "$good" && expect flag-first stdout 'Ops.MUL' "$out"
 
@@ -152,7 +153,7 @@ run simplify-bad-expr 1 simplify --vars='a:0:1' '(a + ' && expect simplify-bad-e
 printf '%s\n' '{"id": "t1", "vars": [["a", 0, 8]], "expr": "((a * 4) // 4)", "dtype": "int"}' \
   '{"id": 2, "vars": [["a", 0, 3]], "expr": "(a +"}' 'not json' \
   '{"id": 3, "vars": [["a", 0, 3]], "expr": "(a < 2)", "dtype": "bool"}' >"$tmp/in.jsonl"
-stdin=$tmp/in.jsonl run simplify-jsonl 0 simplify --jsonl - &&
+stdin=$tmp/in.jsonl run simplify-jsonl 1 simplify --jsonl - &&
   expect simplify-jsonl stdout '^\{"id":"t1","render":"a","infix":"a","vmin":0,"vmax":8\}$' "$out" &&
   expect simplify-jsonl stdout '"id":2,"error":"col 5: expected an expression' "$out" &&
   expect simplify-jsonl stdout '^\{"id":null,"error":"not a JSON object"\}$' "$out" &&
@@ -164,7 +165,7 @@ run simplify-graph 0 simplify --jsonl --time "$tmp/graph.jsonl" &&
 run simplify-stats 0 simplify --stats --vars 'a:0:8' '(a + 0) * 1' && expect simplify-stats stdout '^a$' "$out" &&
   expect simplify-stats stderr 'ADD\{x, CONST\(0\)\}' "$err" && expect simplify-stats stderr 'TOTAL' "$err"
 head -c 3000 /dev/urandom >"$tmp/junk.jsonl"
-run simplify-junk 0 simplify --jsonl "$tmp/junk.jsonl" && expect simplify-junk stdout 'error' "$out"
+run simplify-junk 1 simplify --jsonl "$tmp/junk.jsonl" && expect simplify-junk stdout 'error' "$out"
 
 # ---- shape ----
 printf '%s\n' '{"id": "p", "start_shape": [2, 3], "ops": [["permute", [1, 0]], ["pad", [[0, 0], [1, 0]]]]}' \
@@ -172,7 +173,7 @@ printf '%s\n' '{"id": "p", "start_shape": [2, 3], "ops": [["permute", [1, 0]], [
   '{"id": 7, "start_shape": [2], "ops": [["rotate", [1]]]}' '{"id": 8, "start_shape": [2.5], "ops": []}' \
   '{"id": "flat", "start_shape": [4, 3], "ops": [["permute", [1, 0]], ["reshape", [12]], ["shrink", [[1, 3]]]]}' \
   '{"id": "huge", "start_shape": [1], "ops": [["expand", [2147483647]], ["pad", [[5, 5]]]]}' >"$tmp/shape.jsonl"
-stdin=$tmp/shape.jsonl run shape-jsonl 0 shape --jsonl - && expect_empty shape-jsonl stderr "$err" &&
+stdin=$tmp/shape.jsonl run shape-jsonl 1 shape --jsonl - && expect shape-jsonl stderr "lines failed" "$err" &&
   expect shape-jsonl stdout '^\{"id":"p","shape":\[3,3\],"n_views":1,"contiguous":false,"views":\[\{"shape":\[3,3\],"strides":\[1,3\],"offset":-3,"mask":\[\[0,3\],\[1,3\]\],"contiguous":false\}\],"real_strides":\[1,null\],"idx_infix":"\(\(\(ridx1 \* 3\) \+ ridx0\) \+ -3\)","valid_infix":"\(\(ridx1 < 1\) != true\)","index":\[-1,0,3,-1,1,4,-1,2,5\]\}$' "$out" &&
   expect shape-jsonl stdout '^\{"id":"bad-op","error":"op 0 \[\\"expand\\",\[4,3\]\]: .*"\}$' "$out" &&
   expect shape-jsonl stdout '^\{"id":null,"error":"not a JSON object"\}$' "$out" &&
@@ -182,7 +183,7 @@ stdin=$tmp/shape.jsonl run shape-jsonl 0 shape --jsonl - && expect_empty shape-j
   expect shape-jsonl stdout '"id":"huge","error":"op 1 .*more than 2147483647 positions"' "$out"
 [[ $(wc -l <<<"$out") -eq 7 ]] || { echo "FAIL shape-jsonl: expected 7 output lines"; failures=$((failures + 1)); }
 head -c 3000 /dev/urandom >"$tmp/junk.jsonl"
-run shape-junk 0 shape --jsonl "$tmp/junk.jsonl" && expect shape-junk stdout '"error"' "$out"
+run shape-junk 1 shape --jsonl "$tmp/junk.jsonl" && expect shape-junk stdout '"error"' "$out"
 run shape-no-jsonl 2 shape - && expect shape-no-jsonl stderr 'pass --jsonl' "$err"
 run shape-missing 1 shape --jsonl "$tmp/nope.jsonl" && expect shape-missing stderr 'nope.jsonl: error: cannot open' "$err"
 run shape-foreign-flag 2 shape --jsonl --rules=symbolic - && expect shape-foreign-flag stderr '--rules does not apply' "$err"
@@ -214,19 +215,21 @@ run compile-cuda 0 compile --target=cuda "$tmp/add.uop" && expect compile-cuda s
 run compile-bad-emit 2 compile --emit=asm "$tmp/add.uop" && expect compile-bad-emit stderr 'unknown --emit=asm' "$err"
 python3 -c 'import json,sys; print(json.dumps({"id": "k", "ast": open(sys.argv[1]).read()}))' "$tmp/add.uop" >"$tmp/k.jsonl"
 printf '%s\n' 'not json' '{"id": 5}' '{"id": 6, "ast": "%0 = BOGUS"}' >>"$tmp/k.jsonl"
-run compile-jsonl 0 compile --jsonl --time "$tmp/k.jsonl" && expect compile-jsonl stdout '^\{"id":"k","name":"E_3","opts":\[\],"global_size":null,"local_size":null,"uops":' "$out" &&
+run compile-jsonl 1 compile --jsonl --time "$tmp/k.jsonl" && expect compile-jsonl stdout '^\{"id":"k","name":"E_3","opts":\[\],"global_size":null,"local_size":null,"uops":' "$out" &&
   expect compile-jsonl stdout '"id":5,"error":"line 3: missing' "$out" && expect compile-jsonl stdout '"id":6,"error":"ast:1:' "$out" &&
-  expect compile-jsonl stderr '^compile_seconds: [0-9.e-]+$' "$err"
+  expect compile-jsonl stderr '^compile_seconds: [0-9.e-]+$' "$err" &&
+  expect compile-jsonl stderr '3 of 4 lines failed' "$err"
 for device in CPU INTERP LLVM; do
-  run "run-$device" 0 run --jsonl --device=$device "$tmp/k.jsonl" &&
+  run "run-$device" 1 run --jsonl --device=$device "$tmp/k.jsonl" &&
     expect "run-$device" stdout '^\{"id": "k", "outputs": \{"0": \[-32, -25, -114\]\}\}$' "$out" &&
     expect "run-$device" stdout '^\{"id": 6, "error": "ast:1:' "$out"
 done
-run run-interp-cuda 0 run --jsonl --device=INTERP --target=cuda "$tmp/k.jsonl" &&
+run run-interp-cuda 1 run --jsonl --device=INTERP --target=cuda "$tmp/k.jsonl" &&
   expect run-interp-cuda stdout '^\{"id": "k", "outputs": \{"0": \[-32, -25, -114\]\}\}$' "$out"
 run run-target-not-interp 2 run --jsonl --device=CPU --target=cuda "$tmp/k.jsonl" &&
   expect run-target-not-interp stderr 'target is for --device=INTERP' "$err"
-run run-no-jsonl 2 run "$tmp/k.jsonl" && expect run-no-jsonl stderr 'give --jsonl' "$err"
+# Without --jsonl, run takes one kernel AST in textual IR: JSON lines are a parse error.
+run run-no-jsonl 1 run "$tmp/k.jsonl" && expect run-no-jsonl stderr "expected '%name = ...'" "$err"
 run run-bad-device 2 run --jsonl --device=TPU "$tmp/k.jsonl" && expect run-bad-device stderr "no device 'TPU'.*INTERP" "$err"
 
 # ---- schedule ----

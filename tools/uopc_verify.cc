@@ -1,4 +1,6 @@
 // uopc verify: parse a graph file, check every graph in it against one stage's spec, and print it on success.
+// For kernel ASTs and programs the check includes the bounds proof devices make before running a kernel
+// (codegen/bounds_check.h): an access that cannot be proven inside its buffer fails verification.
 #include <ostream>
 #include <string>
 
@@ -6,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "codegen/bounds_check.h"
 #include "tools/uopc_subcommand.h"
 #include "uop/spec.h"
 
@@ -19,9 +22,16 @@ absl::Status RunVerify(absl::Span<const std::string> args, std::ostream& out) {
   if (spec == "tensor") {
     verify = VerifyTensorGraph;
   } else if (spec == "kernel") {
-    verify = VerifyKernelAst;
+    // The spec, then every load and store proven inside its buffer (what devices check before running it).
+    verify = [](const UOp* root) {
+      absl::Status s = VerifyKernelAst(root);
+      return s.ok() ? CheckKernelAstBounds(root) : s;
+    };
   } else if (spec == "program") {
-    verify = [](const UOp* root) { return VerifyProgram(root); };
+    verify = [](const UOp* root) {
+      absl::Status s = VerifyProgram(root);
+      return s.ok() ? CheckProgramBounds(root, "program") : s;
+    };
   } else {
     return UsageError(spec.empty()
                           ? "verify needs --spec=tensor, --spec=kernel or --spec=program"

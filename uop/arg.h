@@ -10,6 +10,8 @@
 #ifndef UOPC_UOP_ARG_H_
 #define UOPC_UOP_ARG_H_
 
+#include "uop/cxx20.h"  // first: without C++20, one clear error
+
 #include <cstdint>
 #include <memory>
 #include <ostream>

@@ -5,6 +5,8 @@
 #ifndef UOPC_UOP_CHECK_H_
 #define UOPC_UOP_CHECK_H_
 
+#include "uop/cxx20.h"  // first: without C++20, one clear error
+
 #include <cstdio>
 #include <cstdlib>
 

@@ -52,6 +52,8 @@
 #ifndef UOPC_UOP_EXEC_ALU_H_
 #define UOPC_UOP_EXEC_ALU_H_
 
+#include "uop/cxx20.h"  // first: without C++20, one clear error
+
 #include <optional>
 #include <vector>
 

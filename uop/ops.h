@@ -8,6 +8,8 @@
 #ifndef UOPC_UOP_OPS_H_
 #define UOPC_UOP_OPS_H_
 
+#include "uop/cxx20.h"  // first: without C++20, one clear error
+
 #include <cstdint>
 #include <initializer_list>
 #include <optional>

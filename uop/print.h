@@ -8,6 +8,8 @@
 #ifndef UOPC_UOP_PRINT_H_
 #define UOPC_UOP_PRINT_H_
 
+#include "uop/cxx20.h"  // first: without C++20, one clear error
+
 #include <string>
 
 #include "absl/types/span.h"

@@ -15,6 +15,8 @@
 #ifndef UOPC_UOP_SPEC_H_
 #define UOPC_UOP_SPEC_H_
 
+#include "uop/cxx20.h"  // first: without C++20, one clear error
+
 #include "absl/status/status.h"
 #include "absl/types/span.h"
 #include "uop/uop.h"

@@ -7,6 +7,8 @@
 #ifndef UOPC_UOP_STATUS_MACROS_H_
 #define UOPC_UOP_STATUS_MACROS_H_
 
+#include "uop/cxx20.h"  // first: without C++20, one clear error
+
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 

@@ -18,6 +18,8 @@
 #ifndef UOPC_UOP_TEXT_IR_H_
 #define UOPC_UOP_TEXT_IR_H_
 
+#include "uop/cxx20.h"  // first: without C++20, one clear error
+
 #include <string>
 #include <vector>
 

@@ -17,6 +17,8 @@
 #ifndef UOPC_UOP_UOP_H_
 #define UOPC_UOP_UOP_H_
 
+#include "uop/cxx20.h"  // first: without C++20, one clear error
+
 #include <atomic>
 #include <cstddef>
 #include <cstdint>

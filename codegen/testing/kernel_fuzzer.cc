@@ -1,6 +1,10 @@
 // libFuzzer target: random kernels with random valid opts, compiled for a device (CPU, or $UOPC_FUZZ_DEVICE:
 // LLVM, OPENCL), against the interpreter on the unoptimized program (codegen/testing/kernel_check.h). The
 // fuzz input is the generator's choices.
+//
+// UOPC_FUZZ_ISOLATE=1 runs each kernel on the device in a forked child (CPU, LLVM), so that a kernel that
+// crashes is reported with its AST and opts like any other mismatch; UOPC_FUZZ_KEEP_GOING=1 prints each
+// failure and goes on instead of stopping at the first (docs/safety.md).
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -17,9 +21,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return std::string(d != nullptr ? d : "CPU");
   }();
   std::vector<uopc::Opt> opts = uopc::RandomValidOpts(kernel.ast, choices, 4, device);
-  if (std::optional<std::string> failure = uopc::CheckKernel(kernel, opts, device)) {
+  static const bool isolate = std::getenv("UOPC_FUZZ_ISOLATE") != nullptr;
+  static const bool keep_going = std::getenv("UOPC_FUZZ_KEEP_GOING") != nullptr;
+  if (std::optional<std::string> failure = uopc::CheckKernel(kernel, opts, device, isolate)) {
     std::fprintf(stderr, "%s\n", failure->c_str());
-    std::abort();
+    if (!keep_going) std::abort();
   }
   return 0;
 }

@@ -39,6 +39,8 @@
 #ifndef UOPC_REWRITE_TESTING_RULE_FUZZER_H_
 #define UOPC_REWRITE_TESTING_RULE_FUZZER_H_
 
+#include "uop/cxx20.h"  // first: without C++20, one clear error
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
