@@ -35,9 +35,10 @@ CpuThreadPool::CpuThreadPool(int threads) : owner_pid_(getpid()) {
 
 CpuThreadPool::~CpuThreadPool() {
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
   }
+  job_started_.notify_all();
   for (std::thread& worker : workers_) worker.join();
 }
 
@@ -56,20 +57,20 @@ void CpuThreadPool::Run(int64_t tasks, absl::FunctionRef<void(int64_t)> task) {
     for (int64_t i = 0; i < tasks; ++i) task(i);
     return;
   }
-  absl::MutexLock run_lock(&run_mu_);
+  std::lock_guard<std::mutex> run_lock(run_mu_);
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     task_ = &task;
     tasks_ = tasks;
     next_task_.store(0, std::memory_order_relaxed);
     busy_workers_ = static_cast<int>(workers_.size());
     ++generation_;
   }
+  job_started_.notify_all();
   RunTasks(task, tasks);
   // The job's state (and `task`, on this stack frame) stays until every worker has let go of it.
-  absl::MutexLock lock(&mu_);
-  mu_.Await(absl::Condition(
-      +[](int* busy) { return *busy == 0; }, &busy_workers_));
+  std::unique_lock<std::mutex> lock(mu_);
+  workers_done_.wait(lock, [this] { return busy_workers_ == 0; });
   task_ = nullptr;
 }
 
@@ -79,17 +80,16 @@ void CpuThreadPool::WorkerLoop() {
     const absl::FunctionRef<void(int64_t)>* task = nullptr;
     int64_t tasks = 0;
     {
-      absl::MutexLock lock(&mu_);
-      auto ready = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stop_ || generation_ != seen; };
-      mu_.Await(absl::Condition(&ready));
+      std::unique_lock<std::mutex> lock(mu_);
+      job_started_.wait(lock, [&] { return stop_ || generation_ != seen; });
       if (stop_) return;
       seen = generation_;
       task = task_;
       tasks = tasks_;
     }
     RunTasks(*task, tasks);
-    absl::MutexLock lock(&mu_);
-    --busy_workers_;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (--busy_workers_ == 0) workers_done_.notify_one();
   }
 }
 

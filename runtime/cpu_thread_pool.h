@@ -5,9 +5,9 @@
 // The threads are started once, with the pool, and sleep between launches; the calling thread takes chunks
 // too, so a pool of n threads starts n - 1 workers, and a pool of 1 runs everything on the caller.
 //
-// Hand-written rather than a oneTBB arena: on this machine it wakes its workers and returns faster for the
-// few coarse chunks a kernel launch has (runtime/cpu_thread_pool_benchmark.cc measures both), and its
-// synchronization (absl::Mutex, std::atomic) is visible to ThreadSanitizer, which the prebuilt libtbb is not.
+// Hand-written, on std::mutex and std::condition_variable, which ThreadSanitizer intercepts (Debian's
+// libabsl and libtbb are not instrumented, so TSan could not check a pool built on either);
+// runtime/cpu_thread_pool_benchmark.cc times it against a oneTBB arena on a launch of a few coarse chunks.
 //
 //   CpuThreadPool pool(CpuThreadPool::DefaultThreads());
 //   pool.Run(4, [&](int64_t chunk) { kernel(bufs, vars, chunk); });
@@ -15,13 +15,14 @@
 #define UOPC_RUNTIME_CPU_THREAD_POOL_H_
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
+#include <mutex>
 #include <thread>
 #include <vector>
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 
 namespace uopc {
 
@@ -51,14 +52,15 @@ class CpuThreadPool {
   // Takes and runs tasks of the current job until none are left.
   void RunTasks(absl::FunctionRef<void(int64_t)> task, int64_t tasks);
 
-  absl::Mutex run_mu_;  // one job at a time
-  absl::Mutex mu_;
+  std::mutex run_mu_;  // one job at a time
+  std::mutex mu_;      // guards the job's fields below
+  std::condition_variable job_started_, workers_done_;
   // The current job: workers start it when `generation_` changes.
-  uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
-  const absl::FunctionRef<void(int64_t)>* task_ ABSL_GUARDED_BY(mu_) = nullptr;
-  int64_t tasks_ ABSL_GUARDED_BY(mu_) = 0;
-  int busy_workers_ ABSL_GUARDED_BY(mu_) = 0;
-  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  uint64_t generation_ = 0;
+  const absl::FunctionRef<void(int64_t)>* task_ = nullptr;
+  int64_t tasks_ = 0;
+  int busy_workers_ = 0;
+  bool stop_ = false;
   std::atomic<int64_t> next_task_{0};
   std::vector<std::thread> workers_;
   const int owner_pid_;  // the process whose threads `workers_` are
