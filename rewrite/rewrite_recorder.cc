@@ -3,9 +3,8 @@
 #include <algorithm>
 #include <atomic>
 #include <memory>
+#include <mutex>
 
-#include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
 
 namespace uopc {
 
@@ -20,10 +19,11 @@ namespace {
 std::atomic<bool> recording{false};
 std::atomic<int64_t> next_sequence{0};
 
+// std::mutex rather than absl::Mutex: ThreadSanitizer sees the former (Debian's Abseil is not instrumented).
 struct Record {
-  absl::Mutex mu;
-  RewriteGroup outside ABSL_GUARDED_BY(mu);
-  std::vector<RewriteGroup> groups ABSL_GUARDED_BY(mu);
+  std::mutex mu;
+  RewriteGroup outside;  // guarded by mu
+  std::vector<RewriteGroup> groups;  // guarded by mu
 };
 
 Record& TheRecord() {
@@ -54,13 +54,13 @@ void RewriteRecorder::FinishCall(RewriteTrace* trace) {
   if (current_group != nullptr && trace == &current_group->trace) return;
   std::unique_ptr<RewriteTrace> owned(trace);
   Record& record = TheRecord();
-  absl::MutexLock lock(&record.mu);
+  std::lock_guard<std::mutex> lock(record.mu);
   for (TracedRewrite& r : owned->rewrites) record.outside.rewrites.push_back(std::move(r));
 }
 
 std::vector<RewriteGroup> RewriteRecorder::Take() {
   Record& record = TheRecord();
-  absl::MutexLock lock(&record.mu);
+  std::lock_guard<std::mutex> lock(record.mu);
   std::vector<RewriteGroup> out;
   if (!record.outside.rewrites.empty()) {
     record.outside.label = "(outside any group)";
@@ -100,7 +100,7 @@ RewriteGroupScope::~RewriteGroupScope() {
   std::unique_ptr<State> state(state_);
   state->group.rewrites = std::move(state->trace.rewrites);
   Record& record = TheRecord();
-  absl::MutexLock lock(&record.mu);
+  std::lock_guard<std::mutex> lock(record.mu);
   record.groups.push_back(std::move(state->group));
 }
 
