@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "codegen/codegen.h"
+#include "rewrite/rewrite_recorder.h"
 #include "codegen/kernel.h"
 #include "oneapi/tbb/blocked_range.h"
 #include "oneapi/tbb/parallel_for.h"
@@ -125,6 +126,7 @@ absl::StatusOr<CompilePhases> MeasureCompilePhases(const std::function<Tensor()>
   start = std::chrono::steady_clock::now();
   std::vector<std::vector<UOpPtr>> programs(n);
   ForEachKernel(n, options.threads, [&](size_t i) {
+    RewriteGroupScope viz_group(p.names[i]);  // VIZ: each kernel's codegen steps as one group
     absl::StatusOr<std::vector<UOpPtr>> uops = FullRewrite(optimized[i], renderer);
     if (uops.ok()) {
       programs[i] = *std::move(uops);
