@@ -369,7 +369,7 @@ TEST(KernelTest, AxisAndAmountErrors) {
   ExpectOptError(k, Opt(OptOps::kUpcast, 0, 7), "no longer valid shift");
   ExpectOptError(k, Opt(OptOps::kUpcast, 0, 32), "don't upcast more than 16");
   ExpectOptError(k, Opt(OptOps::kUpcast, 0, Opt::TcArg{1, 2, 3}), "arg should be int");
-  ExpectOptError(k, Opt(OptOps::kSwap, 0, kNone), "arg should be int");
+  ExpectOptError(k, Opt(OptOps::kSwap, 0, kNone), "needs an amount");
   ExpectOptError(k, Opt(OptOps::kUnroll, 0, 4), "invalid axis");  // no reduce axis
 }
 
