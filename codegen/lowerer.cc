@@ -466,7 +466,8 @@ absl::StatusOr<IndexContext> GetIndex(const UOpPtr& sink, const Renderer& render
     // No launch dims: every axis before the reduces is a loop, the outermost one split across cores when
     // the target has several.
     for (int64_t i = 0; i < first_reduce; ++i) idxs.push_back(UOp::Range(loop_end(full_shape[i]), i));
-    if (first_reduce > 0) {
+    // A wide kernel stays on one core: the split's `core_id * chunk` is int32 arithmetic.
+    if (first_reduce > 0 && !wide) {
       std::optional<int64_t> work = 1;  // saturates at 2^62: only compared with a threshold
       for (const Sint& s : full_shape) {
         if (!s.is_int() || !work.has_value()) {
