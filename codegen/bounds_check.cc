@@ -222,7 +222,7 @@ absl::Status CheckAccess(const Access& a, absl::string_view kernel, const IndexP
       verdict == IndexProver::Verdict::kOutOfBounds
           ? absl::StrCat(decided_by, " found an access outside it", witness.empty() ? "" : ": ", witness)
           : absl::StrCat("range analysis cannot prove it in bounds",
-                         prover == nullptr ? " and no prover is built in (--define=uopc_z3=1 adds z3)"
+                         prover == nullptr ? " and no prover is built in (this build has --define=uopc_z3=0)"
                                            : absl::StrCat(" and neither can ", prover->name()));
   return absl::InvalidArgumentError(absl::StrCat(
       "kernel ", kernel, ": ", a.kind, " of ", BufferName(a.buffer), " at index ", range_text,

@@ -6,7 +6,7 @@
 // process. So before such a program is loaded, every INDEX is checked: the index's range (vmin/vmax, after
 // narrowing it with the clauses of its gate, rewrite/valid.h), widened by the vector width of the access,
 // must lie in [0, size) of the buffer's pointer dtype. What the ranges cannot prove goes to an `IndexProver`
-// (z3, when built in with `--define=uopc_z3=1`); an index neither proves is refused with an error that names
+// (z3, built in unless `--define=uopc_z3=0`); an index neither proves is refused with an error that names
 // the kernel, the buffer, its size and the index range.
 //
 //   absl::Status s = CheckProgramBounds(spec.uops, spec.name);   // before Device::CreateProgram loads it
@@ -38,7 +38,7 @@ class IndexProver {
                         std::string* witness) const = 0;
 };
 
-// The prover built into this binary: z3 with `--define=uopc_z3=1` (codegen:z3_index_prover), else null.
+// The prover built into this binary: z3 (codegen:z3_index_prover) unless built with `--define=uopc_z3=0`, else null.
 const IndexProver* BuiltinIndexProver();
 // For the prover's own library: makes `prover` the built-in one (called from a static initializer).
 void RegisterBuiltinIndexProver(const IndexProver* prover);

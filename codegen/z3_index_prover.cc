@@ -5,7 +5,7 @@
 // become fresh variables bounded by their range analysis, which only ever makes the question harder, never
 // wrong.
 //
-// Linked into //codegen with `--define=uopc_z3=1` (Debian's libz3); this file registers the prover as the
+// Linked into //codegen unless `--define=uopc_z3=0` (Debian's libz3); this file registers the prover as the
 // built-in one when it is linked.
 #include <cstdint>
 #include <string>

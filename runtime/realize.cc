@@ -1,5 +1,6 @@
 #include "runtime/realize.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -12,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -159,7 +161,8 @@ class KernelCache {
 
   // The kernel, compiled on this thread unless it is cached or in compilation elsewhere. `fresh` is true
   // for the first caller to get a newly compiled kernel.
-  absl::StatusOr<CompiledKernel*> Get(const KernelRequest& request, const OptChoice& choice, bool* fresh) {
+  absl::StatusOr<std::shared_ptr<const CompiledKernel>> Get(const KernelRequest& request,
+                                                             const OptChoice& choice, bool* fresh) {
     if (request.device->renderer() == nullptr) {
       return absl::FailedPreconditionError(
           absl::StrCat("device ", request.device->name(), " cannot run kernels"));
@@ -190,7 +193,7 @@ class KernelCache {
           continue;  // its compile failed: compile it here, for this caller's error
       }
       *fresh = !entry->reported.exchange(true);
-      return entry->kernel.get();
+      return entry->kernel;
     }
   }
 
@@ -279,7 +282,7 @@ class KernelCache {
     explicit Entry(UOpPtr a) : ast(std::move(a)) {}
     UOpPtr ast;  // keeps the key's pointer valid
     absl::Notification done;
-    std::unique_ptr<CompiledKernel> kernel;  // set before `done`; null when the compile failed
+    std::shared_ptr<const CompiledKernel> kernel;  // set before `done`; null when the compile failed
     std::atomic<bool> reported{false};
   };
 
@@ -337,6 +340,9 @@ std::function<void(const KernelRun&)>& Listener() {
   return *listener;
 }
 
+// The capture RunSchedule records into on this thread (ScopedRunCapture), or null.
+thread_local CapturedRuns* active_capture = nullptr;
+
 struct DebugState {
   int64_t kernel_count = 0;
   double time_sum = 0;
@@ -353,6 +359,16 @@ void Emit(const RealizeOptions& options, const std::string& text) {
 }  // namespace
 
 void ResetKernelCacheForTesting() { KernelCache::Global().Clear(); }
+
+// One recorded item: a kernel (its program, with the buffers in its parameters' order) or, without a
+// kernel, a copy from buffers[1] to buffers[0].
+struct CapturedRuns::Item {
+  std::shared_ptr<const CompiledKernel> kernel;
+  std::vector<UOpPtr> nodes;  // the BUFFER nodes, which keep `buffers` allocated
+  std::vector<Buffer*> buffers;
+  std::vector<int64_t> var_values;
+  LaunchParams launch;
+};
 
 BufferStore& BufferStore::Global() {
   static BufferStore* store = new BufferStore();
@@ -468,6 +484,11 @@ absl::StatusOr<std::vector<KernelRun>> RunSchedule(const Schedule& schedule, con
       auto start = std::chrono::steady_clock::now();
       UOPC_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, buffers[1]->ToBytes());
       UOPC_RETURN_IF_ERROR(buffers[0]->CopyIn(bytes));
+      if (active_capture != nullptr) {
+        CapturedRuns::Item& captured = active_capture->items_.emplace_back();
+        captured.nodes = item.bufs;
+        captured.buffers = buffers;
+      }
       run.run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       run.name = absl::StrCat("copy ", buffers[0]->nbytes(), ", ", buffers[0]->device().name(), " <- ",
                               buffers[1]->device().name());
@@ -481,7 +502,7 @@ absl::StatusOr<std::vector<KernelRun>> RunSchedule(const Schedule& schedule, con
         return failed->second;
       }
       bool fresh = false;
-      UOPC_ASSIGN_OR_RETURN(CompiledKernel * kernel,
+      UOPC_ASSIGN_OR_RETURN(std::shared_ptr<const CompiledKernel> kernel,
                             KernelCache::Global().Get(request, choice, &fresh));
       const ProgramSpec& spec = kernel->spec;
       std::vector<Buffer*> params;
@@ -513,6 +534,14 @@ absl::StatusOr<std::vector<KernelRun>> RunSchedule(const Schedule& schedule, con
       }
       double seconds = 0;
       UOPC_RETURN_IF_ERROR(kernel->program->Launch(params, var_values, launch, &seconds));
+      if (active_capture != nullptr) {
+        CapturedRuns::Item& captured = active_capture->items_.emplace_back();
+        captured.kernel = kernel;
+        for (int64_t g : spec.globals) captured.nodes.push_back(item.bufs[g]);
+        captured.buffers = params;
+        captured.var_values = std::move(var_values);
+        captured.launch = launch;
+      }
       Estimates e = Estimate(spec, item.bufs);
       run.name = spec.name;
       run.device = device.name();
@@ -552,5 +581,75 @@ absl::StatusOr<std::vector<KernelRun>> RunSchedule(const Schedule& schedule, con
   }
   return runs;
 }
+
+CapturedRuns::CapturedRuns() = default;
+CapturedRuns::~CapturedRuns() = default;
+CapturedRuns::CapturedRuns(CapturedRuns&&) noexcept = default;
+CapturedRuns& CapturedRuns::operator=(CapturedRuns&&) noexcept = default;
+
+size_t CapturedRuns::size() const { return items_.size(); }
+
+size_t CapturedRuns::kernel_count() const {
+  return std::count_if(items_.begin(), items_.end(), [](const Item& i) { return i.kernel != nullptr; });
+}
+
+std::vector<UOpPtr> CapturedRuns::Buffers() const {
+  std::vector<UOpPtr> out;
+  absl::flat_hash_set<const UOp*> seen;
+  for (const Item& item : items_) {
+    for (const UOpPtr& n : item.nodes) {
+      if (seen.insert(n.get()).second) out.push_back(n);
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> CapturedRuns::Names() const {
+  std::vector<std::string> out;
+  for (const Item& item : items_) out.push_back(item.kernel ? item.kernel->spec.name : "copy");
+  return out;
+}
+
+absl::Status CapturedRuns::Replay(const absl::flat_hash_map<const UOp*, UOpPtr>& replace,
+                                  double* kernel_seconds) const {
+  // The replacements' memory, looked up once per replay.
+  absl::flat_hash_map<const UOp*, Buffer*> replaced;
+  for (const auto& [from, to] : replace) {
+    Buffer* b = to == nullptr ? nullptr : BufferStore::Global().Find(to.get());
+    if (b == nullptr) return absl::FailedPreconditionError("replay: a replacement buffer has no memory");
+    if (from->op() != Ops::BUFFER || to->dtype() != from->dtype() || to->arg() != from->arg() ||
+        DeviceOf(to.get()) != DeviceOf(from)) {
+      return absl::InvalidArgumentError(absl::StrCat("replay: buffer ", from->dtype().ToString(), "[",
+                                                     from->arg().ToString(), "] on ", DeviceOf(from),
+                                                     " cannot be replaced by ", to->dtype().ToString(), "[",
+                                                     to->arg().ToString(), "] on ", DeviceOf(to.get())));
+    }
+    replaced.emplace(from, b);
+  }
+  double total = 0;
+  std::vector<Buffer*> buffers;
+  for (const Item& item : items_) {
+    buffers = item.buffers;
+    if (!replaced.empty()) {
+      for (size_t i = 0; i < buffers.size(); ++i) {
+        if (auto it = replaced.find(item.nodes[i].get()); it != replaced.end()) buffers[i] = it->second;
+      }
+    }
+    if (item.kernel == nullptr) {
+      UOPC_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, buffers[1]->ToBytes());
+      UOPC_RETURN_IF_ERROR(buffers[0]->CopyIn(bytes));
+      continue;
+    }
+    double seconds = 0;
+    UOPC_RETURN_IF_ERROR(item.kernel->program->Launch(buffers, item.var_values, item.launch,
+                                                      kernel_seconds != nullptr ? &seconds : nullptr));
+    total += seconds;
+  }
+  if (kernel_seconds != nullptr) *kernel_seconds = total;
+  return absl::OkStatus();
+}
+
+ScopedRunCapture::ScopedRunCapture(CapturedRuns* runs) : previous_(active_capture) { active_capture = runs; }
+ScopedRunCapture::~ScopedRunCapture() { active_capture = previous_; }
 
 }  // namespace uopc

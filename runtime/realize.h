@@ -101,6 +101,52 @@ void SetKernelRunListener(std::function<void(const KernelRun&)> listener);
 absl::StatusOr<std::vector<KernelRun>> RunSchedule(const Schedule& schedule,
                                                    const RealizeOptions& options = {});
 
+// A recording of the work RunSchedule did: each kernel's compiled program with its buffers and launch
+// dimensions, and each copy, in order (tinygrad's captured jit_cache of ExecItems). `Replay` runs the same
+// work again without scheduling, codegen or the kernel cache, on the same buffers or, where a BUFFER node is
+// replaced, on another buffer of the same dtype, size and device: what TinyJit (tensor/jit.h) replays. The
+// recording holds its BUFFER nodes, so their memory stays allocated as long as it lives. Variables are bound
+// to the values they had when recorded.
+class CapturedRuns {
+ public:
+  CapturedRuns();
+  ~CapturedRuns();
+  CapturedRuns(CapturedRuns&&) noexcept;
+  CapturedRuns& operator=(CapturedRuns&&) noexcept;
+
+  // Runs the recorded items in order. `replace` maps recorded BUFFER nodes to the nodes to use instead
+  // (their memory must exist, with the same dtype, size and device). `kernel_seconds`, when given, receives
+  // the summed execution time of the kernels as the devices measure it.
+  absl::Status Replay(const absl::flat_hash_map<const UOp*, UOpPtr>& replace = {},
+                      double* kernel_seconds = nullptr) const;
+  // The number of recorded items, and of them kernels (the others are copies).
+  size_t size() const;
+  size_t kernel_count() const;
+  // Every BUFFER node the items use, each once, in order of first use.
+  std::vector<UOpPtr> Buffers() const;
+  // The recorded kernels' names, in order ("copy" for copies).
+  std::vector<std::string> Names() const;
+
+ private:
+  friend class ScopedRunCapture;
+  friend absl::StatusOr<std::vector<KernelRun>> RunSchedule(const Schedule&, const RealizeOptions&);
+  struct Item;
+  std::vector<Item> items_;
+};
+
+// While alive, every RunSchedule on this thread appends what it runs to `runs` (as well as running it).
+// An inner capture takes over until it ends.
+class ScopedRunCapture {
+ public:
+  explicit ScopedRunCapture(CapturedRuns* runs);
+  ~ScopedRunCapture();
+  ScopedRunCapture(const ScopedRunCapture&) = delete;
+  ScopedRunCapture& operator=(const ScopedRunCapture&) = delete;
+
+ private:
+  CapturedRuns* previous_;
+};
+
 // Empties the per-process kernel cache and restarts the numbering of kernel names, so that a test can compile
 // the same kernels twice (serially and in parallel). No schedule may be running.
 void ResetKernelCacheForTesting();

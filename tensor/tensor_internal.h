@@ -57,6 +57,8 @@ std::vector<uint8_t> PackValues(absl::Span<const ConstValue> values, DType dtype
 void AddHostData(const UOpPtr& buffer, std::vector<uint8_t> bytes);
 // Takes the pending uploads.
 std::vector<std::pair<UOpPtr, std::vector<uint8_t>>> TakeHostData();
+// Writes the pending uploads into their buffers' memory (what every realize does first).
+absl::Status UploadHostData();
 
 // tinygrad's _cumalu and _pool.
 Tensor CumAlu(const Tensor& x, int64_t axis, Ops op, bool include_initial);

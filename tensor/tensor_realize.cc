@@ -9,14 +9,14 @@
 
 namespace uopc {
 
-namespace {
-
-absl::Status UploadHostData() {
+absl::Status tensor_internal::UploadHostData() {
   for (auto& [buffer, bytes] : tensor_internal::TakeHostData()) {
     UOPC_RETURN_IF_ERROR(BufferStore::Global().Write(buffer, bytes));
   }
   return absl::OkStatus();
 }
+
+namespace {
 
 // Points every live Tensor at what its UOp became.
 void ApplyBecomesMap(const absl::flat_hash_map<const UOp*, UOpPtr>& becomes) {
@@ -43,7 +43,7 @@ absl::Status Tensor::RealizeAll(absl::Span<const Tensor> tensors) {
     UOPC_RETURN_IF_ERROR(t.status());
     roots.push_back(t.uop());
   }
-  UOPC_RETURN_IF_ERROR(UploadHostData());
+  UOPC_RETURN_IF_ERROR(tensor_internal::UploadHostData());
   UOPC_ASSIGN_OR_RETURN(Schedule schedule, CreateSchedule(UOp::Sink(roots)));
   UOPC_RETURN_IF_ERROR(RunSchedule(schedule, RealizeOptions::FromEnvironment()).status());
   ApplyBecomesMap(schedule.becomes_map);
