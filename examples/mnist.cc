@@ -37,6 +37,7 @@ ABSL_FLAG(std::string, data_dir, uopc::nn::kFashionMnistDir, "directory of the f
 ABSL_FLAG(int, eval_every, 10, "test accuracy every this many steps (0: only at the end)");
 ABSL_FLAG(int, test_images, 10000, "test images to evaluate (the first N)");
 ABSL_FLAG(int, eval_batch, 2000, "test images per evaluation batch");
+ABSL_FLAG(std::string, device, "CPU", "device to train on (CPU, LLVM, OPENCL, INTERP, ...)");
 ABSL_FLAG(double, target_accuracy, 0, "exit with status 1 when the final test accuracy (%) is below this");
 
 namespace uopc {
@@ -108,6 +109,7 @@ absl::Status Train() {
   std::printf("loaded %lld training and %lld test images in %.2f s\n", static_cast<long long>(train_count),
               static_cast<long long>(data.test_images.shape[0]), Since(start));
 
+  Tensor::SetDefaultDevice(absl::GetFlag(FLAGS_device));
   Tensor::ManualSeed(absl::GetFlag(FLAGS_seed));
   Model model;
   nn::Adam opt(nn::GetParameters(model));

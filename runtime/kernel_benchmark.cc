@@ -6,7 +6,7 @@
 // The kernels are tinygrad v0.10.3's ASTs for the workloads (runtime/testdata/kernel_benchmark.jsonl, with
 // the script that harvested them); a workload of several kernels (the sum: tinygrad splits a large reduction
 // into three) is timed as a whole. Rows are WORKLOAD/DEVICE/threads:N/OPTS, where OPTS is `default`
-// (tinygrad's hand-coded heuristics) or `beam` (after BEAM search; see BeamOptions below). One thread renders
+// (tinygrad's hand-coded heuristics) or `beam` (after BEAM search, BEAM=2 unless set; see BeamOptions below). One thread renders
 // tinygrad's source byte for byte; with more, codegen splits each large enough kernel's outer loop across
 // the threads (docs/threads.md). The plain C loops run on one thread, compiled by the CPU device's clang with
 // the same flags.
@@ -21,12 +21,14 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "benchmark/benchmark.h"
 #include "codegen/codegen.h"
 #include "nlohmann/json.hpp"
 #include "runtime/cpu_device.h"
 #include "runtime/device.h"
 #include "runtime/llvm_device.h"
+#include "runtime/search_driver.h"
 #include "uop/kernel_info.h"
 #include "uop/text_ir.h"
 
@@ -95,11 +97,18 @@ std::vector<UOpPtr> WorkloadAsts(const std::string& name) {
   return asts;
 }
 
-// The opts BEAM search picks for `ast` on `device`: the "after BEAM" rows. BEAM is being built in
-// codegen/search.h; until it lands this is Unimplemented and those rows report that instead of a time.
-// (When it does: return CompileOptions{.opts = <the searched opts>}.)
+// The opts BEAM search picks for `ast` on `device`: the "after BEAM" rows. The width is BEAM from the
+// environment (2 when unset, tinygrad's usual); the winners are kept in the BEAM cache, so only the first run
+// of the benchmark searches (IGNORE_BEAM_CACHE=1 searches again). The search's progress goes to stderr.
 absl::StatusOr<CompileOptions> BeamOptions(const UOpPtr& ast, Device& device) {
-  return absl::UnimplementedError("BEAM search is not built yet (codegen/search.h)");
+  int64_t width = 2;
+  if (const char* s = std::getenv("BEAM"); s != nullptr && std::atoi(s) > 0) width = std::atoi(s);
+  DeviceBeamOptions options = DeviceBeamOptions::FromEnvironment(width, /*debug=*/1);
+  absl::StatusOr<DeviceBeamResult> searched = BeamSearchOnDevice(ast, device, options);
+  if (!searched.ok()) return searched.status();
+  CompileOptions out;
+  out.opts = std::move(searched->opts);
+  return out;
 }
 
 // ---- programs and their buffers ----
@@ -156,6 +165,11 @@ absl::StatusOr<Compiled> Compile(Device& device, const std::vector<UOpPtr>& asts
     absl::StrAppend(
         &c.description, c.description.empty() ? "" : " ", spec->name,
         step.launch.global_size[0] > 1 ? absl::StrCat("[", step.launch.global_size[0], " cores]") : "");
+    if (beam) {
+      std::vector<std::string> opts;
+      for (const Opt& o : spec->applied_opts) opts.push_back(o.ToString());
+      absl::StrAppend(&c.description, "{", absl::StrJoin(opts, ","), "}");
+    }
     absl::StatusOr<std::unique_ptr<Program>> program = device.CreateProgram(*spec);
     if (!program.ok()) return program.status();
     step.program = *std::move(program);

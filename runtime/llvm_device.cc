@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -140,7 +141,9 @@ std::string& ReportedErrors() {
 
 // ---- the JIT ----
 
-// One LLJIT for the device; each program gets a bare JITDylib (nothing to resolve against but itself).
+// One LLJIT for the device; each program gets a bare JITDylib that resolves nothing but itself and the C
+// library's memset, memcpy and memmove, which LLVM's optimizer writes for fill and copy loops (a zero fill of a
+// tensor becomes a memset call).
 class LLVMDevice::Jit {
  public:
   static absl::StatusOr<std::unique_ptr<Jit>> Create() {
@@ -170,6 +173,15 @@ class LLVMDevice::Jit {
       return absl::InvalidArgumentError(
           absl::StrCat(what, " ", name, ": ", ReportedErrors(), ToString(std::move(error))));
     };
+    const llvm::JITSymbolFlags exported = llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable;
+    llvm::orc::SymbolMap memory_functions = {
+        {jit_->mangleAndIntern("memset"), {llvm::orc::ExecutorAddr::fromPtr(&std::memset), exported}},
+        {jit_->mangleAndIntern("memcpy"), {llvm::orc::ExecutorAddr::fromPtr(&std::memcpy), exported}},
+        {jit_->mangleAndIntern("memmove"), {llvm::orc::ExecutorAddr::fromPtr(&std::memmove), exported}},
+    };
+    if (llvm::Error error = dylib.define(llvm::orc::absoluteSymbols(std::move(memory_functions)))) {
+      return fail("cannot define the memory functions for", std::move(error));
+    }
     if (llvm::Error error = jit_->addObjectFile(
             dylib,
             llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(object.data(), object.size()), name))) {

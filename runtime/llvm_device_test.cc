@@ -182,7 +182,32 @@ TEST(LlvmDeviceTest, SpecThatDoesNotMatchTheIrIsACompileError) {
   EXPECT_THAT(llvm->CreateProgram(misnamed).status().message(), HasSubstr("not an LLVM identifier"));
 }
 
-// Nothing outside the program is linked in: a call of a library function fails to load, by name.
+// A zero-fill loop, which LLVM's optimizer turns into a call of memset: the one kind of library call linked.
+TEST(LlvmDeviceTest, FillLoopsBecomeMemsetAndLink) {
+  std::unique_ptr<LLVMDevice> llvm = MakeDevice();
+  ProgramSpec spec{.name = "E_800",
+                   .src = R"(define void @E_800(float* noalias align 32 %data0) {
+entry:
+  br label %loop
+loop:
+  %i = phi i32 [ 0, %entry ], [ %next, %loop ]
+  %p = getelementptr inbounds float, float* %data0, i32 %i
+  store float 0.0, float* %p
+  %next = add nsw i32 %i, 1
+  %more = icmp slt i32 %next, 800
+  br i1 %more, label %loop, label %done
+done:
+  ret void
+})",
+                   .globals = {0}};
+  absl::StatusOr<std::unique_ptr<Program>> program = llvm->CreateProgram(spec);
+  ASSERT_TRUE(program.ok()) << program.status();
+  Buffer out = MakeBuffer<float>(*llvm, dtypes::kFloat32, std::vector<float>(800, 1.5f));
+  ASSERT_TRUE((*program)->Launch({&out}, {}, LaunchParams{}).ok());
+  EXPECT_EQ(Read<float>(out), std::vector<float>(800, 0.0f));
+}
+
+// Nothing else outside the program is linked in: a call of a library function fails to load, by name.
 TEST(LlvmDeviceTest, ExternalSymbolsAreNotResolved) {
   std::unique_ptr<LLVMDevice> llvm = MakeDevice();
   ProgramSpec spec{.name = "k",
