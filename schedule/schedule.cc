@@ -99,13 +99,20 @@ absl::Status CreateKernels(ScheduleState& state) {
   return absl::OkStatus();
 }
 
-// A kernel that reads a buffer later assigned to runs before that assign.
+// A kernel that reads a buffer assigned to in the same schedule (its BUFFER: the values before the assign)
+// runs before the assign. tinygrad links only the readers that come after the assign in toposort order, so a
+// reader that comes first (`b = ~a; a.assign(...); realize(b, a)` with b's kernel waiting on another one)
+// could run after the assign and read the new values; every reader is linked here, to the buffer's first
+// assign (a later one depends on it).
 absl::Status FixAssign(ScheduleState& state) {
   absl::flat_hash_map<const UOp*, UOpPtr> kernel_assign;
   UOpMap assign_rep;
-  for (const UOp* u : state.graph->Toposort()) {
+  const std::vector<const UOp*> topo = state.graph->Toposort();
+  for (const UOp* u : topo) {
+    if (u->op() == Ops::ASSIGN) kernel_assign.emplace(BufUop(u), u->ref());
+  }
+  for (const UOp* u : topo) {
     if (u->op() != Ops::ASSIGN) continue;
-    kernel_assign[BufUop(u)] = u->ref();
     for (const UOpPtr& s : u->src(1)->src()) {
       if (s->op() != Ops::BUFFER || s.get() == BufUop(u)) continue;
       auto it = kernel_assign.find(s.get());
@@ -159,6 +166,14 @@ absl::Status OrderKernels(ScheduleState& state) {
     if (k->op() != Ops::KERNEL) return absl::InternalError("an ASSIGN without a KERNEL after scheduling");
     if (in_degree.emplace(k, 0).second) kernels.push_back(k);
     for (const UOpPtr& s : k->src()) {
+      if (s->op() != Ops::ASSIGN) continue;
+      children[s->src(1)].push_back(k);
+      in_degree[k] += 1;
+    }
+    // The assigns fix_assign made this one wait for (kernels that read the buffer's old values). tinygrad
+    // v0.10.3 orders by the kernel's sources only, so those edges did not order anything there.
+    for (size_t i = 2; i < u->num_src(); ++i) {
+      const UOp* s = u->src(i);
       if (s->op() != Ops::ASSIGN) continue;
       children[s->src(1)].push_back(k);
       in_degree[k] += 1;
