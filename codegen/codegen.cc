@@ -16,6 +16,7 @@
 #include "rewrite/rewrite_recorder.h"
 #include "uop/kernel_info.h"
 #include "uop/print.h"
+#include "uop/spec.h"
 
 namespace uopc {
 namespace {
@@ -45,15 +46,38 @@ std::vector<CodegenStep> CodegenSteps(const Renderer& renderer) {
 
 absl::StatusOr<std::vector<UOpPtr>> FullRewrite(const UOpPtr& optimized_ast, const Renderer& renderer,
                                                 CodegenStages* stages) {
+  return RunCodegenSteps(optimized_ast, renderer, CodegenSteps(renderer), stages);
+}
+
+absl::StatusOr<std::vector<UOpPtr>> RunCodegenSteps(const UOpPtr& optimized_ast, const Renderer& renderer,
+                                                    absl::Span<const CodegenStep> steps,
+                                                    CodegenStages* stages) {
+  const bool spec = SpecChecksEnabled();
+  // tinygrad verifies the optimized AST (Kernel.get_optimized_ast's modified_ast) against its spec.
+  if (spec) {
+    if (absl::Status s = VerifyKernelAst(optimized_ast.get()); !s.ok()) {
+      return SpecStepError("codegen", "optimized_ast", s);
+    }
+  }
   UOpPtr sink = optimized_ast;
-  for (const CodegenStep& step : CodegenSteps(renderer)) {
+  for (const CodegenStep& step : steps) {
     absl::StatusOr<UOpPtr> next = step.run(sink, renderer);
     if (!next.ok()) return InStep(step.name, next.status());
     sink = *std::move(next);
     if (stages != nullptr) stages->emplace_back(std::string(step.name), sink);
+    if (spec) {
+      if (absl::Status s = VerifyCodegenGraph(sink.get()); !s.ok())
+        return SpecStepError("codegen", step.name, s);
+    }
   }
   absl::StatusOr<std::vector<UOpPtr>> uops = Linearize(sink);
   if (!uops.ok()) return InStep("linearizer", uops.status());
+  // tinygrad verifies the linear program (linearize.py's type_verify).
+  if (spec) {
+    std::vector<const UOp*> raw(uops->size());
+    std::transform(uops->begin(), uops->end(), raw.begin(), [](const UOpPtr& u) { return u.get(); });
+    if (absl::Status s = VerifyProgram(raw); !s.ok()) return SpecStepError("codegen", "linearizer", s);
+  }
   return uops;
 }
 
@@ -61,6 +85,12 @@ absl::StatusOr<Kernel> OptimizeKernel(const UOpPtr& ast, const Renderer& rendere
                                       const CompileOptions& options) {
   // VIZ: the opts' rewrites join the kernel's group when CompileKernel opened one, else form their own.
   RewriteGroupScope viz_group("opts", /*join_open_group=*/true);
+  if (SpecChecksEnabled()) {
+    if (absl::Status s = VerifyKernelAst(ast.get()); !s.ok()) {
+      return absl::Status(s.code(),
+                          absl::StrCat("SPEC: the kernel AST given to codegen is invalid: ", s.message()));
+    }
+  }
   absl::StatusOr<Kernel> kernel = Kernel::Create(ast, renderer);
   if (!kernel.ok()) return kernel.status();
   if (options.opts.has_value()) {

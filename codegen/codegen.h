@@ -44,9 +44,14 @@ std::vector<CodegenStep> CodegenSteps(const Renderer& renderer);
 using CodegenStages = std::vector<std::pair<std::string, UOpPtr>>;
 
 // tinygrad's full_rewrite: every step on an optimized AST (a SINK with KernelInfo), then the linearizer. When
-// `stages` is given, it receives the graph after each step.
+// `stages` is given, it receives the graph after each step. With SPEC=1 (uop/spec.h) the optimized AST, the
+// graph after each step and the linear program are verified, and a failure names the step that broke it.
 absl::StatusOr<std::vector<UOpPtr>> FullRewrite(const UOpPtr& optimized_ast, const Renderer& renderer,
                                                 CodegenStages* stages = nullptr);
+// FullRewrite with `steps` in place of CodegenSteps(renderer): for tests of the pipeline and its checks.
+absl::StatusOr<std::vector<UOpPtr>> RunCodegenSteps(const UOpPtr& optimized_ast, const Renderer& renderer,
+                                                    absl::Span<const CodegenStep> steps,
+                                                    CodegenStages* stages = nullptr);
 
 // How the kernel is optimized before lowering.
 struct CompileOptions {

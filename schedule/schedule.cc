@@ -1,5 +1,7 @@
 // The scheduler's driver (tinygrad's get_becomes_map in engine/grouper.py and create_schedule_with_vars in
-// engine/schedule.py): simplify, group, create kernels and their ASTs, then order the kernels.
+// engine/schedule.py) as a list of steps: check the shapes, simplify (merge_views), group, create kernels,
+// order assigns, create the kernels' ASTs, order the kernels, say what each tensor becomes, plan memory. With
+// SPEC=1 each step's result is verified before the next one runs.
 #include "schedule/schedule.h"
 
 #include <deque>
@@ -9,12 +11,14 @@
 #include "rewrite/graph_rewrite.h"
 #include "rewrite/rewrite_recorder.h"
 #include "schedule/internal.h"
+#include "uop/spec.h"
 #include "uop/status_macros.h"
 
 namespace uopc {
 namespace {
 
 using schedule_internal::Context;
+using schedule_internal::KernelArg;
 using schedule_internal::KernelAst;
 
 const UOp* BufUop(const UOp* u) { return u->op() == Ops::BUFFER ? u : BaseOf(u->src(0)); }
@@ -50,45 +54,65 @@ const PatternMatcher& Unbind() {
   return *pm;
 }
 
-}  // namespace
+// ---- the steps ----
 
-absl::StatusOr<Schedule> CreateSchedule(const UOpPtr& big_sink, const ScheduleOptions& options) {
-  RewriteGroupScope viz_group("schedule");  // VIZ: the scheduler's rewrites as one group
-  if (big_sink == nullptr || big_sink->op() != Ops::SINK) {
-    return absl::InvalidArgumentError("CreateSchedule takes the SINK of the tensors to realize");
+// A graph whose shapes do not fit (a bad reshape, sources of different shapes, an axis out of range) is an
+// error naming the node, before any pass relies on its shapes.
+absl::Status CheckShapes(ScheduleState& state) {
+  for (const UOp* u : state.input->Toposort()) {
+    if (absl::StatusOr<const ShapeTracker*> st = state.ctx->shapes.TrySt(u->ref()); !st.ok())
+      return st.status();
   }
-  Context ctx;
-  // A graph whose shapes do not fit (a bad reshape, sources of different shapes, an axis out of range) is an
-  // error naming the node, before any pass relies on its shapes.
-  for (const UOp* u : big_sink->Toposort()) {
-    if (absl::StatusOr<const ShapeTracker*> st = ctx.shapes.TrySt(u->ref()); !st.ok()) return st.status();
-  }
-  RewriteOptions rw;
-  rw.ctx = &ctx;
-  rw.name = "merge_views";
+  return absl::OkStatus();
+}
+
+// Views merged, the schedule's symbolic rules, CONTIGUOUS of views replaced.
+absl::Status MergeViews(ScheduleState& state) {
   static const PatternMatcher* const simplify =
       new PatternMatcher(schedule_internal::MergeViews() + schedule_internal::ScheduleSym() +
                          schedule_internal::ReplaceContiguous());
-  UOPC_ASSIGN_OR_RETURN(UOpMap tensor_map, TryGraphRewriteMap(big_sink, *simplify, rw));
-  UOPC_RETURN_IF_ERROR(ctx.error);
-  // The input map keeps the simplified graph's nodes alive only through its values; hold them.
-  UOpPtr simplified = tensor_map.at(big_sink.get());
+  RewriteOptions rw;
+  rw.ctx = state.ctx.get();
+  rw.name = "merge_views";
+  UOPC_ASSIGN_OR_RETURN(state.map, TryGraphRewriteMap(state.input, *simplify, rw));
+  UOPC_RETURN_IF_ERROR(state.ctx->error);
+  state.graph = state.map.at(state.input.get());
+  return absl::OkStatus();
+}
 
-  UOPC_RETURN_IF_ERROR(schedule_internal::GroupRealizes(simplified, ctx));
+// Which nodes become kernel outputs (ctx.realizes).
+absl::Status GroupRealizes(ScheduleState& state) {
+  return schedule_internal::GroupRealizes(state.graph, *state.ctx);
+}
 
+// A BUFFER, KERNEL and ASSIGN for each output.
+absl::Status CreateKernels(ScheduleState& state) {
+  RewriteOptions rw;
+  rw.ctx = state.ctx.get();
   rw.bottom_up = true;
   rw.name = "create_kernels";
   UOPC_ASSIGN_OR_RETURN(UOpMap kernel_map,
-                        TryGraphRewriteMap(simplified, schedule_internal::CreateKernels(), rw, &tensor_map));
-  UOPC_RETURN_IF_ERROR(ctx.error);
-  UOpPtr kernel_graph = kernel_map.at(big_sink.get());
+                        TryGraphRewriteMap(state.graph, schedule_internal::CreateKernels(), rw, &state.map));
+  UOPC_RETURN_IF_ERROR(state.ctx->error);
+  state.map = std::move(kernel_map);
+  state.graph = state.map.at(state.input.get());
+  return absl::OkStatus();
+}
 
-  // A kernel that reads a buffer later assigned to runs before that assign.
+// A kernel that reads a buffer assigned to in the same schedule (its BUFFER: the values before the assign)
+// runs before the assign. tinygrad links only the readers that come after the assign in toposort order, so a
+// reader that comes first (`b = ~a; a.assign(...); realize(b, a)` with b's kernel waiting on another one)
+// could run after the assign and read the new values; every reader is linked here, to the buffer's first
+// assign (a later one depends on it).
+absl::Status FixAssign(ScheduleState& state) {
   absl::flat_hash_map<const UOp*, UOpPtr> kernel_assign;
   UOpMap assign_rep;
-  for (const UOp* u : kernel_graph->Toposort()) {
+  const std::vector<const UOp*> topo = state.graph->Toposort();
+  for (const UOp* u : topo) {
+    if (u->op() == Ops::ASSIGN) kernel_assign.emplace(BufUop(u), u->ref());
+  }
+  for (const UOp* u : topo) {
     if (u->op() != Ops::ASSIGN) continue;
-    kernel_assign[BufUop(u)] = u->ref();
     for (const UOpPtr& s : u->src(1)->src()) {
       if (s->op() != Ops::BUFFER || s.get() == BufUop(u)) continue;
       auto it = kernel_assign.find(s.get());
@@ -109,24 +133,34 @@ absl::StatusOr<Schedule> CreateSchedule(const UOpPtr& big_sink, const ScheduleOp
     }
   }
   if (!assign_rep.empty()) {
-    UOpPtr fixed = Substitute(kernel_graph, assign_rep);
+    UOpPtr fixed = Substitute(state.graph, assign_rep);
     // Every node maps through the substitution.
-    for (auto& [k, v] : kernel_map) v = Substitute(v, assign_rep);
-    kernel_graph = fixed;
+    for (auto& [k, v] : state.map) v = Substitute(v, assign_rep);
+    state.graph = fixed;
   }
+  return absl::OkStatus();
+}
 
+// Each kernel's AST (fix_kernel_ast).
+absl::Status CreateAst(ScheduleState& state) {
+  RewriteOptions rw;
+  rw.ctx = state.ctx.get();
+  rw.bottom_up = true;
   rw.name = "create_ast";
   UOPC_ASSIGN_OR_RETURN(UOpMap ast_map,
-                        TryGraphRewriteMap(kernel_graph, schedule_internal::CreateAst(), rw, &kernel_map));
-  UOPC_RETURN_IF_ERROR(ctx.error);
-  UOpPtr sched_sink = ast_map.at(big_sink.get());
+                        TryGraphRewriteMap(state.graph, schedule_internal::CreateAst(), rw, &state.map));
+  UOPC_RETURN_IF_ERROR(state.ctx->error);
+  state.map = std::move(ast_map);
+  state.graph = state.map.at(state.input.get());
+  return absl::OkStatus();
+}
 
-  // The kernels in BFS order of the kernel graph.
+// The kernels in BFS order of the kernel graph, their variables unbound.
+absl::Status OrderKernels(ScheduleState& state) {
   std::vector<const UOp*> kernels;
   absl::flat_hash_map<const UOp*, int> in_degree;
   absl::flat_hash_map<const UOp*, std::vector<const UOp*>> children;
-  std::vector<const UOp*> sched_topo = sched_sink->Toposort();
-  for (const UOp* u : sched_topo) {
+  for (const UOp* u : state.graph->Toposort()) {
     if (u->op() != Ops::ASSIGN) continue;
     const UOp* k = u->src(1);
     if (k->op() != Ops::KERNEL) return absl::InternalError("an ASSIGN without a KERNEL after scheduling");
@@ -136,13 +170,20 @@ absl::StatusOr<Schedule> CreateSchedule(const UOpPtr& big_sink, const ScheduleOp
       children[s->src(1)].push_back(k);
       in_degree[k] += 1;
     }
+    // The assigns fix_assign made this one wait for (kernels that read the buffer's old values). tinygrad
+    // v0.10.3 orders by the kernel's sources only, so those edges did not order anything there.
+    for (size_t i = 2; i < u->num_src(); ++i) {
+      const UOp* s = u->src(i);
+      if (s->op() != Ops::ASSIGN) continue;
+      children[s->src(1)].push_back(k);
+      in_degree[k] += 1;
+    }
   }
   std::deque<const UOp*> queue;
   for (const UOp* k : kernels) {
     if (in_degree[k] == 0) queue.push_back(k);
   }
-  Schedule schedule;
-  schedule.input = big_sink;
+  Schedule& schedule = state.schedule;
   while (!queue.empty()) {
     const UOp* k = queue.front();
     queue.pop_front();
@@ -162,10 +203,14 @@ absl::StatusOr<Schedule> CreateSchedule(const UOpPtr& big_sink, const ScheduleOp
     return absl::InternalError(absl::StrCat("schedule length mismatch: ", schedule.items.size(), " of ",
                                             kernels.size(), " kernels ordered (a cycle)"));
   }
+  return absl::OkStatus();
+}
 
-  // What each tensor node becomes: its buffer (or a view of it) or a constant. As tinygrad applies its two
-  // becomes maps to the tensors, every node that changed into a kernel's output (or a constant) is replaced,
-  // then every ASSIGN by its buffer.
+// What each tensor node becomes: its buffer (or a view of it) or a constant. As tinygrad applies its two
+// becomes maps to the tensors, every node that changed into a kernel's output (or a constant) is replaced,
+// then every ASSIGN by its buffer.
+absl::Status BecomesMap(ScheduleState& state) {
+  Context& ctx = *state.ctx;
   UOpMap replacements;
   auto becomes = [&](const UOpPtr& v) {
     const UOp* base = BaseOf(v.get());
@@ -178,54 +223,166 @@ absl::StatusOr<Schedule> CreateSchedule(const UOpPtr& big_sink, const ScheduleOp
     }
     return true;
   };
-  for (const auto& [k, v] : ast_map) {
+  for (const auto& [k, v] : state.map) {
     if (k != v.get() && becomes(v)) replacements[k] = v;
   }
-  for (const UOp* u : sched_topo) {
+  for (const UOp* u : state.graph->Toposort()) {
     if (u->op() == Ops::ASSIGN) replacements[u] = BufUop(u)->ref();
   }
   std::vector<const UOp*> changed;
   std::vector<UOpPtr> values;
-  absl::flat_hash_set<const UOp*> protected_bufs;
-  for (const UOp* u : big_sink->Toposort()) {
-    if (u->op() == Ops::BUFFER) protected_bufs.insert(u);
-    auto it = ast_map.find(u);
-    if (it == ast_map.end() || it->second.get() == u || !becomes(it->second)) continue;
+  for (const UOp* u : state.input->Toposort()) {
+    auto it = state.map.find(u);
+    if (it == state.map.end() || it->second.get() == u || !becomes(it->second)) continue;
     changed.push_back(u);
     values.push_back(it->second);
   }
   if (!values.empty()) {
     UOpPtr substituted = Substitute(UOp::Sink(values), replacements);
-    for (size_t i = 0; i < changed.size(); ++i) schedule.becomes_map[changed[i]] = substituted->src()[i];
+    for (size_t i = 0; i < changed.size(); ++i)
+      state.schedule.becomes_map[changed[i]] = substituted->src()[i];
   }
-  if (options.plan_memory) {
-    // A buffer a tensor can reach after the schedule keeps its own memory; so do inputs and copies' buffers.
-    for (const auto& [k, v] : schedule.becomes_map) {
-      if (options.live_nodes != nullptr && !options.live_nodes->contains(k)) continue;
-      for (const UOp* x : v->Toposort()) {
-        if (x->op() == Ops::BUFFER) protected_bufs.insert(x);
-      }
-    }
-    for (const UOpPtr& s : big_sink->src()) {
-      auto it = schedule.becomes_map.find(s.get());
-      if (it == schedule.becomes_map.end()) continue;
-      for (const UOp* x : it->second->Toposort()) {
-        if (x->op() == Ops::BUFFER) protected_bufs.insert(x);
-      }
-    }
-    for (const ScheduleItem& item : schedule.items) {
-      if (item.ast->op() == Ops::SINK) continue;
-      for (const UOpPtr& b : item.bufs) protected_bufs.insert(b.get());
-    }
-    absl::flat_hash_map<const UOp*, UOpPtr> replace =
-        schedule_internal::PlanMemory(schedule.items, protected_bufs);
-    for (ScheduleItem& item : schedule.items) {
-      for (UOpPtr& b : item.bufs) {
-        if (auto it = replace.find(b.get()); it != replace.end()) b = it->second;
-      }
+  return absl::OkStatus();
+}
+
+// Kernels reuse the buffers of intermediate results no longer needed (unless options.plan_memory is off).
+absl::Status PlanMemory(ScheduleState& state) {
+  if (!state.options.plan_memory) return absl::OkStatus();
+  Schedule& schedule = state.schedule;
+  // The input's buffers keep their memory; so does a buffer a tensor can reach after the schedule, and a
+  // copy's.
+  absl::flat_hash_set<const UOp*> protected_bufs;
+  for (const UOp* u : state.input->Toposort()) {
+    if (u->op() == Ops::BUFFER) protected_bufs.insert(u);
+  }
+  for (const auto& [k, v] : schedule.becomes_map) {
+    if (state.options.live_nodes != nullptr && !state.options.live_nodes->contains(k)) continue;
+    for (const UOp* x : v->Toposort()) {
+      if (x->op() == Ops::BUFFER) protected_bufs.insert(x);
     }
   }
-  return schedule;
+  for (const UOpPtr& s : state.input->src()) {
+    auto it = schedule.becomes_map.find(s.get());
+    if (it == schedule.becomes_map.end()) continue;
+    for (const UOp* x : it->second->Toposort()) {
+      if (x->op() == Ops::BUFFER) protected_bufs.insert(x);
+    }
+  }
+  for (const ScheduleItem& item : schedule.items) {
+    if (item.ast->op() == Ops::SINK) continue;
+    for (const UOpPtr& b : item.bufs) protected_bufs.insert(b.get());
+  }
+  absl::flat_hash_map<const UOp*, UOpPtr> replace =
+      schedule_internal::PlanMemory(schedule.items, protected_bufs);
+  for (ScheduleItem& item : schedule.items) {
+    for (UOpPtr& b : item.bufs) {
+      if (auto it = replace.find(b.get()); it != replace.end()) b = it->second;
+    }
+  }
+  return absl::OkStatus();
+}
+
+// ---- what SPEC=1 checks after them ----
+
+absl::Status VerifyTensor(const ScheduleState& state) { return VerifySchedulerGraph(state.graph.get()); }
+
+// tinygrad's validate_kernel: a kernel's AST is a SINK of STOREs (checked against the kernel spec), a COPY or
+// a BUFFER_VIEW.
+absl::Status VerifyScheduledAst(const UOp* ast, absl::string_view what) {
+  if (ast->op() == Ops::SINK) {
+    absl::Status s = VerifyKernelAst(ast);
+    if (!s.ok()) return absl::Status(s.code(), absl::StrCat(what, ": ", s.message()));
+    return absl::OkStatus();
+  }
+  if (ast->op() == Ops::COPY || ast->op() == Ops::BUFFER_VIEW) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat(what, " must be a SINK, COPY or BUFFER_VIEW, not ", OpName(ast->op())));
+}
+
+// The kernel graph holds only buffers, kernels and assigns, and every kernel's AST is one.
+absl::Status VerifyKernels(const ScheduleState& state) {
+  UOPC_RETURN_IF_ERROR(VerifyKernelGraph(state.graph.get()));
+  int n = 0;
+  for (const UOp* u : state.graph->Toposort()) {
+    if (u->op() != Ops::KERNEL) continue;
+    if (!u->arg().is_payload() || u->arg().as_payload().type_name() != KernelArg::kTypeName) {
+      return absl::InvalidArgumentError(absl::StrCat("kernel ", n, " has no Kernel arg"));
+    }
+    UOPC_RETURN_IF_ERROR(VerifyScheduledAst(KernelAst(u).get(), absl::StrCat("kernel ", n, "'s AST")));
+    ++n;
+  }
+  return absl::OkStatus();
+}
+
+// Every item is a kernel AST (or a copy) on buffers.
+absl::Status VerifyItems(const ScheduleState& state) {
+  const std::vector<ScheduleItem>& items = state.schedule.items;
+  for (size_t i = 0; i < items.size(); ++i) {
+    UOPC_RETURN_IF_ERROR(VerifyScheduledAst(items[i].ast.get(), absl::StrCat("schedule item ", i)));
+    for (size_t j = 0; j < items[i].bufs.size(); ++j) {
+      if (items[i].bufs[j]->op() != Ops::BUFFER) {
+        return absl::InvalidArgumentError(absl::StrCat("schedule item ", i, "'s buffer ", j, " is a ",
+                                                       OpName(items[i].bufs[j]->op()), ", not a BUFFER"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+// What the tensors become is a tensor graph of buffers, views of them and constants.
+absl::Status VerifyBecomes(const ScheduleState& state) {
+  for (const auto& [k, v] : state.schedule.becomes_map) {
+    UOPC_RETURN_IF_ERROR(VerifyTensorGraph(v.get()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+const std::vector<ScheduleStep>& ScheduleSteps() {
+  static const std::vector<ScheduleStep>* const steps = new std::vector<ScheduleStep>{
+      {"check_shapes", &CheckShapes, nullptr},        {"merge_views", &MergeViews, &VerifyTensor},
+      {"group_realizes", &GroupRealizes, nullptr},    {"create_kernels", &CreateKernels, &VerifyTensor},
+      {"fix_assign", &FixAssign, &VerifyTensor},      {"create_ast", &CreateAst, &VerifyKernels},
+      {"order_kernels", &OrderKernels, &VerifyItems}, {"becomes_map", &BecomesMap, &VerifyBecomes},
+      {"memory_planner", &PlanMemory, &VerifyItems},
+  };
+  return *steps;
+}
+
+absl::StatusOr<Schedule> RunScheduleSteps(const UOpPtr& big_sink, absl::Span<const ScheduleStep> steps,
+                                          const ScheduleOptions& options) {
+  RewriteGroupScope viz_group("schedule");  // VIZ: the scheduler's rewrites as one group
+  if (big_sink == nullptr || big_sink->op() != Ops::SINK) {
+    return absl::InvalidArgumentError("CreateSchedule takes the SINK of the tensors to realize");
+  }
+  const bool spec = SpecChecksEnabled();
+  // tinygrad verifies the tensor graph against tensor_uop_spec before scheduling it.
+  if (spec) {
+    if (absl::Status s = VerifyTensorGraph(big_sink.get()); !s.ok()) {
+      return absl::Status(
+          s.code(), absl::StrCat("SPEC: the tensor graph given to the scheduler is invalid: ", s.message()));
+    }
+  }
+  ScheduleState state;
+  state.input = big_sink;
+  state.options = options;
+  state.graph = big_sink;
+  state.ctx = std::make_shared<Context>();
+  state.schedule.input = big_sink;
+  for (const ScheduleStep& step : steps) {
+    UOPC_RETURN_IF_ERROR(step.run(state));
+    // The maps borrow the nodes of every graph so far.
+    if (state.graphs.empty() || state.graphs.back() != state.graph) state.graphs.push_back(state.graph);
+    if (spec && step.verify != nullptr) {
+      if (absl::Status s = step.verify(state); !s.ok()) return SpecStepError("schedule", step.name, s);
+    }
+  }
+  return std::move(state.schedule);
+}
+
+absl::StatusOr<Schedule> CreateSchedule(const UOpPtr& big_sink, const ScheduleOptions& options) {
+  return RunScheduleSteps(big_sink, ScheduleSteps(), options);
 }
 
 }  // namespace uopc

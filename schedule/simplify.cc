@@ -3,11 +3,13 @@
 // copies that need no kernel go away.
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "rewrite/symbolic.h"
 #include "schedule/internal.h"
 #include "uop/check.h"
+#include "uop/exec_alu.h"
 
 namespace uopc::schedule_internal {
 
@@ -139,6 +141,18 @@ UOpPtr SplitReduceop(const Match& m) {
   return nullptr;
 }
 
+// The value of a constant a symbolic rule made without a shape: a bare CONST, or a CAST of one (x < x and
+// x != x fold to `x.const_like(False).cast(bool)`).
+std::optional<ConstValue> BareConstValue(const UOpPtr& out) {
+  if (out->op() == Ops::CONST && out->num_src() == 0) return out->const_value();
+  if (out->op() != Ops::CAST || out->num_src() != 1) return std::nullopt;
+  const UOpPtr& c = out->src()[0];
+  if (c->op() != Ops::CONST || c->num_src() != 0) return std::nullopt;
+  absl::StatusOr<ConstValue> v = ExecCast(c->const_value(), c->dtype(), out->dtype());
+  if (!v.ok()) return std::nullopt;
+  return *v;
+}
+
 // symbolic_simple's rules, except that a constant they fold a tensor node into is a tensor constant (with the
 // node's device and shape), as tinygrad's const_like makes it.
 PatternMatcher TensorSymbolicSimple() {
@@ -147,10 +161,12 @@ PatternMatcher TensorSymbolicSimple() {
     RuleFn fn = r->fn();
     auto wrapped = [fn](const Match& m) -> UOpPtr {
       UOpPtr out = fn(m);
-      if (out == nullptr || out->op() != Ops::CONST || out->num_src() != 0) return out;
+      if (out == nullptr) return out;
+      std::optional<ConstValue> value = BareConstValue(out);
+      if (!value) return out;
       Context& ctx = Ctx(m);
       if (DeviceOf(m.root().get()).empty() || ctx.St(m.root()) == nullptr) return out;
-      return ConstLike(m.root(), out->const_value(), ctx.shapes);
+      return ConstLike(m.root(), *value, ctx.shapes);
     };
     rules.push_back(
         std::make_shared<const Rule>(RuleSpec{r->pattern(), RuleFn(wrapped, fn.file(), fn.line())}));

@@ -1,6 +1,8 @@
 #include "uop/spec.h"
 
+#include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <vector>
@@ -459,7 +461,9 @@ const UOp* BaseOf(const UOp* u) {
   return u;
 }
 
-Verdict CheckTensorSpec(const UOp* u) {
+// `views_of_values`: the scheduler's graphs, where merge_views has made movement ops into VIEWs of any value;
+// `spec`'s VIEW rule applies to those.
+Verdict CheckTensorSpec(const UOp* u, bool views_of_values = false) {
   const DType dt = u->dtype();
   const size_t n = u->num_src();
   auto src = [u](size_t i) { return u->src(i); };
@@ -506,7 +510,7 @@ Verdict CheckTensorSpec(const UOp* u) {
       }
       return Ok();
     case Ops::VIEW: {
-      if (n != 1) return kNoMatch;
+      if (n != 1 || views_of_values) return kNoMatch;
       if (Verdict v = CheckViewArg(u); !v->empty()) return v;
       const UOp* base = BaseOf(src(0));
       if (!OpIn(base, {Ops::BUFFER, Ops::BUFFER_VIEW, Ops::ASSIGN, Ops::CONST, Ops::DEVICE})) {
@@ -548,14 +552,98 @@ Verdict CheckTensorSpec(const UOp* u) {
   }
 }
 
-enum class Stage { kTensor, kKernelAst, kProgram };
+// ---- tinygrad's sched_spec: the kernel graph holds buffers, kernels and assigns, nothing else ----
+
+Verdict CheckKernelGraphSpec(const UOp* u) {
+  switch (u->op()) {
+    case Ops::UNIQUE:
+    case Ops::DEVICE:
+    case Ops::BUFFER:
+    case Ops::BUFFER_VIEW:
+    case Ops::KERNEL:
+    case Ops::ASSIGN:
+      if (Verdict v = CheckTensorSpec(u)) return v;
+      break;
+    case Ops::SINK:
+      if (u->dtype() != dtypes::kVoid) return Fail("SINK must be void");
+      return Ok();
+    default:
+      break;
+  }
+  return Fail("the kernel graph holds only buffers, kernels and assigns; ", OpStr(u->op()),
+              " is not allowed");
+}
+
+// ---- the forms a kernel takes between codegen steps, tried before `spec` ----
+
+Verdict CheckCodegenSpec(const UOp* u) {
+  const DType dt = u->dtype();
+  const size_t n = u->num_src();
+  auto src = [u](size_t i) { return u->src(i); };
+  switch (u->op()) {
+    case Ops::REDUCE: {
+      // The lowerer's REDUCE(value, ranges...): remove_reduce turns it into an accumulator loop.
+      if (!u->arg().is_op() ||
+          !(u->arg().as_op() == Ops::ADD || u->arg().as_op() == Ops::MUL || u->arg().as_op() == Ops::MAX)) {
+        return Fail("REDUCE's arg must be Ops.ADD, Ops.MUL or Ops.MAX");
+      }
+      if (n < 1) return Fail("REDUCE takes a value and RANGEs");
+      for (size_t i = 1; i < n; ++i) {
+        if (src(i)->op() != Ops::RANGE) return Fail("REDUCE source ", i, " must be a RANGE");
+      }
+      // The value may be a CONTRACT of the unrolled lanes; its elements are what is reduced.
+      if (src(0)->dtype().is_ptr() || src(0)->dtype().scalar() != dt.scalar()) {
+        return Fail("REDUCE of ", DStr(src(0)->dtype()), " cannot produce ", DStr(dt));
+      }
+      return Ok();
+    }
+    case Ops::VECTORIZE:
+      // The expander's vector of pointers (one per lane), which devectorize splits again.
+      if (!dt.is_ptr()) return kNoMatch;
+      if (n < 2 || static_cast<int>(n) != dt.vcount()) {
+        return Fail("VECTORIZE of ", n, " pointers must produce a vector of as many (at least 2)");
+      }
+      for (size_t i = 0; i < n; ++i) {
+        std::optional<DType> v = src(i)->dtype().vec(static_cast<int>(n));
+        if (!v || *v != dt) return Fail("VECTORIZE source ", i, " has dtype ", DStr(src(i)->dtype()));
+      }
+      return Ok();
+    case Ops::INDEX:
+      // The expander's INDEX into a vector of pointers, with one index (and gate) per lane.
+      if (n < 1 || !src(0)->dtype().is_ptr() || !OpIn(src(0), {Ops::VECTORIZE, Ops::GEP})) return kNoMatch;
+      if (n != 2 && n != 3) return Fail("INDEX takes pointers, an index and an optional gate");
+      if (!IsInt(src(1)->dtype())) return Fail("INDEX's index must be an int, not ", DStr(src(1)->dtype()));
+      if (n == 3 && !IsA(src(2)->dtype(), dtypes::kBool)) {
+        return Fail("INDEX's gate must be bool, not ", DStr(src(2)->dtype()));
+      }
+      return Ok();
+    case Ops::IGNORE:
+      // store_ignore's IGNORE(value, mask): void where it wraps a STORE's value, else the value's dtype.
+      if (n != 2) return Fail("IGNORE takes a value and a mask");
+      if (dt != dtypes::kVoid && dt != src(0)->dtype()) {
+        return Fail("IGNORE must be void or keep its value's dtype ", DStr(src(0)->dtype()));
+      }
+      if (!IsA(src(1)->dtype(), dtypes::kBool)) return Fail("IGNORE's mask must be bool");
+      return Ok();
+    default:
+      return kNoMatch;
+  }
+}
+
+enum class Stage { kTensor, kScheduler, kKernelGraph, kKernelAst, kCodegen, kProgram };
 
 absl::string_view StageName(Stage s) {
   switch (s) {
     case Stage::kTensor:
       return "tensor graph";
+    case Stage::kScheduler:
+      return "scheduler graph";
+    case Stage::kKernelGraph:
+      return "kernel graph";
     case Stage::kKernelAst:
       return "kernel AST";
+    case Stage::kCodegen:
+      return "codegen graph";
     case Stage::kProgram:
       return "program";
   }
@@ -577,18 +665,62 @@ absl::Status VerifyList(Stage stage, absl::Span<const UOp* const> uops, absl::st
           absl::StrCat(StageName(stage), " spec violation at ", where, " ", i, ": null uop"));
     }
     Verdict v = kNoMatch;
-    if (stage == Stage::kTensor) v = CheckTensorSpec(u);
-    if (!v) v = CheckSpec(u);
+    if (stage == Stage::kKernelGraph) {
+      v = CheckKernelGraphSpec(u);
+    } else {
+      if (stage == Stage::kTensor) v = CheckTensorSpec(u);
+      if (stage == Stage::kScheduler) v = CheckTensorSpec(u, /*views_of_values=*/true);
+      if (stage == Stage::kCodegen) v = CheckCodegenSpec(u);
+      if (!v) v = CheckSpec(u);
+    }
     if (!v->empty()) return Violation(stage, where, i, u, *v);
   }
   return absl::OkStatus();
 }
 
+// -1 until the environment is read, then 0 or 1.
+std::atomic<int> spec_checks{-1};
+
 }  // namespace
+
+bool SpecChecksEnabled() {
+  int on = spec_checks.load(std::memory_order_relaxed);
+  if (on < 0) {
+    // tinygrad's getenv: an integer, anything but 0 turns it on.
+    const char* env = std::getenv("SPEC");
+    int want = env != nullptr && std::atoi(env) != 0 ? 1 : 0;
+    // A SetSpecChecks that came first wins.
+    spec_checks.compare_exchange_strong(on, want, std::memory_order_relaxed);
+    on = spec_checks.load(std::memory_order_relaxed);
+  }
+  return on == 1;
+}
+
+void SetSpecChecks(bool enabled) { spec_checks.store(enabled ? 1 : 0, std::memory_order_relaxed); }
+
+absl::Status SpecStepError(absl::string_view pipeline, absl::string_view step, const absl::Status& verdict) {
+  return absl::Status(verdict.code(), absl::StrCat("SPEC: ", pipeline, " step '", step,
+                                                   "' left an invalid graph: ", verdict.message()));
+}
 
 absl::Status VerifyTensorGraph(const UOp* sink) {
   if (sink == nullptr) return absl::InvalidArgumentError("tensor graph spec: null root");
   return VerifyList(Stage::kTensor, sink->Toposort(), "node (toposort order)");
+}
+
+absl::Status VerifySchedulerGraph(const UOp* sink) {
+  if (sink == nullptr) return absl::InvalidArgumentError("scheduler graph spec: null root");
+  return VerifyList(Stage::kScheduler, sink->Toposort(), "node (toposort order)");
+}
+
+absl::Status VerifyKernelGraph(const UOp* sink) {
+  if (sink == nullptr) return absl::InvalidArgumentError("kernel graph spec: null root");
+  return VerifyList(Stage::kKernelGraph, sink->Toposort(), "node (toposort order)");
+}
+
+absl::Status VerifyCodegenGraph(const UOp* sink) {
+  if (sink == nullptr) return absl::InvalidArgumentError("codegen graph spec: null root");
+  return VerifyList(Stage::kCodegen, sink->Toposort(), "node (toposort order)");
 }
 
 absl::Status VerifyKernelAst(const UOp* sink) {

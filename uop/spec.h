@@ -12,16 +12,30 @@
 //
 // A violation is an absl::InvalidArgumentError naming the node: its position (in toposort order, or in the
 // program), op, dtype, arg and source ops, and the rule it broke.
+//
+// SPEC=1 (tinygrad's name; tinygrad itself verifies whenever Python runs without -O) makes the scheduler and
+// codegen verify their graph after every step, with the verifier for that step's form (below), and fail with
+// an error that names the step. The switch is read once; with it off a step pays one relaxed atomic load.
+// Tests and fuzzers turn it on (SPEC=1 in the test's environment, or SetSpecChecks).
 #ifndef UOPC_UOP_SPEC_H_
 #define UOPC_UOP_SPEC_H_
 
 #include "uop/cxx20.h"  // first: without C++20, one clear error
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "uop/uop.h"
 
 namespace uopc {
+
+// Whether SPEC=1: verification between the pipeline's steps. The environment is read at the first call.
+bool SpecChecksEnabled();
+// Turns the checks on or off for the whole process, whatever SPEC says (tests and fuzzers). Thread-safe.
+void SetSpecChecks(bool enabled);
+// The error for a graph that fails verification after step `step` of `pipeline` ("schedule", "codegen"):
+// `verdict`'s code and "SPEC: schedule step 'create_ast' left an invalid graph: <verdict's message>".
+absl::Status SpecStepError(absl::string_view pipeline, absl::string_view step, const absl::Status& verdict);
 
 // A tensor-level graph (BUFFER, DEVICE, movement ops, VIEW, ALU, ASSIGN, COPY, CONTIGUOUS, KERNEL, SINK,
 // ...): tinygrad's tensor_uop_spec, then spec.
@@ -30,6 +44,21 @@ absl::Status VerifyTensorGraph(const UOp* sink);
 // A kernel AST: SINK of STOREs over DEFINE_GLOBAL/VIEW/LOAD/ALU/REDUCE_AXIS (before or after optimization):
 // tinygrad's spec, plus the root being a SINK whose sources are all STOREs.
 absl::Status VerifyKernelAst(const UOp* sink);
+
+// A tensor graph between the scheduler's steps, before create_ast: tensor_uop_spec, except that a VIEW may be
+// of any value (merge_views makes movement ops into VIEWs of what they move; `spec`'s VIEW rule applies).
+absl::Status VerifySchedulerGraph(const UOp* sink);
+
+// The kernel graph the scheduler's create_ast leaves (tinygrad's sched_spec): nothing but UNIQUE, DEVICE,
+// BUFFER, BUFFER_VIEW, KERNEL, ASSIGN and SINK. The kernels' ASTs are payloads of a higher layer; the
+// scheduler checks each with VerifyKernelAst.
+absl::Status VerifyKernelGraph(const UOp* sink);
+
+// A kernel between two codegen steps (after the lowerer, before the linearizer): tinygrad's spec, plus the
+// forms that one step makes and a later one removes (tinygrad never verifies these graphs): REDUCE over
+// RANGEs (lowerer to remove_reduce), vectors of pointers and their GEPs, INDEXes, LOADs and STOREs (expander
+// to devectorize), IGNORE (store_ignore to move_ignore), CAT and PTRCAT (devectorize).
+absl::Status VerifyCodegenGraph(const UOp* sink);
 
 // A linearized program (the list the renderer walks): tinygrad's spec applied to each uop in order.
 absl::Status VerifyProgram(absl::Span<const UOp* const> uops);

@@ -483,5 +483,87 @@ TEST(VerifyTensorGraph, ValueOpsKeepTheDtype) {
               Violates("Ops.ADD", "ALU source 1"));
 }
 
+// ---- the scheduler's and codegen's intermediate graphs (SPEC=1) ----
+
+TEST(VerifySchedulerGraph, ViewsMayBeOfAnyValue) {
+  UOpPtr cpu = Op(Ops::DEVICE, kVoid, {}, "CPU");
+  UOpPtr buf = Op(Ops::BUFFER, kFloat, {Op(Ops::UNIQUE, kVoid, {}, 0), cpu}, 4);
+  UOpPtr sum = Op(Ops::REDUCE_AXIS, kFloat, {buf}, {Ops::ADD, Arg::IntTuple({0})});
+  UOpPtr view = Op(Ops::VIEW, kFloat, {sum}, Payload("ShapeTracker"));
+  EXPECT_EQ(VerifySchedulerGraph(UOp::Sink({view}).get()), absl::OkStatus());
+  // tensor_uop_spec itself wants a view of a buffer (or a constant, an assign, a device).
+  EXPECT_THAT(VerifyTensorGraph(UOp::Sink({view}).get()), Violates("Ops.VIEW", "not Ops.REDUCE_AXIS"));
+  // The other rules stay.
+  EXPECT_THAT(VerifySchedulerGraph(Op(Ops::VIEW, kInt, {sum}, Payload("ShapeTracker")).get()),
+              Violates("scheduler graph spec violation", "keep its source's dtype"));
+  EXPECT_THAT(VerifySchedulerGraph(Op(Ops::CONTIGUOUS, kInt, {buf}).get()),
+              Violates("Ops.CONTIGUOUS dtypes.int", "keep its source's dtype"));
+}
+
+TEST(VerifyKernelGraph, OnlyBuffersKernelsAndAssigns) {
+  UOpPtr cpu = Op(Ops::DEVICE, kVoid, {}, "CPU");
+  UOpPtr buf = Op(Ops::BUFFER, kFloat, {Op(Ops::UNIQUE, kVoid, {}, 0), cpu}, 4);
+  UOpPtr kernel = Op(Ops::KERNEL, kVoid, {buf}, Payload("Kernel"));
+  UOpPtr assign = Op(Ops::ASSIGN, kFloat, {buf, kernel});
+  EXPECT_EQ(VerifyKernelGraph(UOp::Sink({assign}).get()), absl::OkStatus());
+  UOpPtr view = Op(Ops::VIEW, kFloat, {assign}, Payload("ShapeTracker"));
+  EXPECT_THAT(VerifyKernelGraph(UOp::Sink({view}).get()),
+              Violates("kernel graph spec violation at node (toposort order) 5: Ops.VIEW",
+                       "only buffers, kernels and assigns; Ops.VIEW is not allowed"));
+  EXPECT_THAT(VerifyKernelGraph(Op(Ops::KERNEL, kVoid, {cpu}, Payload("Kernel")).get()),
+              Violates("Ops.KERNEL", "source 0 must be a BUFFER"));
+}
+
+TEST(VerifyCodegenGraph, AcceptsTheFormsBetweenSteps) {
+  UOpPtr g0 = Global(kFloat, 1, 0), g1 = Global(kFloat, 64, 1);
+  UOpPtr r = Range(16, 0);
+  // The lowerer's REDUCE of four unrolled lanes over a RANGE, and the expander's vector of pointers.
+  UOpPtr ptrs = Op(Ops::VECTORIZE, g1->dtype().Vec(4), {g1, g1, g1, g1});
+  UOpPtr idx = Op(Ops::INDEX, g1->dtype().Vec(4), {ptrs, Op(Ops::VECTORIZE, kInt.Vec(4), {r, r, r, r})});
+  UOpPtr lanes = Op(Ops::LOAD, kFloat.Vec(4), {idx});
+  UOpPtr red = Op(Ops::REDUCE, kFloat, {lanes, r}, Ops::ADD);
+  UOpPtr mask = Int(0).lt(Int(1));
+  UOpPtr store = Op(Ops::STORE, kVoid,
+                    {Op(Ops::INDEX, g0->dtype(), {g0, Int(0)}), Op(Ops::IGNORE, kFloat, {red, mask})});
+  EXPECT_EQ(VerifyCodegenGraph(UOp::Sink({store}).get()), absl::OkStatus());
+  // None of them is a form of the linear program.
+  EXPECT_THAT(VerifyProgram(UOp::Sink({store}).get()), Violates("Ops.VECTORIZE", "VECTORIZE of 4"));
+}
+
+TEST(VerifyCodegenGraph, RejectsIllFormedOnes) {
+  UOpPtr g1 = Global(kFloat, 64, 1);
+  UOpPtr r = Range(16, 0);
+  EXPECT_THAT(VerifyCodegenGraph(Op(Ops::REDUCE, kFloat, {Float(1.0), r}, Ops::SUB).get()),
+              Violates("codegen graph spec violation", "Ops.ADD, Ops.MUL or Ops.MAX"));
+  EXPECT_THAT(VerifyCodegenGraph(Op(Ops::REDUCE, kFloat, {Float(1.0), Int(3)}, Ops::ADD).get()),
+              Violates("Ops.REDUCE", "source 1 must be a RANGE"));
+  EXPECT_THAT(VerifyCodegenGraph(Op(Ops::REDUCE, kInt, {Float(1.0), r}, Ops::ADD).get()),
+              Violates("Ops.REDUCE", "cannot produce dtypes.int"));
+  EXPECT_THAT(VerifyCodegenGraph(Op(Ops::VECTORIZE, g1->dtype().Vec(3), {g1, g1}).get()),
+              Violates("Ops.VECTORIZE", "2 pointers"));
+  UOpPtr ptrs = Op(Ops::VECTORIZE, g1->dtype().Vec(2), {g1, g1});
+  EXPECT_THAT(VerifyCodegenGraph(Op(Ops::INDEX, g1->dtype().Vec(2), {ptrs, Float(1.0)}).get()),
+              Violates("Ops.INDEX", "index must be an int"));
+  EXPECT_THAT(VerifyCodegenGraph(Op(Ops::IGNORE, kFloat, {Float(1.0), Int(1)}).get()),
+              Violates("Ops.IGNORE", "mask must be bool"));
+  EXPECT_THAT(VerifyCodegenGraph(Op(Ops::IGNORE, kInt, {Float(1.0), Int(0).lt(Int(1))}).get()),
+              Violates("Ops.IGNORE", "void or keep"));
+  // The kernel spec applies to the rest.
+  EXPECT_THAT(VerifyCodegenGraph(Op(Ops::ADD, kFloat, {Float(1.0), Int(1)}).get()),
+              Violates("Ops.ADD", "ALU source 1"));
+}
+
+TEST(SpecChecks, SwitchAndStepErrors) {
+  SetSpecChecks(true);
+  EXPECT_TRUE(SpecChecksEnabled());
+  SetSpecChecks(false);
+  EXPECT_FALSE(SpecChecksEnabled());
+  absl::Status s =
+      SpecStepError("codegen", "expander", absl::InvalidArgumentError("codegen graph spec violation ..."));
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(),
+            "SPEC: codegen step 'expander' left an invalid graph: codegen graph spec violation ...");
+}
+
 }  // namespace
 }  // namespace uopc

@@ -1,0 +1,48 @@
+// Programs the tensor and schedule fuzzers (tensor/testing/random_program.h) found wrong, minimized: each
+// test failed before its fix.
+#include <cstdint>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tensor/tensor.h"
+
+namespace uopc {
+namespace {
+
+// `x != x` (ints) and `x < x` fold to False in the scheduler's simplifier; the constant must keep the
+// tensor's shape and device (tinygrad's const_like), not become a bare CONST that nothing can realize
+// ("cannot realize CONTIGUOUS: it has no shape").
+TEST(FuzzRegressionTest, ComparingATensorWithItselfFoldsToAConstantOfItsShape) {
+  Tensor a = Tensor::FromVector<int32_t>({-7, -1, -3, -6}, {2, 2});
+  Tensor ne = a.Ne(a);
+  Tensor permuted = ne.Permute({1, 0});
+  ASSERT_TRUE(Tensor::RealizeAll({permuted, ne}).ok());
+  absl::StatusOr<std::vector<bool>> v = permuted.ToVector<bool>();
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_EQ(*v, std::vector<bool>(4, false));
+
+  Tensor f = Tensor::FromVector<float>({-0.25f, 0.03125f}, {1, 2});
+  // f <= f is (f < f).logical_not(): all true; summed, compared and used as a condition.
+  Tensor count = f.Le(f).Cast(dtypes::kInt32).Sum({1}, /*keepdim=*/true);
+  Tensor picked = count.Lt(2).Where(f, f);
+  ASSERT_TRUE(Tensor::RealizeAll({picked, count}).ok());
+  EXPECT_EQ(*count.ToVector<int32_t>(), (std::vector<int32_t>{2}));
+  EXPECT_EQ(*picked.ToVector<float>(), (std::vector<float>{-0.25f, 0.03125f}));
+}
+
+// A kernel that reads a buffer's values from before an assign in the same realize runs before the assign,
+// also when it comes first in the graph and waits on another kernel (here the cast of b): tinygrad's
+// fix_assign linked only readers after the assign, and its linearizer did not order by those links.
+TEST(FuzzRegressionTest, AReaderOfTheOldValuesRunsBeforeTheAssign) {
+  Tensor a = Tensor::FromVector<uint8_t>({4, 11, 14, 1}, {4});
+  Tensor not_a = a.BitwiseNot();  // reads a before the assign
+  a.Assign((a > 8).Cast(dtypes::kUInt8));
+  Tensor b = Tensor::FromVector<int8_t>({-4}, {1});
+  Tensor out = not_a.Maximum(b);  // int16
+  ASSERT_TRUE(Tensor::RealizeAll({out, a}).ok());
+  EXPECT_EQ(*out.ToVector<int16_t>(), (std::vector<int16_t>{251, 244, 241, 254}));
+  EXPECT_EQ(*a.ToVector<uint8_t>(), (std::vector<uint8_t>{0, 1, 1, 0}));
+}
+
+}  // namespace
+}  // namespace uopc

@@ -1,0 +1,30 @@
+// libFuzzer target for the scheduler. It lives in //tensor, not //schedule, because it builds its graphs with
+// the Tensor API (and //schedule may not depend on //tensor): random tensor programs in the scheduler's
+// profile (tensor/testing/random_program.h: several outputs sharing inputs and intermediates, reductions
+// broadcast back and reduced again, contiguous, in-place assigns with readers before and after them, several
+// realizes in a row so that the memory planner reuses buffers), realized through the scheduler, codegen and
+// the CPU device with SPEC=1's checks between passes, and compared with the host reference
+// (tensor/testing/host_tensor.h). The fuzz input is the generator's choices.
+//
+// A mismatch prints the program and aborts; UOPC_FUZZ_KEEP_GOING=1 prints it and goes on.
+//   ./bazelw run --config=fuzz //tensor:schedule_fuzzer -- -max_total_time=600
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+
+#include "tensor/testing/random_program.h"
+#include "uop/spec.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static const bool keep_going = [] {
+    uopc::SetSpecChecks(true);
+    return std::getenv("UOPC_FUZZ_KEEP_GOING") != nullptr;
+  }();
+  uopc::FuzzChoices choices(data, size);
+  uopc::ProgramOutcome out = uopc::RunRandomProgram(choices, uopc::ScheduleFuzzProfile());
+  if (!out.failure.empty()) {
+    std::fprintf(stderr, "schedule_fuzzer: %s\n--- program\n%s\n", out.failure.c_str(), out.listing.c_str());
+    if (!keep_going) std::abort();
+  }
+  return 0;
+}
