@@ -54,17 +54,25 @@ void Ancestors(DType d, std::vector<DType>* out) {
 int Bits(DType d) { return d.itemsize() * 8; }
 bool Signed(DType d) { return d.is_int() && !d.is_unsigned(); }
 
-// An int result in dtype `d`: narrow types wrap (C computes them in int and converts back, which wraps);
-// unsigned types wrap; int32 and int64 overflow is undefined in C, so nullopt.
+// An int ALU result in dtype `d`, or nullopt when it leaves the dtype's range. tinygrad's semantics wrap
+// (exec_alu truncates every result), but neither its rules nor its C code do: int32 and int64 overflow is
+// undefined in C, the symbolic rules and the range analysis compute with unbounded integers (`(2 - x) < -4`
+// becomes `-x < -6`; `-x < 10` on uint8 folds to True), and C computes char and short arithmetic in int
+// without narrowing it before a comparison. So no program the fuzzers make overflows an ALU op; casts and
+// constants still wrap (tensor/fuzz_regression_test.cc and docs/safety.md list the reproducers).
 std::optional<double> IntResult(Int x, DType d) {
   if (d.is_bool()) return x != 0 ? 1.0 : 0.0;
   const int bits = Bits(d);
-  if (Signed(d) && bits >= 32) {
-    const Int lo = -(Int{1} << (bits - 1)), hi = (Int{1} << (bits - 1)) - 1;
-    if (x < lo || x > hi) return std::nullopt;
-    return static_cast<double>(x);
-  }
-  const Int mod = Int{1} << bits;
+  const Int lo = Signed(d) ? -(Int{1} << (bits - 1)) : 0;
+  const Int hi = Signed(d) ? (Int{1} << (bits - 1)) - 1 : (Int{1} << bits) - 1;
+  if (x < lo || x > hi) return std::nullopt;
+  return static_cast<double>(x);
+}
+
+// A value converted to int dtype `d` (a cast or a constant): modular, as C converts to a narrower type.
+double Wrap(Int x, DType d) {
+  if (d.is_bool()) return x != 0 ? 1.0 : 0.0;
+  const Int mod = Int{1} << Bits(d);
   Int r = x % mod;
   if (r < 0) r += mod;
   if (Signed(d) && r >= mod / 2) r -= mod;
@@ -144,7 +152,7 @@ HostTensor Broadcast(const HostTensor& a, const Shape& shape) {
 double ConstAs(const HostScalar& s, DType dtype) {
   if (dtype.is_bool()) return s.value != 0 ? 1.0 : 0.0;
   if (dtype.is_float()) return F32(s.value);
-  return *IntResult(static_cast<Int>(s.value), dtype);
+  return Wrap(static_cast<Int>(s.value), dtype);
 }
 
 // The operands of a binary op as two tensors of one shape and dtype (tinygrad's _broadcasted), or nullopt.
@@ -239,18 +247,16 @@ std::optional<double> IntBinary(BinaryOp op, double da, double db, DType d) {
   switch (op) {
     case BinaryOp::kAdd:
       return IntResult(a + b, d);
-    case BinaryOp::kSub: {
-      // a + (-b): for int32/int64 both steps must stay in range.
-      std::optional<double> neg = IntResult(-b, d);
-      if (!neg) return std::nullopt;
-      return IntResult(a + static_cast<Int>(*neg), d);
-    }
+    case BinaryOp::kSub:
+      // a + (-b); -b of an unsigned b is not refused: the device's a + b * -1 is a - b where that is in
+      // range.
+      return IntResult(a - b, d);
     case BinaryOp::kMul:
       return IntResult(a * b, d);
     case BinaryOp::kIDiv: {
       // Truncating; x // 0 is 0 and MIN // -1 is MIN on every device (docs/safety.md).
       if (b == 0) return 0.0;
-      return IntResult(a / b, d);  // C++ division truncates; MIN / -1 wraps (narrow) or is refused (int32/64)
+      return IntResult(a / b, d);  // C++ division truncates; MIN / -1 leaves the range: refused
     }
     case BinaryOp::kMod: {
       // tinygrad: a - floor(float(a) * float(b).reciprocal()) * b, in float32 (least_upper_float).
@@ -262,9 +268,7 @@ std::optional<double> IntBinary(BinaryOp op, double da, double db, DType d) {
       if (!q) return std::nullopt;
       std::optional<double> prod = IntResult(static_cast<Int>(*q) * b, d);
       if (!prod) return std::nullopt;
-      std::optional<double> neg = IntResult(-static_cast<Int>(*prod), d);
-      if (!neg) return std::nullopt;
-      return IntResult(a + static_cast<Int>(*neg), d);
+      return IntResult(a - static_cast<Int>(*prod), d);
     }
     case BinaryOp::kMax:
       return static_cast<double>(std::max(a, b));
@@ -469,13 +473,7 @@ std::optional<HostTensor> HostCast(const HostTensor& a, DType to) {
       out.v[i] = t;
     } else {
       // Between ints (and from bool): modular.
-      const Int x_int = static_cast<Int>(x);
-      const int bits = Bits(to);
-      const Int mod = Int{1} << bits;
-      Int r = x_int % mod;
-      if (r < 0) r += mod;
-      if (Signed(to) && r >= mod / 2) r -= mod;
-      out.v[i] = static_cast<double>(r);
+      out.v[i] = Wrap(static_cast<Int>(x), to);
     }
   }
   return out;
@@ -553,7 +551,7 @@ std::optional<HostTensor> HostUnary(UnaryOp op, const HostTensor& a) {
           r = IntResult(xi * xi, d);
           break;
         case UnaryOp::kBitwiseNot:
-          r = IntResult(~xi, d);  // x ^ -1
+          r = Wrap(~xi, d);  // x ^ -1: every bit flipped, in range for every int dtype
           break;
         default:
           return std::nullopt;
@@ -712,18 +710,14 @@ std::optional<HostTensor> HostReduce(ReduceOp op, const HostTensor& in, absl::Sp
           const double err = (hi - std::fabs(p)) + static_cast<double>(vals.size()) * Ulp32(hi);
           if (!FloatResult(p, err, &v, &e)) return std::nullopt;
         } else {
-          Int p = 1;
+          // In range in any order: the product of the magnitudes fits.
+          Int p = 1, mag = 1;
           for (double x : vals) {
             p *= static_cast<Int>(x);
-            // Any order must stay in range for int32/int64: bound the magnitude as it grows.
-            if (Signed(d) && Bits(d) >= 32 && (p > (Int{1} << 62) || p < -(Int{1} << 62)))
-              return std::nullopt;
-            if (!Signed(d) || Bits(d) < 32) p = static_cast<Int>(*IntResult(p, d));
+            mag *= std::max<Int>(1, static_cast<Int>(std::fabs(x)));
+            if (mag > (Int{1} << 62)) return std::nullopt;
           }
-          Int mag = 1;
-          for (double x : vals)
-            mag *= static_cast<Int>(std::fabs(x)) == 0 ? 1 : static_cast<Int>(std::fabs(x));
-          if (Signed(d) && Bits(d) >= 32 && !IntResult(mag, d)) return std::nullopt;
+          if (!IntResult(mag, d)) return std::nullopt;
           std::optional<double> r = IntResult(p, d);
           if (!r) return std::nullopt;
           v = *r;

@@ -6,6 +6,8 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "tensor/tensor.h"
@@ -189,7 +191,7 @@ class Generator {
     const int rounds = static_cast<int>(c_.Between(1, p_.max_realizes));
     const int first_inputs = static_cast<int>(c_.Between(1, std::max(1, p_.max_inputs / 2)));
     for (int i = 0; i < first_inputs; ++i) NewInput(RandomShape(), RandomDType());
-    for (int round = 0; round < rounds && out_.failure.empty(); ++round) {
+    for (int round = 0; round < rounds && out_.failure.empty() && !stop_; ++round) {
       const int ops = static_cast<int>(c_.Between(2, std::max(2, p_.max_ops / rounds)));
       for (int i = 0; i < ops && out_.failure.empty(); ++i) {
         // A few tries for an op the reference can pin down.
@@ -298,11 +300,11 @@ class Generator {
       Fail(absl::StrCat("creating ", v.name, ": ", v.t.status().ToString()));
       return -1;
     }
-    const UOp* buffer = nullptr;
+    input_buffers_.emplace_back();
     for (const UOp* u : v.t.uop()->Toposort()) {
-      if (u->op() == Ops::BUFFER) buffer = u;
+      if (u->op() == Ops::BUFFER) input_buffers_.back().insert(u);
     }
-    input_buffers_.push_back(buffer);
+    buffer_holders_.push_back(v.t.uop());
     input_values_.push_back(static_cast<int>(values_.size()));
     version_.push_back(0);
     device_version_.push_back(0);
@@ -736,9 +738,9 @@ class Generator {
 
   // ---- realize and compare ----
 
-  bool ReadsBuffer(const Tensor& t, const UOp* buffer) {
+  bool ReadsBuffer(const Tensor& t, const absl::flat_hash_set<const UOp*>& buffers) {
     for (const UOp* u : t.uop()->Toposort()) {
-      if (u == buffer) return true;
+      if (buffers.contains(u)) return true;
     }
     return false;
   }
@@ -770,16 +772,29 @@ class Generator {
     }
     lines_.push_back(absl::StrCat("Tensor::RealizeAll({", absl::StrJoin(names, ", "), "})"));
     if (absl::Status s = Tensor::RealizeAll(tensors); !s.ok()) {
+      if (absl::StrContains(s.message(), "self operand of augmented assign must be contiguous")) {
+        out_.refused = std::string(s.message());
+        stop_ = true;
+        return;
+      }
       Fail(absl::StrCat("RealizeAll: ", s.ToString()));
       return;
     }
-    // Which assigns ran: their targets are buffers again.
+    // The assigns that ran: those no longer in the chain of ASSIGNs the target's graph starts with (the
+    // realize replaced them by the buffer).
     for (size_t id = 0; id < input_values_.size(); ++id) {
-      bool pending = false;
-      for (const UOp* u : values_[input_values_[id]].t.uop()->Toposort()) {
-        if (u->op() == Ops::ASSIGN) pending = true;
+      int pending = 0;
+      for (const UOp* u = values_[input_values_[id]].t.uop().get(); u->op() == Ops::ASSIGN; u = u->src(0)) {
+        ++pending;
       }
-      if (!pending) device_version_[id] = version_[id];
+      device_version_[id] = version_[id] - pending;
+      // Two assigns in a row are one value in a new buffer (merge_views), which later assigns write in place.
+      if (pending == 0) {
+        for (const UOp* u : values_[input_values_[id]].t.uop()->Toposort()) {
+          if (u->op() == Ops::BUFFER && input_buffers_[id].insert(u).second)
+            buffer_holders_.push_back(u->ref());
+        }
+      }
     }
     // A value that still reads a buffer an assign has overwritten no longer has the values it was made with.
     for (Value& v : values_) {
@@ -809,12 +824,15 @@ class Generator {
   const ProgramProfile& p_;
   std::vector<Value> values_;
   std::vector<std::string> lines_;
-  // Per input: its BUFFER node, the index of its Value, its latest version and the version the device holds.
-  std::vector<const UOp*> input_buffers_;
+  // Per input: its BUFFER nodes (an assign may move it to a new one), the index of its Value, its latest
+  // version and the version its buffer holds (the assigns realized so far).
+  std::vector<absl::flat_hash_set<const UOp*>> input_buffers_;
+  std::vector<UOpPtr> buffer_holders_;  // keeps those BUFFERs alive while they are looked up by pointer
   std::vector<int> input_values_;
   std::vector<int> version_;
   std::vector<int> device_version_;
   ProgramOutcome out_;
+  bool stop_ = false;  // the realize refused the program
 };
 
 }  // namespace

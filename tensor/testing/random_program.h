@@ -81,6 +81,10 @@ struct ProgramOutcome {
   std::string listing;
   // Empty, or what went wrong: a Tensor API error, a dtype or shape unlike the reference's, a value.
   std::string failure;
+  // Empty, or why the realize refused the program as tinygrad does (an assign whose value reads the target
+  // through a view that does not index it like the store: "self operand of augmented assign must be
+  // contiguous"); the program stops there.
+  std::string refused;
   int ops = 0;
   int outputs_compared = 0;
 };
