@@ -2,11 +2,11 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <utility>
 #include <vector>
 
-#include "absl/synchronization/mutex.h"
 #include "codegen/int_division_guard.h"
 #include "codegen/transcendental.h"
 #include "rewrite/graph_rewrite.h"
@@ -216,13 +216,13 @@ absl::StatusOr<UOpPtr> RewriteFinal(const UOpPtr& sink, const Renderer& renderer
     const PatternMatcher* extra;
     std::shared_ptr<const PatternMatcher> matcher;
   };
-  static absl::Mutex mutex(absl::kConstInit);
+  static std::mutex mutex;
   static std::vector<CachedMatcher>* const cache = new std::vector<CachedMatcher>();
   const OpSet& ops = renderer.supported_ops();
   const PatternMatcher* extra = renderer.extra_matcher();
   std::shared_ptr<const PatternMatcher> matcher;
   {
-    absl::MutexLock lock(&mutex);
+    std::lock_guard<std::mutex> lock(mutex);
     for (const CachedMatcher& c : *cache) {
       if (c.ops == ops && c.extra == extra) matcher = c.matcher;
     }

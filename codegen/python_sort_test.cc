@@ -140,11 +140,12 @@ const std::vector<std::pair<std::vector<int>, std::vector<int>>> kPythonCases = 
 };
 
 TEST(PythonSortTest, MatchesCPythonWithNaNs) {
-  for (const auto& [keys, expected] : kPythonCases) {
+  for (const auto& test_case : kPythonCases) {
+    const auto& keys = test_case.first;  // a structured binding could not be captured before clang 16
     std::vector<int> order(keys.size());
     std::iota(order.begin(), order.end(), 0);
     PythonSort(order, [&keys](int a, int b) { return NanLess(keys[a], keys[b]); });
-    EXPECT_EQ(order, expected) << "n=" << keys.size();
+    EXPECT_EQ(order, test_case.second) << "n=" << keys.size();
   }
 }
 

@@ -29,9 +29,7 @@
 #include "absl/strings/str_split.h"
 #include "codegen/codegen.h"
 #include "shapetracker/shapetracker.h"
-#include "tbb/blocked_range.h"
-#include "tbb/parallel_for.h"
-#include "tbb/task_arena.h"
+#include "uop/parallel_for.h"
 #include "uop/text_ir.h"
 
 namespace uopc {
@@ -394,7 +392,6 @@ absl::StatusOr<BeamResult> BeamSearch(const Kernel& kernel, CandidateEvaluator& 
   if (options.beam_width < 1)
     return absl::InvalidArgumentError("BEAM search needs a beam width of at least 1");
   const std::vector<Opt> actions = BeamActions(options.actions);
-  tbb::task_arena arena(options.threads > 0 ? options.threads : tbb::task_arena::automatic);
   ProgressReporter progress(options, kernel.BaseName());
   BeamResult result;
   std::vector<BeamEntry> beam = {{kernel, kInf}};
@@ -405,10 +402,8 @@ absl::StatusOr<BeamResult> BeamSearch(const Kernel& kernel, CandidateEvaluator& 
     auto phase_start = std::chrono::steady_clock::now();
     // Expand every kernel of the beam by every action, in the beam's order, then the actions' order.
     std::vector<std::vector<KernelAction>> expanded(beam.size());
-    arena.execute([&] {
-      tbb::parallel_for(size_t{0}, beam.size(), [&](size_t i) {
-        expanded[i] = KernelActions(beam[i].kernel, actions, options.limits);
-      });
+    ParallelFor(static_cast<int64_t>(beam.size()), options.threads, [&](int64_t i) {
+      expanded[i] = KernelActions(beam[i].kernel, actions, options.limits);
     });
     std::vector<Candidate> candidates;
     for (std::vector<KernelAction>& list : expanded) {
@@ -419,14 +414,11 @@ absl::StatusOr<BeamResult> BeamSearch(const Kernel& kernel, CandidateEvaluator& 
     // Render every candidate (the pool).
     std::atomic<int64_t> rendered{0};
     const int64_t n = static_cast<int64_t>(candidates.size());
-    arena.execute([&] {
-      tbb::parallel_for(int64_t{0}, n, [&](int64_t i) {
-        Candidate& c = candidates[i];
-        absl::StatusOr<UOpPtr> optimized = c.kernel.GetOptimizedAst(nullptr, "test");
-        c.program =
-            optimized.ok() ? CompileOptimizedAst(*optimized, c.kernel.renderer()) : optimized.status();
-        progress.Report(round, "render", ++rendered, n, beam[0].seconds);
-      });
+    ParallelFor(n, options.threads, [&](int64_t i) {
+      Candidate& c = candidates[i];
+      absl::StatusOr<UOpPtr> optimized = c.kernel.GetOptimizedAst(nullptr, "test");
+      c.program = optimized.ok() ? CompileOptimizedAst(*optimized, c.kernel.renderer()) : optimized.status();
+      progress.Report(round, "render", ++rendered, n, beam[0].seconds);
     });
 
     result.render_seconds += Seconds(phase_start);
@@ -455,17 +447,15 @@ absl::StatusOr<BeamResult> BeamSearch(const Kernel& kernel, CandidateEvaluator& 
     phase_start = std::chrono::steady_clock::now();
     std::atomic<int64_t> compiled{0};
     const int64_t m = static_cast<int64_t>(selected.size());
-    arena.execute([&] {
-      tbb::parallel_for(int64_t{0}, m, [&](int64_t j) {
-        Candidate& c = candidates[selected[j]];
-        if (absl::Status s = MakeTimingProgram(c, options); !s.ok()) {
-          c.binary = s;
-        } else {
-          c.timing_program.applied_opts = c.kernel.applied_opts();
-          c.binary = evaluator.Compile(c.timing_program);
-        }
-        progress.Report(round, "compile", ++compiled, m, beam[0].seconds);
-      });
+    ParallelFor(m, options.threads, [&](int64_t j) {
+      Candidate& c = candidates[selected[j]];
+      if (absl::Status s = MakeTimingProgram(c, options); !s.ok()) {
+        c.binary = s;
+      } else {
+        c.timing_program.applied_opts = c.kernel.applied_opts();
+        c.binary = evaluator.Compile(c.timing_program);
+      }
+      progress.Report(round, "compile", ++compiled, m, beam[0].seconds);
     });
     result.compiled += m;
     result.compile_seconds += Seconds(phase_start);

@@ -14,7 +14,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
-#include "absl/synchronization/mutex.h"
 #include "renderer/ptx.h"
 
 namespace uopc {
@@ -105,9 +104,9 @@ void Resolve(void* library, const char* symbol, F* function, std::vector<std::st
 template <typename Api>
 absl::StatusOr<const Api*> LoadOnce(const std::string& library,
                                     absl::StatusOr<const Api*> (*load)(const std::string& library)) {
-  static absl::Mutex mutex(absl::kConstInit);
+  static std::mutex mutex;
   static auto* loaded = new absl::flat_hash_map<std::string, absl::StatusOr<const Api*>>();
-  absl::MutexLock lock(&mutex);
+  std::lock_guard<std::mutex> lock(mutex);
   auto it = loaded->find(library);
   if (it == loaded->end()) it = loaded->emplace(library, load(library)).first;
   return it->second;

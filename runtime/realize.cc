@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -18,16 +19,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "absl/synchronization/notification.h"
+#include "absl/functional/function_ref.h"
 #include "codegen/codegen.h"
 #include "codegen/kernel.h"
-#include "oneapi/tbb/blocked_range.h"
-#include "oneapi/tbb/parallel_for.h"
-#include "oneapi/tbb/partitioner.h"
-#include "oneapi/tbb/task_arena.h"
 #include "runtime/registry.h"
 #include "runtime/search_driver.h"
 #include "schedule/tensor_uop.h"
+#include "uop/parallel_for.h"
 #include "uop/print.h"
 #include "uop/status_macros.h"
 
@@ -172,7 +170,7 @@ class KernelCache {
       std::shared_ptr<Entry> entry;
       bool claimed = false;
       {
-        absl::MutexLock lock(&mu_);
+        std::lock_guard<std::mutex> lock(mu_);
         auto [it, inserted] = kernels_.try_emplace(key);
         if (inserted) it->second = std::make_shared<Entry>(request.ast);
         entry = it->second;
@@ -188,7 +186,7 @@ class KernelCache {
         Publish(key, *entry, std::move(compiled));
         if (!status.ok()) return status;
       } else {
-        entry->done.WaitForNotification();
+        entry->done.wait(false, std::memory_order_acquire);
         if (entry->kernel == nullptr)
           continue;  // its compile failed: compile it here, for this caller's error
       }
@@ -200,10 +198,10 @@ class KernelCache {
   // Forgets every kernel and restarts the name numbering (for tests; nothing may be compiling).
   void Clear() {
     {
-      absl::MutexLock lock(&mu_);
+      std::lock_guard<std::mutex> lock(mu_);
       kernels_.clear();
     }
-    absl::MutexLock lock(&names_mu_);
+    std::lock_guard<std::mutex> lock(names_mu_);
     names_ = KernelNameCounter();
   }
 
@@ -224,7 +222,7 @@ class KernelCache {
     };
     std::vector<Job> jobs;
     {
-      absl::MutexLock lock(&mu_);
+      std::lock_guard<std::mutex> lock(mu_);
       for (const KernelRequest& r : requests) {
         if (r.device->renderer() == nullptr) continue;  // Get reports it
         Key key = KeyOf(r, choice);
@@ -238,17 +236,9 @@ class KernelCache {
       }
     }
     if (jobs.empty()) return;
-    tbb::task_arena arena(threads > 0 ? threads : tbb::task_arena::automatic);
-    auto for_each_job = [&](const std::function<void(Job&)>& f) {
-      arena.execute([&] {
-        // One kernel per task: their costs differ by 10x.
-        tbb::parallel_for(
-            tbb::blocked_range<size_t>(0, jobs.size(), 1),
-            [&](const tbb::blocked_range<size_t>& range) {
-              for (size_t i = range.begin(); i != range.end(); ++i) f(jobs[i]);
-            },
-            tbb::simple_partitioner());
-      });
+    // One kernel per task (uop/parallel_for.h).
+    auto for_each_job = [&](absl::FunctionRef<void(Job&)> f) {
+      ParallelFor(static_cast<int64_t>(jobs.size()), threads, [&](int64_t i) { f(jobs[i]); });
     };
     for_each_job([&](Job& job) {
       job.start = std::chrono::steady_clock::now();
@@ -261,7 +251,7 @@ class KernelCache {
       }
     });
     {
-      absl::MutexLock lock(&names_mu_);
+      std::lock_guard<std::mutex> lock(names_mu_);
       for (Job& job : jobs) {
         if (job.kernel) job.name = names_.Next(job.kernel->BaseName());
       }
@@ -281,7 +271,7 @@ class KernelCache {
   struct Entry {
     explicit Entry(UOpPtr a) : ast(std::move(a)) {}
     UOpPtr ast;  // keeps the key's pointer valid
-    absl::Notification done;
+    std::atomic<bool> done{false};  // set (release) after `kernel`; waiters wait on it
     std::shared_ptr<const CompiledKernel> kernel;  // set before `done`; null when the compile failed
     std::atomic<bool> reported{false};
   };
@@ -300,7 +290,7 @@ class KernelCache {
   }
 
   std::string NextName(const Kernel& kernel) {
-    absl::MutexLock lock(&names_mu_);
+    std::lock_guard<std::mutex> lock(names_mu_);
     return names_.Next(kernel.BaseName());
   }
 
@@ -323,16 +313,17 @@ class KernelCache {
     if (compiled.ok()) {
       entry.kernel = *std::move(compiled);
     } else {
-      absl::MutexLock lock(&mu_);
+      std::lock_guard<std::mutex> lock(mu_);
       kernels_.erase(key);
     }
-    entry.done.Notify();
+    entry.done.store(true, std::memory_order_release);
+    entry.done.notify_all();
   }
 
-  absl::Mutex mu_;
-  absl::flat_hash_map<Key, std::shared_ptr<Entry>> kernels_ ABSL_GUARDED_BY(mu_);
-  absl::Mutex names_mu_;
-  KernelNameCounter names_ ABSL_GUARDED_BY(names_mu_);
+  std::mutex mu_;
+  absl::flat_hash_map<Key, std::shared_ptr<Entry>> kernels_;  // guarded by mu_
+  std::mutex names_mu_;
+  KernelNameCounter names_;  // guarded by names_mu_
 };
 
 std::function<void(const KernelRun&)>& Listener() {
@@ -379,7 +370,7 @@ absl::StatusOr<Buffer*> BufferStore::GetOrAllocate(const UOpPtr& buffer) {
   if (buffer == nullptr || buffer->op() != Ops::BUFFER || !buffer->arg().is_int()) {
     return absl::InvalidArgumentError("BufferStore takes BUFFER nodes");
   }
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (auto it = entries_.find(buffer.get()); it != entries_.end()) return it->second.buffer.get();
   std::string device_name = DeviceOf(buffer.get());
   UOPC_ASSIGN_OR_RETURN(Device * device, DeviceFor(device_name));
@@ -391,7 +382,7 @@ absl::StatusOr<Buffer*> BufferStore::GetOrAllocate(const UOpPtr& buffer) {
 }
 
 Buffer* BufferStore::Find(const UOp* buffer) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   auto it = entries_.find(buffer);
   return it == entries_.end() ? nullptr : it->second.buffer.get();
 }
@@ -408,13 +399,13 @@ absl::StatusOr<std::vector<uint8_t>> BufferStore::Read(const UOpPtr& buffer) {
 }
 
 void BufferStore::Collect() {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   // A node only this store holds can never be named again (it is interned: an equal one would be this one).
   absl::erase_if(entries_, [](const auto& kv) { return kv.second.node.use_count() == 1; });
 }
 
 size_t BufferStore::size() {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   return entries_.size();
 }
 

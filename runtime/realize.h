@@ -17,13 +17,13 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
 #include "runtime/device.h"
 #include "schedule/schedule.h"
@@ -53,8 +53,8 @@ class BufferStore {
     UOpPtr node;
     std::unique_ptr<Buffer> buffer;
   };
-  absl::Mutex mu_;
-  absl::flat_hash_map<const UOp*, Entry> entries_ ABSL_GUARDED_BY(mu_);
+  std::mutex mu_;
+  absl::flat_hash_map<const UOp*, Entry> entries_;  // guarded by mu_
 };
 
 struct RealizeOptions {

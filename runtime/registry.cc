@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <mutex>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/synchronization/mutex.h"
 #include "renderer/gpu_cstyle.h"
 #include "runtime/cpu_device.h"
 #include "runtime/cuda_device.h"
@@ -25,8 +25,8 @@ struct Entry {
 };
 
 struct Registry {
-  absl::Mutex mutex;
-  absl::flat_hash_map<std::string, Entry> entries ABSL_GUARDED_BY(mutex);
+  std::mutex mutex;
+  absl::flat_hash_map<std::string, Entry> entries;  // guarded by mutex
 
   Registry() {
     entries["CPU"].factory = []() -> absl::StatusOr<std::unique_ptr<Device>> {
@@ -67,7 +67,7 @@ std::string Canonical(absl::string_view name) {
 
 bool RegisterDevice(absl::string_view name, DeviceFactory factory) {
   Registry& registry = TheRegistry();
-  absl::MutexLock lock(&registry.mutex);
+  std::lock_guard<std::mutex> lock(registry.mutex);
   Entry& entry = registry.entries[Canonical(name)];
   if (entry.device != nullptr) return false;
   entry.factory = std::move(factory);
@@ -77,7 +77,7 @@ bool RegisterDevice(absl::string_view name, DeviceFactory factory) {
 absl::StatusOr<Device*> GetDevice(absl::string_view name) {
   Registry& registry = TheRegistry();
   std::string canonical = Canonical(name);
-  absl::MutexLock lock(&registry.mutex);
+  std::lock_guard<std::mutex> lock(registry.mutex);
   auto it = registry.entries.find(canonical);
   if (it == registry.entries.end()) {
     std::vector<std::string> known;
@@ -99,7 +99,7 @@ absl::StatusOr<Device*> GetDevice(absl::string_view name) {
 
 std::vector<std::string> RegisteredDevices() {
   Registry& registry = TheRegistry();
-  absl::MutexLock lock(&registry.mutex);
+  std::lock_guard<std::mutex> lock(registry.mutex);
   std::vector<std::string> names;
   for (const auto& [name, entry] : registry.entries) names.push_back(name);
   std::sort(names.begin(), names.end());

@@ -270,6 +270,9 @@ void DeviceEvaluator::ChildMain(int socket) {
   // Die with the parent; leave the parent's terminal signals to it.
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   signal(SIGINT, SIG_IGN);
+  // A crashing candidate ends the child with its signal in every build (a sanitizer's handler would make it
+  // an exit status and a report that says nothing about the uninstrumented kernel).
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL}) signal(sig, SIG_DFL);
   // The first write to each page would copy it from the parent, inside the first timed run: copy them now.
   for (Buffer& b : buffers_) std::memset(b.handle(), 0, static_cast<size_t>(b.nbytes()));
   while (true) {

@@ -2,10 +2,14 @@
 // engine/grouper.py): movement ops become VIEWs of their base, adjacent VIEWs merge, and reductions and
 // copies that need no kernel go away.
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <optional>
+#include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "rewrite/symbolic.h"
 #include "schedule/internal.h"
 #include "uop/check.h"
@@ -153,8 +157,48 @@ std::optional<ConstValue> BareConstValue(const UOpPtr& out) {
   return *v;
 }
 
+// The constants a rule built into an elementwise expression (`x // -1` becomes `x * -1`, whose -1 comes from
+// UOpPtr::const_like with no shape), made tensor constants of the shape and device of a shaped source beside
+// them, as tinygrad's const_like makes them in a tensor graph. Only the rule's new nodes are walked: `bound` is
+// the root and what a rule can bind, its sources three levels down.
+UOpPtr ShapeNewConstants(const UOpPtr& out, const UOp* root, Context& ctx) {
+  absl::flat_hash_set<const UOp*> bound;
+  std::vector<std::pair<const UOp*, int>> stack = {{root, 0}};
+  while (!stack.empty()) {
+    auto [u, depth] = stack.back();
+    stack.pop_back();
+    if (!bound.insert(u).second || depth == 3) continue;
+    for (const UOp* s : u->src()) stack.push_back({s, depth + 1});
+  }
+  absl::flat_hash_map<const UOp*, UOpPtr> memo;
+  auto is_bare_const = [](const UOpPtr& u) { return u->op() == Ops::CONST && u->num_src() == 0; };
+  std::function<UOpPtr(const UOpPtr&)> fix = [&](const UOpPtr& u) -> UOpPtr {
+    if (bound.contains(u.get())) return u;
+    if (auto it = memo.find(u.get()); it != memo.end()) return it->second;
+    std::vector<UOpPtr> src;
+    for (const UOpPtr& s : u->src()) src.push_back(fix(s));
+    if (groups::kALU.contains(u->op()) || u->op() == Ops::CAST) {
+      const UOpPtr* shaped = nullptr;
+      for (const UOpPtr& s : src) {
+        if (!is_bare_const(s) && !DeviceOf(s.get()).empty() && ctx.St(s) != nullptr) shaped = &s;
+      }
+      if (shaped != nullptr) {
+        std::vector<int64_t> shape;
+        for (const Sint& d : ctx.shapes.Shape(*shaped)) shape.push_back(d.value());
+        for (UOpPtr& s : src) {
+          if (is_bare_const(s)) s = TensorConst(s->dtype(), s->const_value(), shape, DeviceOf(shaped->get()));
+        }
+      }
+    }
+    UOpPtr fixed = u.replace_src(src);
+    memo.emplace(u.get(), fixed);
+    return fixed;
+  };
+  return fix(out);
+}
+
 // symbolic_simple's rules, except that a constant they fold a tensor node into is a tensor constant (with the
-// node's device and shape), as tinygrad's const_like makes it.
+// node's device and shape), as tinygrad's const_like makes it, and so are the constants of what they build.
 PatternMatcher TensorSymbolicSimple() {
   std::vector<std::shared_ptr<const Rule>> rules;
   for (const std::shared_ptr<const Rule>& r : SymbolicSimple().rules()) {
@@ -162,10 +206,10 @@ PatternMatcher TensorSymbolicSimple() {
     auto wrapped = [fn](const Match& m) -> UOpPtr {
       UOpPtr out = fn(m);
       if (out == nullptr) return out;
-      std::optional<ConstValue> value = BareConstValue(out);
-      if (!value) return out;
       Context& ctx = Ctx(m);
       if (DeviceOf(m.root().get()).empty() || ctx.St(m.root()) == nullptr) return out;
+      std::optional<ConstValue> value = BareConstValue(out);
+      if (!value) return ShapeNewConstants(out, m.root().get(), ctx);
       return ConstLike(m.root(), *value, ctx.shapes);
     };
     rules.push_back(

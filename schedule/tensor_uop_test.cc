@@ -14,7 +14,7 @@ namespace {
 TEST(TensorUopTest, MovementOpsTrackShapesAndDropNoOps) {
   TensorShapes shapes;
   UOpPtr buf = NewBuffer("CPU", 6, dtypes::kFloat32);
-  EXPECT_EQ(shapes.Shape(buf), SintVec({6}));
+  EXPECT_EQ(shapes.Shape(buf), SintVec{6});
   UOpPtr r = *Reshape(buf, {2, 3}, shapes);
   EXPECT_EQ(r->op(), Ops::RESHAPE);
   EXPECT_EQ(shapes.Shape(r), SintVec({2, 3}));

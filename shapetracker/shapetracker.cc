@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,7 +14,6 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/synchronization/mutex.h"
 #include "rewrite/graph_rewrite.h"
 #include "rewrite/pattern_matcher.h"
 #include "rewrite/symbolic.h"
@@ -61,7 +61,7 @@ struct IndexKey {
 
 // tinygrad memoizes views_to_indexed_uops; a bounded cache keeps long-running processes from growing.
 struct IndexCache {
-  absl::Mutex mu;
+  std::mutex mu;
   absl::flat_hash_map<IndexKey, std::pair<UOpPtr, UOpPtr>> map;
   static constexpr size_t kMaxEntries = 4096;
 };
@@ -94,12 +94,12 @@ std::pair<UOpPtr, UOpPtr> ViewsToIndexedUops(absl::Span<const View> views,
   if (idxs) key.idxs.assign(idxs->begin(), idxs->end());
   IndexCache& cache = GetIndexCache();
   {
-    absl::MutexLock lock(&cache.mu);
+    std::lock_guard<std::mutex> lock(cache.mu);
     auto it = cache.map.find(key);
     if (it != cache.map.end()) return it->second;
   }
   std::pair<UOpPtr, UOpPtr> result = ViewsToIndexedUopsUncached(views, idxs);
-  absl::MutexLock lock(&cache.mu);
+  std::lock_guard<std::mutex> lock(cache.mu);
   if (cache.map.size() >= IndexCache::kMaxEntries) cache.map.clear();
   cache.map.emplace(std::move(key), result);
   return result;
@@ -109,7 +109,7 @@ std::pair<UOpPtr, UOpPtr> ViewsToIndexedUops(absl::Span<const View> views,
 
 void ClearToIndexedUopsCache() {
   IndexCache& cache = GetIndexCache();
-  absl::MutexLock lock(&cache.mu);
+  std::lock_guard<std::mutex> lock(cache.mu);
   cache.map.clear();
 }
 

@@ -4,29 +4,29 @@
 
 #include <algorithm>
 #include <atomic>
+#include <mutex>
 #include <utility>
 
-#include "absl/synchronization/mutex.h"
 #include "tensor/tensor_internal.h"
 
 namespace uopc {
 namespace tensor_internal {
 namespace {
 
-absl::Mutex registry_mu;
+std::mutex registry_mu;
 std::vector<std::weak_ptr<TensorNode>>& Registry() {
   static auto* registry = new std::vector<std::weak_ptr<TensorNode>>();
   return *registry;
 }
 
-absl::Mutex shapes_mu;
+std::mutex shapes_mu;
 TensorShapes& GlobalShapes() {
   static auto* shapes = new TensorShapes();
   return *shapes;
 }
 int64_t shape_lookups = 0;
 
-absl::Mutex host_mu;
+std::mutex host_mu;
 std::vector<std::pair<UOpPtr, std::vector<uint8_t>>>& HostData() {
   static auto* data = new std::vector<std::pair<UOpPtr, std::vector<uint8_t>>>();
   return *data;
@@ -35,7 +35,7 @@ std::vector<std::pair<UOpPtr, std::vector<uint8_t>>>& HostData() {
 }  // namespace
 
 void Register(const std::shared_ptr<TensorNode>& node) {
-  absl::MutexLock lock(&registry_mu);
+  std::lock_guard<std::mutex> lock(registry_mu);
   std::vector<std::weak_ptr<TensorNode>>& reg = Registry();
   // Drop dead handles now and then so the registry stays the size of the live set.
   if (reg.size() > 1024 && (reg.size() & (reg.size() - 1)) == 0) {
@@ -45,7 +45,7 @@ void Register(const std::shared_ptr<TensorNode>& node) {
 }
 
 std::vector<std::shared_ptr<TensorNode>> LiveNodes() {
-  absl::MutexLock lock(&registry_mu);
+  std::lock_guard<std::mutex> lock(registry_mu);
   std::vector<std::shared_ptr<TensorNode>> out;
   std::vector<std::weak_ptr<TensorNode>>& reg = Registry();
   reg.erase(std::remove_if(reg.begin(), reg.end(), [](const auto& w) { return w.expired(); }), reg.end());
@@ -55,7 +55,7 @@ std::vector<std::shared_ptr<TensorNode>> LiveNodes() {
 }
 
 TensorShapes& LockedShapes() {
-  shapes_mu.Lock();
+  shapes_mu.lock();
   // The memo holds the nodes it has seen; start afresh now and then so it does not hold dead graphs forever.
   if (++shape_lookups > 200000) {
     shape_lookups = 0;
@@ -63,7 +63,7 @@ TensorShapes& LockedShapes() {
   }
   return GlobalShapes();
 }
-void UnlockShapes() { shapes_mu.Unlock(); }
+void UnlockShapes() { shapes_mu.unlock(); }
 
 absl::StatusOr<Dims> ShapeOf(const UOpPtr& u) {
   return WithShapes([&](TensorShapes& shapes) -> absl::StatusOr<Dims> {
@@ -106,12 +106,12 @@ Tensor Error(absl::string_view op, const std::string& message) {
 }
 
 void AddHostData(const UOpPtr& buffer, std::vector<uint8_t> bytes) {
-  absl::MutexLock lock(&host_mu);
+  std::lock_guard<std::mutex> lock(host_mu);
   HostData().emplace_back(buffer, std::move(bytes));
 }
 
 std::vector<std::pair<UOpPtr, std::vector<uint8_t>>> TakeHostData() {
-  absl::MutexLock lock(&host_mu);
+  std::lock_guard<std::mutex> lock(host_mu);
   return std::exchange(HostData(), {});
 }
 

@@ -3,8 +3,8 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <mutex>
 
-#include "absl/synchronization/mutex.h"
 #include "runtime/sha256.h"
 #include "shapetracker/shapetracker.h"
 #include "tensor/tensor.h"
@@ -74,7 +74,7 @@ void PackValue(ConstValue v, DType dtype, uint8_t* out) {
 
 // The random-number state of Tensor.manual_seed: the seed, and per device the seed and counter tensors.
 struct RngState {
-  absl::Mutex mu;
+  std::mutex mu;
   int64_t seed = 0;
   std::map<std::string, Tensor> device_seeds;
   std::map<std::string, Tensor> counters;
@@ -84,7 +84,7 @@ RngState& Rng() {
   return *rng;
 }
 
-absl::Mutex default_device_mu;
+std::mutex default_device_mu;
 std::string& DefaultDeviceName() {
   static auto* name = new std::string("CPU");
   return *name;
@@ -95,12 +95,12 @@ std::string Dev(const std::string& device) { return device.empty() ? Tensor::Def
 }  // namespace
 
 void Tensor::SetDefaultDevice(std::string device) {
-  absl::MutexLock lock(&default_device_mu);
+  std::lock_guard<std::mutex> lock(default_device_mu);
   DefaultDeviceName() = std::move(device);
 }
 
 std::string Tensor::DefaultDevice() {
-  absl::MutexLock lock(&default_device_mu);
+  std::lock_guard<std::mutex> lock(default_device_mu);
   return DefaultDeviceName();
 }
 
@@ -232,7 +232,7 @@ Tensor Tensor::Eye(int64_t n, std::optional<int64_t> m, DType dtype, const std::
 
 void Tensor::ManualSeed(int64_t seed) {
   RngState& rng = Rng();
-  absl::MutexLock lock(&rng.mu);
+  std::lock_guard<std::mutex> lock(rng.mu);
   rng.seed = seed;
   rng.device_seeds.clear();
   rng.counters.clear();
@@ -292,7 +292,7 @@ Tensor Tensor::Rand(const Dims& shape, DType dtype, const std::string& device_in
   Tensor seeds, counter;
   {
     RngState& rng = Rng();
-    absl::MutexLock lock(&rng.mu);
+    std::lock_guard<std::mutex> lock(rng.mu);
     if (!rng.device_seeds.count(device)) {
       // The device's key: the low 32 bits of sha256 of the number of devices seen so far (4 bytes, big
       // endian).

@@ -1,12 +1,11 @@
 #include "uop/arg.h"
 
 #include <cstring>
+#include <mutex>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
 #include "uop/check.h"
 
 namespace uopc {
@@ -196,8 +195,8 @@ ConstValue ConstFromArg(const Arg& arg, DType dt) {
 namespace {
 
 struct PayloadParserRegistry {
-  absl::Mutex mu;
-  absl::flat_hash_map<std::string, PayloadParser> parsers ABSL_GUARDED_BY(mu);
+  std::mutex mu;
+  absl::flat_hash_map<std::string, PayloadParser> parsers;  // guarded by mu
 };
 
 PayloadParserRegistry& Registry() {
@@ -209,13 +208,13 @@ PayloadParserRegistry& Registry() {
 
 void RegisterPayloadParser(absl::string_view type_name, PayloadParser parser) {
   PayloadParserRegistry& r = Registry();
-  absl::MutexLock lock(&r.mu);
+  std::lock_guard<std::mutex> lock(r.mu);
   r.parsers[std::string(type_name)] = parser;
 }
 
 PayloadParser FindPayloadParser(absl::string_view type_name) {
   PayloadParserRegistry& r = Registry();
-  absl::MutexLock lock(&r.mu);
+  std::lock_guard<std::mutex> lock(r.mu);
   auto it = r.parsers.find(type_name);
   return it == r.parsers.end() ? nullptr : it->second;
 }

@@ -343,7 +343,7 @@ TEST(VerifyProgram, SpecialVarsAndGpuControlFlow) {
 TEST(VerifyProgram, ExpanderOps) {
   UOpPtr v = Float(1.0).broadcast(4);
   EXPECT_THAT(Program({Op(Ops::WMMA, kFloat.Vec(4), {v, v, v}, {1, 2})}), Violates("Ops.WMMA", "tuple of 8"));
-  EXPECT_THAT(Program({Op(Ops::CONTRACT, kFloat.Vec(4), {Float(1.0)}, {Arg{1, 2}})}),
+  EXPECT_THAT(Program({Op(Ops::CONTRACT, kFloat.Vec(4), {Float(1.0)}, Arg(Arg::Tuple{Arg{1, 2}}))}),
               Violates("Ops.CONTRACT", "CONTRACT of 2 lanes cannot produce dtypes.float.vec(4)"));
   EXPECT_THAT(Program({Op(Ops::UNROLL, kFloat, {v}, {Arg{1, 2}, Arg{2, 3}})}),
               Violates("Ops.UNROLL", "UNROLL of 6 lanes"));

@@ -64,7 +64,7 @@ RuleFailure ExpectCaught(const PatternMatcher& pm, RuleFailure::Kind kind, int m
                          RuleFuzzerOptions options = {}) {
   RuleFuzzer fuzzer(pm, options);
   for (int i = 0; i < 5000; ++i) {
-    std::optional<RuleFailure> f = fuzzer.CheckOne(fuzzer.Generate());
+    std::optional<RuleFailure> f = fuzzer.CheckOne(fuzzer.GenerateMixed());  // what Run() checks
     if (!f) continue;
     EXPECT_EQ(f->kind, kind) << f->ToString();
     EXPECT_LE(NodeCount(f->expr), max_nodes) << f->ToString();

@@ -1,20 +1,19 @@
 #include "tensor/testing/compile_phases.h"
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "codegen/codegen.h"
 #include "rewrite/rewrite_recorder.h"
 #include "codegen/kernel.h"
-#include "oneapi/tbb/blocked_range.h"
-#include "oneapi/tbb/parallel_for.h"
-#include "oneapi/tbb/partitioner.h"
-#include "oneapi/tbb/task_arena.h"
 #include "schedule/schedule.h"
+#include "uop/parallel_for.h"
 
 namespace uopc {
 namespace {
@@ -23,22 +22,9 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// f(0) ... f(n-1): in turn with one thread, else on an arena of `threads` (one kernel per task: their costs
-// differ by 10x).
-void ForEachKernel(size_t n, int threads, const std::function<void(size_t)>& f) {
-  if (threads <= 1) {
-    for (size_t i = 0; i < n; ++i) f(i);
-    return;
-  }
-  tbb::task_arena arena(threads);
-  arena.execute([&] {
-    tbb::parallel_for(
-        tbb::blocked_range<size_t>(0, n, 1),
-        [&](const tbb::blocked_range<size_t>& r) {
-          for (size_t i = r.begin(); i != r.end(); ++i) f(i);
-        },
-        tbb::simple_partitioner());
-  });
+// f(0) ... f(n-1): in turn with one thread, else on `threads` threads, one kernel per task.
+void ForEachKernel(size_t n, int threads, absl::FunctionRef<void(size_t)> f) {
+  ParallelFor(static_cast<int64_t>(n), std::max(1, threads), [&](int64_t i) { f(static_cast<size_t>(i)); });
 }
 
 // The first error of `statuses` in kernel order, naming the kernel.
