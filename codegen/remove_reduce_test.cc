@@ -84,7 +84,8 @@ TEST(RemoveReduceTest, LoopReduceBecomesAccumulator) {
   UOpPtr acc = UOp::New(Ops::DEFINE_ACC, kFloat32, {UOp::Const(kFloat32, 0.0), r}, Arg(Arg::Tuple{Arg(0)}));
   EXPECT_EQ(RemoveReduces(Reduce(Ops::ADD, x, {r}, kFloat32)), acc.assign(acc + x));
   // MAX starts at the dtype's minimum.
-  UOpPtr max_acc = UOp::New(Ops::DEFINE_ACC, kFloat32, {UOp::Const(kFloat32, -INFINITY), r}, Arg(Arg::Tuple{Arg(0)}));
+  UOpPtr max_acc =
+      UOp::New(Ops::DEFINE_ACC, kFloat32, {UOp::Const(kFloat32, -INFINITY), r}, Arg(Arg::Tuple{Arg(0)}));
   EXPECT_EQ(RemoveReduces(Reduce(Ops::MAX, x, {r}, kFloat32)), max_acc.assign(max_acc.maximum(x)));
 }
 
@@ -119,7 +120,8 @@ TEST(RemoveReduceTest, HorizontalReduceFoldsVectorSlices) {
   EXPECT_EQ(got, UOp::Vectorize({x0, x2}) + UOp::Vectorize({x1, x3})) << PrintIr(got.get());
   // With a range, the accumulator comes first.
   got = RemoveReduces(Reduce(Ops::MAX, v, {r}, kFloat32));
-  UOpPtr acc = UOp::New(Ops::DEFINE_ACC, kFloat32, {UOp::Const(kFloat32, -INFINITY), r}, Arg(Arg::Tuple{Arg(0)}));
+  UOpPtr acc =
+      UOp::New(Ops::DEFINE_ACC, kFloat32, {UOp::Const(kFloat32, -INFINITY), r}, Arg(Arg::Tuple{Arg(0)}));
   EXPECT_EQ(got, acc.assign(acc.maximum(x0).maximum(x1).maximum(x2).maximum(x3))) << PrintIr(got.get());
 }
 
@@ -129,7 +131,8 @@ TEST(RemoveReduceTest, UnparentedRangesLeave) {
   UOpPtr x = LoadAt(1, kFloat32, r0);
   UOpPtr acc = UOp::New(Ops::DEFINE_ACC, kFloat32, {UOp::Const(kFloat32, 0.0), r0}, Arg(Arg::Tuple{Arg(0)}));
   EXPECT_EQ(RemoveReduces(Reduce(Ops::ADD, x, {r0, r1}, kFloat32)), acc.assign(acc + x) * 5.0);
-  UOpPtr max_acc = UOp::New(Ops::DEFINE_ACC, kFloat32, {UOp::Const(kFloat32, -INFINITY), r0}, Arg(Arg::Tuple{Arg(0)}));
+  UOpPtr max_acc =
+      UOp::New(Ops::DEFINE_ACC, kFloat32, {UOp::Const(kFloat32, -INFINITY), r0}, Arg(Arg::Tuple{Arg(0)}));
   EXPECT_EQ(RemoveReduces(Reduce(Ops::MAX, x, {r0, r1}, kFloat32)), max_acc.assign(max_acc.maximum(x)));
   // With no range left a sum of a constant is a product.
   EXPECT_EQ(RemoveReduces(Reduce(Ops::ADD, UOp::Const(kInt32, 3), {r1}, kInt32)), UOp::Const(kInt32, 15));

@@ -402,9 +402,8 @@ absl::StatusOr<BeamResult> BeamSearch(const Kernel& kernel, CandidateEvaluator& 
     auto phase_start = std::chrono::steady_clock::now();
     // Expand every kernel of the beam by every action, in the beam's order, then the actions' order.
     std::vector<std::vector<KernelAction>> expanded(beam.size());
-    ParallelFor(static_cast<int64_t>(beam.size()), options.threads, [&](int64_t i) {
-      expanded[i] = KernelActions(beam[i].kernel, actions, options.limits);
-    });
+    ParallelFor(static_cast<int64_t>(beam.size()), options.threads,
+                [&](int64_t i) { expanded[i] = KernelActions(beam[i].kernel, actions, options.limits); });
     std::vector<Candidate> candidates;
     for (std::vector<KernelAction>& list : expanded) {
       for (KernelAction& a : list) candidates.push_back(Candidate{std::move(a.kernel)});

@@ -15,11 +15,11 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/functional/function_ref.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "absl/functional/function_ref.h"
 #include "codegen/codegen.h"
 #include "codegen/kernel.h"
 #include "runtime/registry.h"
@@ -160,7 +160,7 @@ class KernelCache {
   // The kernel, compiled on this thread unless it is cached or in compilation elsewhere. `fresh` is true
   // for the first caller to get a newly compiled kernel.
   absl::StatusOr<std::shared_ptr<const CompiledKernel>> Get(const KernelRequest& request,
-                                                             const OptChoice& choice, bool* fresh) {
+                                                            const OptChoice& choice, bool* fresh) {
     if (request.device->renderer() == nullptr) {
       return absl::FailedPreconditionError(
           absl::StrCat("device ", request.device->name(), " cannot run kernels"));
@@ -178,8 +178,7 @@ class KernelCache {
       }
       if (claimed) {
         auto start = std::chrono::steady_clock::now();
-        absl::StatusOr<Kernel> kernel =
-            Optimize(request, choice);
+        absl::StatusOr<Kernel> kernel = Optimize(request, choice);
         absl::StatusOr<std::unique_ptr<CompiledKernel>> compiled =
             kernel.ok() ? Compile(request, *kernel, NextName(*kernel), start) : kernel.status();
         absl::Status status = compiled.ok() ? absl::OkStatus() : compiled.status();
@@ -242,8 +241,7 @@ class KernelCache {
     };
     for_each_job([&](Job& job) {
       job.start = std::chrono::steady_clock::now();
-      absl::StatusOr<Kernel> kernel =
-          Optimize(job.request, choice);
+      absl::StatusOr<Kernel> kernel = Optimize(job.request, choice);
       if (kernel.ok()) {
         job.kernel.emplace(*std::move(kernel));
       } else {
@@ -270,8 +268,8 @@ class KernelCache {
  private:
   struct Entry {
     explicit Entry(UOpPtr a) : ast(std::move(a)) {}
-    UOpPtr ast;  // keeps the key's pointer valid
-    std::atomic<bool> done{false};  // set (release) after `kernel`; waiters wait on it
+    UOpPtr ast;                                    // keeps the key's pointer valid
+    std::atomic<bool> done{false};                 // set (release) after `kernel`; waiters wait on it
     std::shared_ptr<const CompiledKernel> kernel;  // set before `done`; null when the compile failed
     std::atomic<bool> reported{false};
   };
@@ -281,9 +279,9 @@ class KernelCache {
     CompileOptions options;
     options.optimize = !choice.noopt;
     if (!choice.noopt && choice.beam > 0) {
-      UOPC_ASSIGN_OR_RETURN(
-          DeviceBeamResult searched,
-          BeamSearchOnDevice(r.ast, *r.device, DeviceBeamOptions::FromEnvironment(choice.beam, choice.debug)));
+      UOPC_ASSIGN_OR_RETURN(DeviceBeamResult searched, BeamSearchOnDevice(r.ast, *r.device,
+                                                                          DeviceBeamOptions::FromEnvironment(
+                                                                              choice.beam, choice.debug)));
       options.opts = std::move(searched.opts);
     }
     return OptimizeKernel(r.ast, *r.device->renderer(), options);

@@ -159,8 +159,8 @@ std::optional<ConstValue> BareConstValue(const UOpPtr& out) {
 
 // The constants a rule built into an elementwise expression (`x // -1` becomes `x * -1`, whose -1 comes from
 // UOpPtr::const_like with no shape), made tensor constants of the shape and device of a shaped source beside
-// them, as tinygrad's const_like makes them in a tensor graph. Only the rule's new nodes are walked: `bound` is
-// the root and what a rule can bind, its sources three levels down.
+// them, as tinygrad's const_like makes them in a tensor graph. Only the rule's new nodes are walked: `bound`
+// is the root and what a rule can bind, its sources three levels down.
 UOpPtr ShapeNewConstants(const UOpPtr& out, const UOp* root, Context& ctx) {
   absl::flat_hash_set<const UOp*> bound;
   std::vector<std::pair<const UOp*, int>> stack = {{root, 0}};

@@ -60,8 +60,8 @@ TEST(FuzzRegressionTest, TwoAssignsInARowPassTheChecksAfterBecomesMap) {
 }
 
 // `x // -1` becomes `x * -1` in the scheduler's simplifier; the -1 it builds had no shape or device, so the
-// kernel's AST held a bare CONST ("buffer op CONST has no VIEW"). Found by the schedule fuzzer built with clang,
-// whose order of evaluating arguments draws other programs from a seed than gcc's.
+// kernel's AST held a bare CONST ("buffer op CONST has no VIEW"). Found by the schedule fuzzer built with
+// clang, whose order of evaluating arguments draws other programs from a seed than gcc's.
 TEST(FuzzRegressionTest, ConstantsThatRulesBuildInATensorGraphHaveItsShape) {
   Tensor a = Tensor::FromVector<int32_t>({-2}, {});
   Tensor times8 = a.Mul(8, /*reverse=*/true);

@@ -1,10 +1,10 @@
-// ParallelFor, the one parallel loop of the compiler: BEAM's candidates (codegen/search.cc), a schedule's kernels
-// (runtime/realize.cc) and the compile benchmark's phases (tensor/testing/compile_phases.cc) run on it.
+// ParallelFor, the one parallel loop of the compiler, for BEAM's candidates (codegen/search.cc), a schedule's
+// kernels (runtime/realize.cc) and the compile benchmark's phases (tensor/testing/compile_phases.cc).
 //
 // It runs on oneTBB. Under ThreadSanitizer it runs on plain std::threads instead: Debian's libtbb is not
-// instrumented, so TSan cannot see its hand-offs and reports each of them as a data race; on threads it can see,
-// the TSan stage of .ci/run checks what matters here, our own synchronization (the kernel cache, interning,
-// kernel naming), with the same calls from the same loop bodies.
+// instrumented, so TSan cannot see its hand-offs and reports each of them as a data race; on threads it can
+// see, the TSan stage of .ci/run checks what matters here, our own synchronization (the kernel cache,
+// interning, kernel naming), with the same calls from the same loop bodies.
 #ifndef UOPC_UOP_PARALLEL_FOR_H_
 #define UOPC_UOP_PARALLEL_FOR_H_
 

@@ -10,8 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "codegen/codegen.h"
-#include "rewrite/rewrite_recorder.h"
 #include "codegen/kernel.h"
+#include "rewrite/rewrite_recorder.h"
 #include "schedule/schedule.h"
 #include "uop/parallel_for.h"
 
