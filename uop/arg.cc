@@ -110,10 +110,12 @@ std::string PythonStrRepr(const std::string& s) {
   std::string out(1, quote);
   for (unsigned char c : s) {
     switch (c) {
+      // clang-format off
       case '\\': out += "\\\\"; break;
       case '\n': out += "\\n"; break;
       case '\r': out += "\\r"; break;
       case '\t': out += "\\t"; break;
+      // clang-format on
       default:
         if (c == quote) {
           out += '\\';

@@ -10,23 +10,23 @@
 #include "oneapi/tbb/partitioner.h"
 #include "oneapi/tbb/task_arena.h"
 
+namespace uopc {
+namespace {
+
+// Whether this is a ThreadSanitizer build, in which the loop runs on plain threads (parallel_for.h says why).
 #if defined(__SANITIZE_THREAD__)
-#define UOPC_TSAN 1
+constexpr bool kPlainThreads = true;
 #elif defined(__has_feature)
 #if __has_feature(thread_sanitizer)
-#define UOPC_TSAN 1
-#endif
-#endif
-
-namespace uopc {
-
-bool ParallelForUsesPlainThreads() {
-#ifdef UOPC_TSAN
-  return true;
+constexpr bool kPlainThreads = true;
 #else
-  return false;
+constexpr bool kPlainThreads = false;
 #endif
-}
+#else
+constexpr bool kPlainThreads = false;
+#endif
+
+}  // namespace
 
 void ParallelFor(int64_t n, int threads, absl::FunctionRef<void(int64_t)> fn) {
   if (n <= 0) return;
@@ -34,7 +34,7 @@ void ParallelFor(int64_t n, int threads, absl::FunctionRef<void(int64_t)> fn) {
     for (int64_t i = 0; i < n; ++i) fn(i);
     return;
   }
-  if (ParallelForUsesPlainThreads()) {
+  if (kPlainThreads) {
     // The calling thread works too; the others take the next index until none is left.
     const int64_t cores = std::max(1u, std::thread::hardware_concurrency());
     const int64_t workers = std::min<int64_t>(n, threads > 0 ? threads : cores);

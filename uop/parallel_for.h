@@ -20,9 +20,6 @@ namespace uopc {
 // may nest.
 void ParallelFor(int64_t n, int threads, absl::FunctionRef<void(int64_t)> fn);
 
-// Whether ParallelFor runs on std::threads because this is a ThreadSanitizer build.
-bool ParallelForUsesPlainThreads();
-
 }  // namespace uopc
 
 #endif  // UOPC_UOP_PARALLEL_FOR_H_
