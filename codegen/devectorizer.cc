@@ -333,8 +333,10 @@ const PatternMatcher& Devectorize() {
 }
 
 absl::StatusOr<UOpPtr> RewriteDevectorize(const UOpPtr& sink, const Renderer& renderer) {
-  static const PatternMatcher* const kRules = new PatternMatcher(Sym() + Devectorize() + LoadStoreFolding() +
-                                                                 CorrectLoadStore() + LoadStoreIndexing());
+  // Sym() is joined last: `a + b + c` compiles the tables of `a + b` first, and each of those with Sym()'s
+  // rules in it costs about as much as the final one.
+  static const PatternMatcher* const kRules = new PatternMatcher(
+      Sym() + (Devectorize() + LoadStoreFolding() + CorrectLoadStore() + LoadStoreIndexing()));
   return TryGraphRewrite(sink, *kRules, {.ctx = const_cast<Renderer*>(&renderer), .name = "devectorize"});
 }
 

@@ -1,6 +1,7 @@
 #include "codegen/expander.h"
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -375,7 +376,15 @@ absl::StatusOr<UOpPtr> RewriteInitialSymbolic(const UOpPtr& sink, const Renderer
 }
 
 absl::StatusOr<UOpPtr> RewriteExpander(const UOpPtr& sink, const Renderer& /*renderer*/) {
-  static const PatternMatcher* const pm = new PatternMatcher(PmDeleteIgnore() + Sym() + Expander());
+  // One matcher compiled from the three lists: `a + b + c` would also compile `a + b`, Sym()'s rules
+  // included.
+  static const PatternMatcher* const pm = [] {
+    std::vector<std::shared_ptr<const Rule>> rules = PmDeleteIgnore().rules();
+    for (const PatternMatcher* more : {&Sym(), &Expander()}) {
+      rules.insert(rules.end(), more->rules().begin(), more->rules().end());
+    }
+    return new PatternMatcher(std::move(rules));
+  }();
   return TryGraphRewrite(sink, *pm, {.name = "expander"});
 }
 

@@ -227,9 +227,10 @@ absl::StatusOr<UOpPtr> RewriteFinal(const UOpPtr& sink, const Renderer& renderer
       if (c.ops == ops && c.extra == extra) matcher = c.matcher;
     }
     if (matcher == nullptr) {
-      PatternMatcher rules = SymbolicSimple() + LateRewritePatterns(ops) + RenderPatterns();
-      if (extra != nullptr) rules = rules + *extra;
-      matcher = std::make_shared<const PatternMatcher>(std::move(rules));
+      // SymbolicSimple() is joined last, so that its rules are compiled into one matcher only.
+      PatternMatcher late = LateRewritePatterns(ops) + RenderPatterns();
+      if (extra != nullptr) late = late + *extra;
+      matcher = std::make_shared<const PatternMatcher>(SymbolicSimple() + late);
       cache->push_back({ops, extra, matcher});
     }
   }

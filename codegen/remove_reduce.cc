@@ -337,7 +337,7 @@ const PatternMatcher& RemoveReduceRules() {
                              w->arg());
            }},
       }) +
-      Sym() + GepPushing());
+      Sym());  // Sym() ends with gep_pushing (tinygrad adds it again; a second copy never fires)
   return *pm;
 }
 

@@ -90,13 +90,30 @@ std::string FormatCustom(const std::string& format, const std::vector<std::strin
 
 }  // namespace
 
+namespace {
+
+// Lane `i` of `v`. Through a GEP it is taken from the GEP's source, as gep_pushing's GEP(GEP(x, a), i) ->
+// GEP(x, a[i]) would fold it: building the folded lane directly saves an intermediate node per lane, which
+// devectorizing a swizzled vector would otherwise build for every element.
+UOpPtr Lane(const UOpPtr& v, int64_t i) {
+  const UOp* x = v.get();
+  while (x->op() == Ops::GEP && !x->dtype().is_ptr() && i >= 0 && static_cast<size_t>(i) < x->arg().size() &&
+         !x->src(0)->dtype().is_ptr()) {
+    i = x->arg()[i].as_int();
+    x = x->src(0);
+  }
+  return x == v.get() ? v.gep(i) : x->ref().gep(i);
+}
+
+}  // namespace
+
 UOpPtr NoVectorizedAlu(const UOp* alu) {
   const int lanes = alu->dtype().vcount();
   if (lanes == 1) return nullptr;
   std::vector<UOpPtr> scalars;
   for (int i = 0; i < lanes; ++i) {
     std::vector<UOpPtr> src;
-    for (const UOpPtr& s : alu->src()) src.push_back(s.gep(i));
+    for (const UOpPtr& s : alu->src()) src.push_back(Lane(s, i));
     scalars.push_back(UOp::New(alu->op(), alu->dtype().scalar(), src, alu->arg()));
   }
   return UOp::New(Ops::VECTORIZE, alu->dtype(), scalars);

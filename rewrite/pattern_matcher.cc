@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <limits>
 #include <numeric>
+#include <utility>
 
 #include "absl/base/attributes.h"
 #include "absl/base/optimization.h"
@@ -576,33 +577,63 @@ std::shared_ptr<const DecisionTables> BuildDecisionTables(const std::vector<cons
       for (int i = 0; i < kMaxPositions; ++i) ready[r][i] = ids_of(sum[r]->at[i]);
       for (int k = 0; k < 2; ++k) ready[r][kMaxPositions + k] = ids_of(sum[r]->pair[k]);
     }
-    // Classes: raw source classes every distinct test treats alike share one; passes[class][test].
-    const uint32_t num_raw = (kNumOps + static_cast<uint32_t>(consts.size())) << d.child_bits;
+    // Classes: raw source classes every distinct test treats alike share one; passes[class][test]. A test
+    // asks of the raw op (op and constant) and, separately, of the child mask, so a raw class's signature is
+    // the AND of the two halves' signatures, each computed once instead of once per raw class.
+    const uint32_t num_raw_ops = kNumOps + static_cast<uint32_t>(consts.size());
+    const uint32_t num_masks = 1u << d.child_bits;
+    const uint32_t num_raw = num_raw_ops << d.child_bits;
+    const size_t test_words = (distinct.size() + 63) / 64;
+    std::vector<uint64_t> op_passes(num_raw_ops * test_words, 0), mask_passes(num_masks * test_words, 0);
+    for (size_t t = 0; t < distinct.size(); ++t) {
+      const uint64_t bit = uint64_t{1} << (t % 64);
+      const ReadyTest op_part{distinct[t].ops, distinct[t].small_const, {}};
+      for (uint32_t raw = 0; raw < num_raw_ops; ++raw) {
+        if (Passes(op_part, SourceClass{raw, 0}, consts)) op_passes[raw * test_words + t / 64] |= bit;
+      }
+      const ReadyTest mask_part{AllOps(), std::nullopt, distinct[t].child_bits};
+      for (uint32_t mask = 0; mask < num_masks; ++mask) {
+        if (Passes(mask_part, SourceClass{0, mask}, consts)) mask_passes[mask * test_words + t / 64] |= bit;
+      }
+    }
     d.class_of.assign(num_raw, 0);
     std::vector<std::vector<uint64_t>> passes;  // per class, one bit per distinct test
     {
       absl::flat_hash_map<std::vector<uint64_t>, uint16_t> class_of_signature;
-      std::vector<uint64_t> signature((distinct.size() + 63) / 64);
+      std::vector<uint64_t> signature(test_words);
       for (uint32_t v = 0; v < num_raw; ++v) {
-        const SourceClass c{v >> d.child_bits, v & ((1u << d.child_bits) - 1)};
-        std::fill(signature.begin(), signature.end(), 0);
-        for (size_t t = 0; t < distinct.size(); ++t) {
-          if (Passes(distinct[t], c, consts)) signature[t / 64] |= uint64_t{1} << (t % 64);
-        }
+        const uint64_t* by_op = &op_passes[(v >> d.child_bits) * test_words];
+        const uint64_t* by_mask = &mask_passes[(v & (num_masks - 1)) * test_words];
+        for (size_t w = 0; w < test_words; ++w) signature[w] = by_op[w] & by_mask[w];
         auto [it, inserted] = class_of_signature.try_emplace(signature, passes.size());
         if (inserted) passes.push_back(signature);
         d.class_of[v] = it->second;
       }
     }
-    // Whether a source of class `cls` passes one of the tests `ids`.
-    auto some_passes = [&](const std::vector<uint32_t>& ids, uint32_t cls) {
-      for (uint32_t id : ids) {
-        if ((passes[cls][id / 64] >> (id % 64) & 1) != 0) return true;
-      }
-      return false;
-    };
     const uint32_t n = static_cast<uint32_t>(passes.size());
     d.num_classes = n;
+    // For each rule and place (source positions, then the pair patterns): the classes that pass one of its
+    // tests there, as a bit per class, so that filling the tables below is bit lookups.
+    const size_t class_words = (n + 63) / 64;
+    std::vector<uint64_t> fits_at(size_t{count} * (kMaxPositions + 2) * class_words, 0);
+    for (uint32_t r = 0; r < count; ++r) {
+      for (int place = 0; place < kMaxPositions + 2; ++place) {
+        uint64_t* bits = &fits_at[(size_t{r} * (kMaxPositions + 2) + place) * class_words];
+        for (uint32_t cls = 0; cls < n; ++cls) {
+          for (uint32_t id : ready[r][place]) {
+            if ((passes[cls][id / 64] >> (id % 64) & 1) != 0) {
+              bits[cls / 64] |= uint64_t{1} << (cls % 64);
+              break;
+            }
+          }
+        }
+      }
+    }
+    // Whether a source of class `cls` passes one of rule r's tests at `place`.
+    auto some_passes = [&](uint32_t r, int place, uint32_t cls) {
+      return (fits_at[(size_t{r} * (kMaxPositions + 2) + place) * class_words + cls / 64] >> (cls % 64) &
+              1) != 0;
+    };
     // A table of `num_values` masks, or none when every value keeps every rule.
     auto table = [&](uint32_t num_values, auto fits) {
       std::vector<uint64_t> t(size_t{num_values} * words, 0);
@@ -629,10 +660,10 @@ std::shared_ptr<const DecisionTables> BuildDecisionTables(const std::vector<cons
         const bool same = key % 2 == 1;
         const Rule& rule = *rules[begin + r];
         if (!sum[r]->count_fits[2]) return false;
-        auto fits = [&](int k, uint32_t c) { return some_passes(ready[r][kMaxPositions + k], c); };
+        auto fits = [&](int k, uint32_t c) { return some_passes(r, kMaxPositions + k, c); };
         switch (rule.pair_kind()) {
           case Rule::PairKind::kNone:
-            return some_passes(ready[r][0], c0) && some_passes(ready[r][1], c1);
+            return some_passes(r, 0, c0) && some_passes(r, 1, c1);
           case Rule::PairKind::kOrdered:
             return (same || !rule.pair_same()) && fits(0, c0) && fits(1, c1);
           case Rule::PairKind::kEitherOrder:
@@ -643,7 +674,7 @@ std::shared_ptr<const DecisionTables> BuildDecisionTables(const std::vector<cons
       });
     }
     for (int i = 0; i < kMaxPositions; ++i) {
-      d.by_source[i] = table(n, [&](uint32_t r, uint32_t v) { return some_passes(ready[r][i], v); });
+      d.by_source[i] = table(n, [&](uint32_t r, uint32_t v) { return some_passes(r, i, v); });
     }
     tables->of_op[op] = static_cast<int32_t>(tables->ops.size());
     tables->ops.push_back(std::move(d));
@@ -1096,11 +1127,18 @@ void PatternMatcher::BuildDispatch() {
   pair_tests_.clear();
   pair_cells_.clear();
   pair_entries_.clear();
-  for (int op = 0; op < kNumOps; ++op) BuildPairTable(op);
   std::vector<const Rule*> entry_rules;
   entry_rules.reserve(entries_.size());
   for (const Entry& e : entries_) entry_rules.push_back(e.rule);
   decisions_ = internal::BuildDecisionTables(entry_rules, offsets_);
+  // The interpreted engine's pair tables are only a filter (without one an op's rules are filtered one by
+  // one, with the same result), and they cost more to build than the compiled tables: a process compiling
+  // one small kernel would spend most of its time here. So they are built only where the interpreted engine
+  // is the process's engine when the matcher is built, or where the compiled tables send an op to it.
+  const bool interpreted = GetMatcherEngine() == MatcherEngine::kInterpreted;
+  for (int op = 0; op < kNumOps; ++op) {
+    if (interpreted || decisions_->of_op[op] == internal::DecisionTables::kInterpret) BuildPairTable(op);
+  }
 }
 
 template <typename SourceFits>

@@ -573,6 +573,11 @@ std::vector<int64_t> ShapeTracker::UnitStrideAxes(bool ignore_valid) const {
 }
 
 bool ShapeTracker::AxisIsMasked(int64_t axis) const {
+  // Without a mask the valid is the constant true: nothing to build (the heuristic asks for every small axis
+  // of every buffer, and building the index is most of what it costs).
+  if (std::none_of(views_.begin(), views_.end(), [](const View& v) { return v.mask().has_value(); })) {
+    return false;
+  }
   UOpPtr valid = GraphRewrite(ToIndexedUops().second, SymbolicFlat());
   for (const UOp* x : valid->Toposort()) {
     if (x->op() == Ops::RANGE && x->arg().as_int() == axis) return true;
