@@ -25,6 +25,23 @@ TEST(NoVectorizedAluTest, SplitsAVectorAddIntoScalars) {
   EXPECT_EQ(NoVectorizedAlu(UOp::Variable("a", 0, 9) + 1), nullptr);
 }
 
+// A lane of a swizzle is taken from the swizzled vector, as gep_pushing folds GEP(GEP(x, a), i) to GEP(x, a[i]):
+// no GEP of a GEP is built for any lane.
+TEST(NoVectorizedAluTest, TakesLanesThroughGeps) {
+  UOpPtr buf = UOp::New(Ops::DEFINE_GLOBAL, dtypes::kFloat32.Ptr(16), {}, Arg(int64_t{0}));
+  UOpPtr x = UOp::New(Ops::LOAD, dtypes::kFloat32.Vec(4), {buf.index(UOp::Variable("i", 0, 3))});
+  UOpPtr swizzled = x.gep({3, 2, 1, 0});
+  UOpPtr split = NoVectorizedAlu(swizzled + UOp::Const(dtypes::kFloat32, 1.0).broadcast(4));
+  ASSERT_NE(split, nullptr);
+  ASSERT_EQ(split->num_src(), 4u);
+  for (int64_t lane = 0; lane < 4; ++lane) {
+    const UOp* add = split->src(lane);
+    ASSERT_EQ(add->op(), Ops::ADD);
+    EXPECT_EQ(add->src(0), x.gep(3 - lane).get()) << "lane " << lane;
+    EXPECT_EQ(add->src(1)->op(), Ops::CONST) << "lane " << lane;
+  }
+}
+
 TEST(DevectorizeTest, AdjacentFloatLoadsFoldIntoOneVectorLoad) {
   UOpPtr buf = UOp::New(Ops::DEFINE_GLOBAL, dtypes::kFloat32.Ptr(16), {}, Arg(int64_t{0}));
   UOpPtr base = UOp::Variable("i", 0, 3) * 4;

@@ -337,7 +337,7 @@ const PatternMatcher& RemoveReduceRules() {
                              w->arg());
            }},
       }) +
-      Sym());  // Sym() ends with gep_pushing (tinygrad adds it again; a second copy never fires)
+      Sym());  // Sym() ends with gep_pushing: a copy of it after Sym() could never fire
   return *pm;
 }
 

@@ -88,10 +88,6 @@ std::string FormatCustom(const std::string& format, const std::vector<std::strin
   return out;
 }
 
-}  // namespace
-
-namespace {
-
 // Lane `i` of `v`. Through a GEP it is taken from the GEP's source, as gep_pushing's GEP(GEP(x, a), i) ->
 // GEP(x, a[i]) would fold it: building the folded lane directly saves an intermediate node per lane, which
 // devectorizing a swizzled vector would otherwise build for every element.
