@@ -25,8 +25,8 @@ TEST(NoVectorizedAluTest, SplitsAVectorAddIntoScalars) {
   EXPECT_EQ(NoVectorizedAlu(UOp::Variable("a", 0, 9) + 1), nullptr);
 }
 
-// A lane of a swizzle is taken from the swizzled vector, as gep_pushing folds GEP(GEP(x, a), i) to GEP(x, a[i]):
-// no GEP of a GEP is built for any lane.
+// A lane of a swizzle is taken from the swizzled vector, as gep_pushing folds GEP(GEP(x, a), i) to
+// GEP(x, a[i]): no GEP of a GEP is built for any lane.
 TEST(NoVectorizedAluTest, TakesLanesThroughGeps) {
   UOpPtr buf = UOp::New(Ops::DEFINE_GLOBAL, dtypes::kFloat32.Ptr(16), {}, Arg(int64_t{0}));
   UOpPtr x = UOp::New(Ops::LOAD, dtypes::kFloat32.Vec(4), {buf.index(UOp::Variable("i", 0, 3))});
