@@ -30,7 +30,8 @@ bool Reaches(const UOp* from, const UOp* target) {
   return false;
 }
 
-// REDUCE(a * b * ...): factors that do not depend on the reduce's ranges move outside (for MAX only non-negative).
+// REDUCE(a * b * ...): factors that do not depend on the reduce's ranges move outside (for MAX only
+// non-negative).
 UOpPtr ReduceMulChain(const UOpPtr& r) {
   Ops reduce_op = r->arg().is_op() ? r->arg().as_op() : Ops::NOOP;
   if (reduce_op != Ops::ADD && reduce_op != Ops::MAX) return nullptr;
@@ -54,6 +55,7 @@ UOpPtr ReduceMulChain(const UOpPtr& r) {
 // Whether every product of a value of `a` (by range analysis) and the constant `c` is a value of a's dtype.
 bool ProductInRange(const UOpPtr& a, const UOpPtr& c) {
   if (a->vmin().is_float() || c->op() != Ops::CONST || !c->arg().is_int()) return true;
+  if (ExactIntegers(a->dtype())) return true;  // index arithmetic does not wrap
   // Beyond 2^62 in magnitude a product counts as out of range (conservative; keeps the products exact).
   const absl::int128 limit = absl::int128(1) << 62, k = c->const_value().AsInt();
   absl::int128 lo = a->vmin().AsInt(), hi = a->vmax().AsInt();

@@ -7,6 +7,7 @@
 #include <string>
 #include <tuple>
 
+#include "rewrite/symbolic.h"
 #include "uop/check.h"
 #include "uop/exec_alu.h"
 
@@ -80,8 +81,28 @@ bool IsScalarConst(const UOp* u) { return u->op() == Ops::CONST && u->dtype().co
 
 }  // namespace
 
+namespace {
+thread_local IntegerSemantics integer_semantics = IntegerSemantics::kWrapping;
+}  // namespace
+
+IntegerSemantics CurrentIntegerSemantics() { return integer_semantics; }
+
+bool ExactIntegers(DType dtype) {
+  return integer_semantics == IntegerSemantics::kExact && dtype.scalar() == dtypes::kInt32;
+}
+
+ScopedIntegerSemantics::ScopedIntegerSemantics(IntegerSemantics semantics) : previous_(integer_semantics) {
+  integer_semantics = semantics;
+}
+
+ScopedIntegerSemantics::~ScopedIntegerSemantics() { integer_semantics = previous_; }
+
 absl::StatusOr<ConstValue> FoldConstantOp(Ops op, DType dtype, absl::Span<const ConstValue> operands,
                                           DType operand_dtype) {
+  if (ExactIntegers(operand_dtype) && op != Ops::CAST && op != Ops::BITCAST) {
+    // Exact index arithmetic: int64 holds every value an index takes.
+    return ExecAlu(op, ExactIntegers(dtype) ? dtypes::kInt64 : dtype, operands, dtypes::kInt64);
+  }
   if (operand_dtype.is_float() && op != Ops::CAST && op != Ops::BITCAST) {
     const DType f64 = dtypes::kFloat64;
     return ExecAlu(op, dtype.is_float() ? f64 : dtype, operands, f64);
@@ -293,8 +314,11 @@ UOpPtr DivAndModFolding(const UOp* x, const UOp* y, Ops which, bool split_rem) {
   int128 x_min = Vmin(x), x_max = Vmax(x), y_min = Vmin(y), y_max = Vmax(y);
   // C: everything below is exact arithmetic on x's range. A dividend whose range leaves its dtype's wraps
   // around in C (a sum whose terms were distributed, say) and has another value there: leave it alone.
+  // Exact index arithmetic (IntegerSemantics::kExact) has no wraparound to fear.
   const DType scalar = x->dtype().scalar();
-  if (x_min < DTypeMin(scalar).AsInt() || x_max > DTypeMax(scalar).AsInt()) return nullptr;
+  if (!ExactIntegers(scalar) && (x_min < DTypeMin(scalar).AsInt() || x_max > DTypeMax(scalar).AsInt())) {
+    return nullptr;
+  }
 
   // The quotient is the same everywhere: C and Python agree on this test because it uses C division.
   if ((y_min > 0 || y_max < 0) && y_min * y_max > 0) {

@@ -9,8 +9,6 @@
 #ifndef UOPC_REWRITE_SYMBOLIC_FOLDING_H_
 #define UOPC_REWRITE_SYMBOLIC_FOLDING_H_
 
-#include "uop/cxx20.h"  // first: without C++20, one clear error
-
 #include <cstdint>
 #include <vector>
 
@@ -18,13 +16,15 @@
 #include "absl/numeric/int128.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "uop/cxx20.h"  // first: without C++20, one clear error
 #include "uop/uop.h"
 
 namespace uopc {
 
 // The constant `op` gives on constant operands of `operand_dtype`, as tinygrad folds constants (exec_alu with
 // truncate_output=False): on floats in double precision, so a float32 constant may hold a value float32
-// cannot represent (the C compiler rounds the literal); integers wrap to their dtype as the C program would.
+// cannot represent (the C compiler rounds the literal); integers wrap to their dtype as the C program would,
+// except int32 under IntegerSemantics::kExact (symbolic.h), which folds exactly (within int64).
 absl::StatusOr<ConstValue> FoldConstantOp(Ops op, DType dtype, absl::Span<const ConstValue> operands,
                                           DType operand_dtype);
 

@@ -72,6 +72,8 @@ IndexCache& GetIndexCache() {
 
 std::pair<UOpPtr, UOpPtr> ViewsToIndexedUopsUncached(absl::Span<const View> views,
                                                      std::optional<absl::Span<const UOpPtr>> idxs) {
+  // Index arithmetic is exact until the upcast below types every node that leaves int32 as int64.
+  ScopedIntegerSemantics exact(IntegerSemantics::kExact);
   auto [idx, valid] = views.back().ToIndexedUops(idxs);
   for (size_t i = views.size() - 1; i-- > 0;) {
     View view = views[i].Minify();

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "rewrite/infix.h"
 #include "shapetracker/movement_ops.h"
 #include "shapetracker/testing/reference_model.h"
 #include "uop/text_ir.h"
@@ -224,6 +225,27 @@ TEST(ShapeTrackerTest, ToIndexedUopsUpcastsLargeIndices) {
   EXPECT_EQ(small.ToIndexedUops().first->dtype(), dtypes::kInt32);
   // Cached: the same result object again.
   EXPECT_EQ(small.ToIndexedUops().first, small.ToIndexedUops().first);
+}
+
+// The valid of a large arange (Tensor::Rand({512, 512})'s counter kernel, r_32768_32768_4_4): unraveled, its
+// flat index is 4*g + 1048576*r + u + 262144*v, far past int32, inside a mod by 262143. Index arithmetic is
+// exact, so the mod folds as tinygrad folds it, to a sum of 4*g + 4*r + u + v that fits int32; the reduce
+// collapse then solves the kernel's reduction in closed form. Declining the fold for fear of int32 wraparound
+// left the mod, widened the index to int64 and kept an O(n^2) loop.
+TEST(ShapeTrackerTest, LargeArangeValidFoldsAsTinygradDoes) {
+  absl::StatusOr<ShapeTracker> st = ShapeTracker::Parse(
+      "ShapeTracker(views=(View(shape=(131073, 262143), strides=(0, 0), offset=0, mask=((0, 131073), "
+      "(131071, "
+      "262143)), contiguous=False), View(shape=(32768, 32768, 4, 4), strides=(4, 1048576, 1, 262144), "
+      "offset=0, "
+      "mask=None, contiguous=False)))");
+  ASSERT_TRUE(st.ok()) << st.status();
+  const std::vector<UOpPtr> idxs = {UOp::Range(dtypes::kInt32, 32768, 0),
+                                    UOp::Range(dtypes::kInt32, 32768, 1), UOp::Variable("u", 0, 3),
+                                    UOp::Variable("v", 0, 3)};
+  UOpPtr valid = st->ToIndexedUops(idxs).second;
+  EXPECT_EQ(RenderTinygrad(valid.get()), "(((v+((u+(ridx0*4))+(ridx1*4)))<131071)!=True)");
+  for (const UOp* u : valid->Toposort()) EXPECT_NE(u->dtype(), dtypes::kInt64) << RenderTinygrad(u);
 }
 
 TEST(ShapeTrackerTest, SymbolicVarsAndUnbind) {
