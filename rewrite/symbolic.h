@@ -4,20 +4,20 @@
 //   Symbolic()        + canonical operand order, term combining, div/mod folding by range, lt folding, where
 //                     folding, GEP pushing                                                 (symbolic)
 //   SymbolicFlat()    + distributing constants over sums                                   (symbolic_flat)
-//   Sym()             + vectorize/GEP, load/store, threefry, pow expansion, reduce folds   (sym, used by
-//   codegen)
+//   Sym()             + vectorize/GEP, load/store, threefry, pow expansion, reduce folds   (sym; codegen)
 //
 // Where tinygrad's rules assume Python's floor division, these rules add the guards that make them right for
 // C's truncating `//` and `%` (see rewrite/symbolic_folding.h); everywhere else they give tinygrad's results.
 #ifndef UOPC_REWRITE_SYMBOLIC_H_
 #define UOPC_REWRITE_SYMBOLIC_H_
 
+#include "uop/cxx20.h"  // first: without C++20, one clear error
+
 #include <cstdint>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "rewrite/pattern_matcher.h"
-#include "uop/cxx20.h"  // first: without C++20, one clear error
 #include "uop/uop.h"
 
 namespace uopc {

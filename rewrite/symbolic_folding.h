@@ -9,6 +9,8 @@
 #ifndef UOPC_REWRITE_SYMBOLIC_FOLDING_H_
 #define UOPC_REWRITE_SYMBOLIC_FOLDING_H_
 
+#include "uop/cxx20.h"  // first: without C++20, one clear error
+
 #include <cstdint>
 #include <vector>
 
@@ -16,7 +18,6 @@
 #include "absl/numeric/int128.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "uop/cxx20.h"  // first: without C++20, one clear error
 #include "uop/uop.h"
 
 namespace uopc {
