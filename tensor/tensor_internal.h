@@ -57,8 +57,12 @@ std::vector<uint8_t> PackValues(absl::Span<const ConstValue> values, DType dtype
 void AddHostData(const UOpPtr& buffer, std::vector<uint8_t> bytes);
 // Takes the pending uploads.
 std::vector<std::pair<UOpPtr, std::vector<uint8_t>>> TakeHostData();
-// Writes the pending uploads into their buffers' memory (what every realize does first).
+// Writes the pending uploads into their buffers' memory (what TinyJit does before it looks at its inputs).
 absl::Status UploadHostData();
+// Writes the pending uploads of the buffers `sink` reaches (what every realize does first). The others stay
+// pending, so that a tensor on a device this machine cannot open stops only its own realize; those no tensor
+// can reach any more are dropped.
+absl::Status UploadHostDataOf(const UOpPtr& sink);
 
 // tinygrad's _cumalu and _pool.
 Tensor CumAlu(const Tensor& x, int64_t axis, Ops op, bool include_initial);

@@ -1,6 +1,7 @@
 // Realize and read back: the SINK of the tensors goes to the scheduler, the schedule runs, and the
 // becomes_map is applied to every live Tensor (tinygrad's Tensor.realize and _apply_map_to_tensors); reading
 // values makes a contiguous copy first, as tinygrad's Tensor._buffer does.
+#include "absl/container/flat_hash_set.h"
 #include "runtime/realize.h"
 #include "schedule/schedule.h"
 #include "tensor/tensor.h"
@@ -14,6 +15,25 @@ absl::Status tensor_internal::UploadHostData() {
     UOPC_RETURN_IF_ERROR(BufferStore::Global().Write(buffer, bytes));
   }
   return absl::OkStatus();
+}
+
+absl::Status tensor_internal::UploadHostDataOf(const UOpPtr& sink) {
+  std::vector<std::pair<UOpPtr, std::vector<uint8_t>>> pending = tensor_internal::TakeHostData();
+  if (pending.empty()) return absl::OkStatus();
+  absl::flat_hash_set<const UOp*> reached;
+  for (const UOp* u : sink->Toposort()) {
+    if (u->op() == Ops::BUFFER) reached.insert(u);
+  }
+  absl::Status status;
+  for (auto& [buffer, bytes] : pending) {
+    if (status.ok() && reached.contains(buffer.get())) {
+      status = BufferStore::Global().Write(buffer, bytes);
+      if (status.ok()) continue;
+    }
+    // Kept while a node other than this entry holds the buffer.
+    if (buffer.use_count() > 1) tensor_internal::AddHostData(buffer, std::move(bytes));
+  }
+  return status;
 }
 
 namespace {
@@ -43,8 +63,9 @@ absl::Status Tensor::RealizeAll(absl::Span<const Tensor> tensors) {
     UOPC_RETURN_IF_ERROR(t.status());
     roots.push_back(t.uop());
   }
-  UOPC_RETURN_IF_ERROR(tensor_internal::UploadHostData());
-  UOPC_ASSIGN_OR_RETURN(Schedule schedule, CreateSchedule(UOp::Sink(roots)));
+  UOpPtr sink = UOp::Sink(roots);
+  UOPC_RETURN_IF_ERROR(tensor_internal::UploadHostDataOf(sink));
+  UOPC_ASSIGN_OR_RETURN(Schedule schedule, CreateSchedule(sink));
   UOPC_RETURN_IF_ERROR(RunSchedule(schedule, RealizeOptions::FromEnvironment()).status());
   ApplyBecomesMap(schedule.becomes_map);
   return absl::OkStatus();

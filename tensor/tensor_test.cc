@@ -131,6 +131,17 @@ TEST(TensorValuesTest, CopiesBetweenDevices) {
   EXPECT_THAT(*b.ToVector<float>(), ElementsAre(3, 5, 7));
 }
 
+// Data waiting for a device this machine lacks stops only the realize that needs it (a program can be built
+// and scheduled for any device, as tinygrad's can).
+TEST(TensorErrorTest, AMissingDeviceFailsOnlyTheRealizeThatNeedsIt) {
+  Tensor elsewhere = Tensor::FromVector<float>({1, 2}, {2}, dtypes::kFloat32, "NO_SUCH_DEVICE");
+  EXPECT_THAT(*(Floats({1, 2}) * 3).ToVector<float>(), ElementsAre(3, 6));
+  absl::StatusOr<std::vector<float>> missing = (elsewhere + 1).ToVector<float>();
+  EXPECT_FALSE(missing.ok());
+  EXPECT_THAT(missing.status().message(), HasSubstr("NO_SUCH_DEVICE"));
+  EXPECT_THAT(*Floats({4}).ToVector<float>(), ElementsAre(4));
+}
+
 TEST(TensorValuesTest, RandomNumbersAreTinygrads) {
   // tinygrad v0.10.3: Tensor.manual_seed(42); Tensor.rand(4); Tensor.rand(4); Tensor.randn(3);
   // Tensor.randint(5)

@@ -1,10 +1,15 @@
-# Writes grad_graphs.jsonl: for every gradient program of the reference corpus's grad_programs.jsonl, the graph
-# tinygrad v0.10.3 schedules for the loss and its gradients (the SINK of loss, *loss.gradient(*inputs), inputs
-# realized), how many kernels that schedule has, and the loss. //tensor:grad_programs_test checks the graph its C++
-# program builds against `graph`. UNIQUE args are renumbered in toposort order. The corpus's `python` field is a
-# short notation; PROGRAMS below is the exact Python each line was run as here.
+# Writes grad_graphs.jsonl: for every gradient program of the reference corpus's grad_programs.jsonl, and for the
+# programs of our own in OURS, the graph tinygrad v0.10.3 schedules for the loss and its gradients (the SINK of loss,
+# *loss.gradient(*inputs), inputs realized), how many kernels that schedule has, and the loss; a program of our own
+# also gets its gradients' values (`grads`, as grad_programs.jsonl has them for the corpus's). //tensor:grad_programs_test
+# checks the graph its C++ program (tensor/testing/grad_programs.cc) builds against `graph`. UNIQUE args are
+# renumbered in toposort order. The corpus's `python` field is a short notation; PROGRAMS below is the exact Python
+# each line was run as here.
 # Run from the root of this checkout:
 #   CPU=1 python3 tensor/testdata/harvest_grad_graphs.py /work/tinygrad-src > tensor/testdata/grad_graphs.jsonl
+# With --by-device after the path it writes nothing: it schedules every program with unrealized inputs
+# (Tensor.empty) on each device in BY_DEVICE, none of which it opens, and prints the programs whose kernels (count
+# and ASTs) differ from CPU's; tinygrad v0.10.3 prints none (//tensor:schedule_targets_test holds uopc to that).
 import json, sys
 sys.path.insert(0, sys.argv[1])
 from tinygrad import Tensor, dtypes
@@ -71,6 +76,12 @@ PROGRAMS = {
   "shared_subexpr": "a=R(7); ins=[a]; b=a*a; loss=(b*b+b).sum()",
   "mlp2": "x=R(4,6); w1=R(6,8,seed=1,scale=0.5); b1=R(8,seed=2); w2=R(8,3,seed=3,scale=0.5); ins=[x,w1,b1,w2]; loss=((x@w1+b1).relu()@w2).log_softmax().mean()",
 }
+# Programs of our own, not in the reference corpus.
+OURS = {
+  # issue 36: tinygrad schedules it as 17 kernels on every device (tensor/schedule_targets_test.cc)
+  "conv_pool_logsumexp": "x=R(2,1,8,8); w=R(4,1,3,3,seed=1); m=R(36,10,seed=2); ins=[x,w,m]; loss=(x.conv2d(w).relu().max_pool2d().flatten(1)@m).logsumexp(1).mean()",
+}
+PROGRAMS.update(OURS)
 
 # the textual IR of docs/ir.md, as schedule/testdata/harvest_tensor_programs.py writes it
 NAMES = {'float16':dtypes.half,'bfloat16':dtypes.bfloat16,'float32':dtypes.float32,'float64':dtypes.float64,'int8':dtypes.int8,
@@ -98,15 +109,43 @@ def to_ir(root, uniques):
     lines.append(s)
   return "\n".join(lines) + f"\nreturn {ids[root]}\n"
 
-for name, python in PROGRAMS.items():
-  Tensor.manual_seed(42)
-  env = dict(R=R, T=T, bn=bn, Tensor=Tensor, dtypes=dtypes)
-  exec(python, env)
-  loss, ins = env["loss"], env["ins"]
-  grads = loss.gradient(*ins)
-  outs = [loss, *grads]
-  graph = to_ir(UOp.sink(*[t.lazydata for t in outs]), {})
-  schedule, var_vals = loss.schedule_with_vars(*grads)
-  n_kernels = len(schedule)
-  run_schedule(schedule, var_vals)
-  print(json.dumps({"program": name, "graph": graph, "n_kernels": n_kernels, "loss": loss.item()}))
+def harvest():
+  for name, python in PROGRAMS.items():
+    Tensor.manual_seed(42)
+    env = dict(R=R, T=T, bn=bn, Tensor=Tensor, dtypes=dtypes)
+    exec(python, env)
+    loss, ins = env["loss"], env["ins"]
+    grads = loss.gradient(*ins)
+    outs = [loss, *grads]
+    graph = to_ir(UOp.sink(*[t.lazydata for t in outs]), {})
+    schedule, var_vals = loss.schedule_with_vars(*grads)
+    n_kernels = len(schedule)
+    run_schedule(schedule, var_vals)
+    line = {"program": name, "graph": graph, "n_kernels": n_kernels, "loss": loss.item()}
+    if name in OURS: line["grads"] = [{"shape": list(g.shape), "values": g.flatten().tolist()} for g in grads]
+    print(json.dumps(line))
+
+BY_DEVICE = ["LLVM", "GPU", "METAL", "CUDA", "NV", "AMD", "PYTHON", "QCOM", "WEBGPU"]
+
+def kernels_on(device):  # program -> the ASTs of its schedule, inputs on `device` and never realized
+  def empty(*shape, dtype=dtypes.float32, seed=0, scale=None): return Tensor.empty(*shape, dtype=dtype, device=device)
+  def literal(data):
+    shape = []
+    while isinstance(data, list): shape, data = shape + [len(data)], data[0]
+    return Tensor.empty(*shape, dtype=dtypes.int32, device=device)
+  out = {}
+  for name, python in PROGRAMS.items():
+    env = dict(R=empty, T=literal, bn=bn, Tensor=Tensor, dtypes=dtypes)
+    exec(python, env)
+    loss, ins = env["loss"], env["ins"]
+    out[name] = [str(si.ast) for si in Tensor.schedule(loss, *loss.gradient(*ins))]
+  return out
+
+def by_device():
+  cpu = kernels_on("CPU")
+  for device in BY_DEVICE:
+    there = kernels_on(device)
+    print(device, "differs from CPU in:", [name for name in cpu if there[name] != cpu[name]])
+
+if __name__ == "__main__":
+  by_device() if sys.argv[2:] == ["--by-device"] else harvest()
