@@ -138,6 +138,7 @@ absl::StatusOr<ProgramSpec> CompileOptimizedKernel(const Kernel& kernel, const s
   absl::StatusOr<ProgramSpec> p = CompileOptimizedAst(*optimized, kernel.renderer(), stages);
   if (!p.ok()) return p.status();
   p->applied_opts = kernel.applied_opts();
+  p->estimates.mem = Estimates::MemOfAst(*kernel.ast());
   return p;
 }
 

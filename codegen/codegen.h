@@ -83,7 +83,8 @@ absl::StatusOr<ProgramSpec> CompileKernel(const UOpPtr& ast, const Renderer& ren
 // The first half: the kernel with its opts applied.
 absl::StatusOr<Kernel> OptimizeKernel(const UOpPtr& ast, const Renderer& renderer,
                                       const CompileOptions& options);
-// The second half: the optimized kernel named `name`, lowered, linearized and rendered for its renderer.
+// The second half: the optimized kernel named `name`, lowered, linearized and rendered for its renderer, with
+// its estimates (mem from the kernel's AST).
 absl::StatusOr<ProgramSpec> CompileOptimizedKernel(const Kernel& kernel, const std::string& name,
                                                    CodegenStages* stages = nullptr);
 

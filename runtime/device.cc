@@ -1,5 +1,6 @@
 #include "runtime/device.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <utility>
@@ -36,6 +37,12 @@ absl::Status HostAllocator::CopyOut(absl::Span<uint8_t> dest, const void* src) {
 
 // ---- Buffer ----
 
+namespace {
+std::atomic<int64_t> device_memory_used{0};
+}  // namespace
+
+int64_t DeviceMemoryUsed() { return device_memory_used.load(std::memory_order_relaxed); }
+
 absl::StatusOr<Buffer> Buffer::Allocate(Device& device, DType dtype, int64_t size) {
   if (dtype.is_ptr() || dtype.count() != 1 || dtype.is_void()) {
     return absl::InvalidArgumentError(absl::StrCat("a buffer holds scalars, not ", dtype.ToString()));
@@ -43,6 +50,7 @@ absl::StatusOr<Buffer> Buffer::Allocate(Device& device, DType dtype, int64_t siz
   if (size < 0) return absl::InvalidArgumentError(absl::StrCat("negative buffer size ", size));
   absl::StatusOr<void*> handle = device.allocator().Alloc(size * dtype.itemsize());
   if (!handle.ok()) return handle.status();
+  device_memory_used.fetch_add(size * dtype.itemsize(), std::memory_order_relaxed);
   return Buffer(&device, dtype, size, *handle);
 }
 
@@ -65,7 +73,9 @@ Buffer& Buffer::operator=(Buffer&& other) noexcept {
 Buffer::~Buffer() { Release(); }
 
 void Buffer::Release() {
-  if (handle_ != nullptr) device_->allocator().Free(handle_, nbytes());
+  if (handle_ == nullptr) return;
+  device_->allocator().Free(handle_, nbytes());
+  device_memory_used.fetch_sub(nbytes(), std::memory_order_relaxed);
   handle_ = nullptr;
 }
 

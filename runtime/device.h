@@ -58,6 +58,11 @@ class HostAllocator : public Allocator {
   absl::Status CopyOut(absl::Span<uint8_t> dest, const void* src) override;
 };
 
+// Bytes of device memory held by Buffers, all devices together (tinygrad's GlobalCounters.mem_used, which the
+// DEBUG=2 line shows). Buffer::Allocate adds a buffer's nbytes() and its release subtracts them: every
+// device's allocations go through Buffer, so every device is counted.
+int64_t DeviceMemoryUsed();
+
 // `size` elements of a scalar DType in one device's memory; frees it when destroyed. Move-only.
 class Buffer {
  public:

@@ -2,7 +2,9 @@
 #include "runtime/device.h"
 
 #include <cstring>
+#include <iostream>
 #include <memory>
+#include <string>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -78,6 +80,35 @@ TEST(DeviceTest, ADeviceThatRunsUops) {
   EXPECT_THAT((*program)->Launch({&*out}, {}, LaunchParams{}).message(),
               ::testing::HasSubstr("variable values"));
   EXPECT_FALSE((*device)->CreateProgram(ProgramSpec{.name = "k", .src = "no uops"}).ok());
+}
+
+// DeviceMemoryUsed (the DEBUG=2 line's `mem`) counts every device's buffers from allocation to release, once
+// however often a buffer is moved. Devices not available here (CUDA without a GPU) are skipped.
+TEST(DeviceTest, MemoryUsedCountsBuffersOnEveryDevice) {
+  int counted = 0;
+  for (const std::string& name : RegisteredDevices()) {
+    absl::StatusOr<Device*> device = GetDevice(name);
+    if (!device.ok()) {
+      std::cout << name << " skipped: " << device.status() << "\n";
+      continue;
+    }
+    SCOPED_TRACE(name);
+    const int64_t before = DeviceMemoryUsed();
+    {
+      absl::StatusOr<Buffer> a = Buffer::Allocate(**device, dtypes::kFloat32, 1000);
+      ASSERT_TRUE(a.ok()) << a.status();
+      EXPECT_EQ(DeviceMemoryUsed(), before + 4000);
+      Buffer moved = *std::move(a);
+      absl::StatusOr<Buffer> b = Buffer::Allocate(**device, dtypes::kInt8, 3);
+      ASSERT_TRUE(b.ok()) << b.status();
+      EXPECT_EQ(DeviceMemoryUsed(), before + 4003);
+      moved = *std::move(b);  // frees the first
+      EXPECT_EQ(DeviceMemoryUsed(), before + 3);
+    }
+    EXPECT_EQ(DeviceMemoryUsed(), before);
+    ++counted;
+  }
+  EXPECT_GE(counted, 2);  // CPU and INTERP at least
 }
 
 }  // namespace

@@ -60,52 +60,6 @@ absl::StatusOr<Device*> DeviceFor(const std::string& name) {
   return GetDevice(name);
 }
 
-// tinygrad's Estimates.from_uops(ignore_indexing=True): operations and bytes loaded and stored.
-struct Estimates {
-  double ops = 0;
-  double lds = 0;
-  double mem = 0;
-};
-
-Estimates Estimate(const ProgramSpec& spec, const std::vector<UOpPtr>& bufs) {
-  Estimates e;
-  absl::flat_hash_set<const UOp*> dont_count;
-  for (const UOpPtr& u : spec.uops) {
-    if (u->op() == Ops::LOAD || u->op() == Ops::STORE) {
-      for (const UOp* x : u->src(0)->Toposort()) dont_count.insert(x);
-      if (u->num_src() > 2) {
-        for (const UOp* x : u->src(2)->Toposort()) dont_count.insert(x);
-      }
-    } else if (u->op() == Ops::IF) {
-      for (const UOp* x : u->src(0)->Toposort()) dont_count.insert(x);
-    }
-  }
-  double mults = 1;
-  std::vector<double> stack;
-  for (const UOpPtr& u : spec.uops) {
-    if (u->op() == Ops::RANGE) {
-      stack.push_back(mults);
-      if (u->src(0)->op() == Ops::CONST) mults *= static_cast<double>(u->src(0)->const_value().AsInt64());
-    } else if (u->op() == Ops::ENDRANGE) {
-      if (!stack.empty()) {
-        mults = stack.back();
-        stack.pop_back();
-      }
-    } else if (u->op() == Ops::SPECIAL) {
-      if (u->arg().is_tuple() && u->arg().as_tuple().size() > 1 && u->arg()[1].is_int())
-        mults *= u->arg()[1].as_int();
-    } else if (u->op() == Ops::LOAD) {
-      e.lds += u->dtype().itemsize() * mults;
-    } else if (u->op() == Ops::STORE) {
-      e.lds += u->src(1)->dtype().itemsize() * mults;
-    } else if (groups::kALU.contains(u->op()) && !dont_count.contains(u.get())) {
-      e.ops += mults * (u->op() == Ops::MULACC ? 2 : 1) * u->dtype().count();
-    }
-  }
-  for (const UOpPtr& b : bufs) e.mem += static_cast<double>(b->arg().as_int() * b->dtype().itemsize());
-  return e;
-}
-
 // tinygrad's time_to_str.
 std::string TimeToStr(double t, int w) {
   if (t > 10) return absl::StrFormat("%*.2fs ", w, t);
@@ -429,8 +383,9 @@ std::string KernelRunLine(const KernelRun& run, int64_t number, double total_sec
   if (name.size() < 41) name.append(41 - name.size(), ' ');
   return absl::StrFormat(
       "*** %-7s %4d %s arg %2d mem %5.2f GB tm %s/%9.2fms (%9.2f GFLOPS %6.1f|%-7.1f GB/s)",
-      run.device.substr(0, 7), number, name, run.num_buffers, 0.0, TimeToStr(run.run_seconds, 9),
-      total_seconds * 1e3, run.flops / (et * 1e9), run.bytes / (et * 1e9), run.bytes / (et * 1e9));
+      run.device.substr(0, 7), number, name, run.num_buffers, static_cast<double>(run.mem_used) / 1e9,
+      TimeToStr(run.run_seconds, 9), total_seconds * 1e3, run.flops / (et * 1e9), run.bytes / (et * 1e9),
+      run.lds / (et * 1e9));
 }
 
 void SetKernelRunListener(std::function<void(const KernelRun&)> listener) {
@@ -482,7 +437,7 @@ absl::StatusOr<std::vector<KernelRun>> RunSchedule(const Schedule& schedule, con
       run.name = absl::StrCat("copy ", buffers[0]->nbytes(), ", ", buffers[0]->device().name(), " <- ",
                               buffers[1]->device().name());
       run.device = buffers[0]->device().name();
-      run.bytes = static_cast<double>(buffers[0]->nbytes());
+      run.bytes = run.lds = static_cast<double>(buffers[0]->nbytes());
     } else if (item.ast->op() == Ops::SINK) {
       Device& device = buffers[0]->device();
       const KernelRequest request{item.ast, &device};
@@ -521,6 +476,12 @@ absl::StatusOr<std::vector<KernelRun>> RunSchedule(const Schedule& schedule, con
       for (size_t i = 0; spec.local_size && i < spec.local_size->size() && i < 3; ++i) {
         launch.local_size[i] = (*spec.local_size)[i];
       }
+      // The estimates for this run's variable values.
+      absl::flat_hash_map<std::string, int64_t> values;
+      for (size_t i = 0; i < spec.vars.size(); ++i) values[spec.vars[i]] = var_values[i];
+      UOPC_ASSIGN_OR_RETURN(int64_t ops, spec.estimates.ops.Evaluate(values));
+      UOPC_ASSIGN_OR_RETURN(int64_t lds, spec.estimates.lds.Evaluate(values));
+      UOPC_ASSIGN_OR_RETURN(int64_t mem, spec.estimates.mem.Evaluate(values));
       double seconds = 0;
       UOPC_RETURN_IF_ERROR(kernel->program->Launch(params, var_values, launch, &seconds));
       if (active_capture != nullptr) {
@@ -531,13 +492,14 @@ absl::StatusOr<std::vector<KernelRun>> RunSchedule(const Schedule& schedule, con
         captured.var_values = std::move(var_values);
         captured.launch = launch;
       }
-      Estimates e = Estimate(spec, item.bufs);
       run.name = spec.name;
       run.device = device.name();
       run.compile_seconds = fresh ? kernel->compile_seconds : 0;
       run.run_seconds = seconds;
-      run.flops = e.ops;
-      run.bytes = std::min(e.mem, e.lds);
+      run.flops = static_cast<double>(ops);
+      // As tinygrad: no more unique bytes than bytes loaded and stored.
+      run.bytes = static_cast<double>(std::min(mem, lds));
+      run.lds = static_cast<double>(lds);
       run.src = spec.src;
       if (options.debug >= 3) {
         std::string text;
@@ -560,6 +522,7 @@ absl::StatusOr<std::vector<KernelRun>> RunSchedule(const Schedule& schedule, con
       return absl::UnimplementedError(absl::StrCat("schedule items of op ", OpName(item.ast->op())));
     }
     run.num_buffers = static_cast<int>(item.bufs.size());
+    run.mem_used = DeviceMemoryUsed();
     if (options.debug >= 2) {
       debug_state->kernel_count += 1;
       debug_state->time_sum += run.run_seconds;

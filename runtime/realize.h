@@ -83,15 +83,20 @@ struct KernelRun {
   std::string device;
   double compile_seconds = 0;  // 0 when the kernel came from the cache
   double run_seconds = 0;
+  // The program's Estimates for this run's variable values: operations, the unique-memory estimate of the
+  // bytes moved (its `mem`, at most `lds`), and the bytes loaded and stored. A copy moves `bytes` = `lds`.
   double flops = 0;
   double bytes = 0;
+  double lds = 0;
+  // DeviceMemoryUsed() after the run: the bytes of all allocated device buffers.
+  int64_t mem_used = 0;
   int num_buffers = 0;
   // The rendered source (empty for copies).
   std::string src;
 };
 
-// tinygrad's DEBUG=2 line for a run: the kernel's number in the process, its name, its time and the running
-// total, GFLOPS and GB/s.
+// tinygrad's DEBUG=2 line for a run: the kernel's number in the process, its name, the device memory in use,
+// its time and the running total, GFLOPS and GB/s (unique memory | loads and stores).
 std::string KernelRunLine(const KernelRun& run, int64_t number, double total_seconds);
 
 // Called after every kernel run with what it did (for programs that report their kernels, like the

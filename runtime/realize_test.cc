@@ -3,17 +3,22 @@
 #include "runtime/realize.h"
 
 #include <fstream>
+#include <iostream>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "codegen/testing/kernel_corpus.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "rewrite/graph_rewrite.h"
 #include "runtime/corpus_values.h"
+#include "runtime/registry.h"
 #include "schedule/tensor_uop.h"
 #include "testdata/corpus_path.h"
+#include "uop/status_macros.h"
 #include "uop/text_ir.h"
 
 namespace uopc {
@@ -171,6 +176,82 @@ TEST(RealizeTest, BufferStoreFreesWhatNobodyHolds) {
   }
   BufferStore::Global().Collect();
   EXPECT_LE(BufferStore::Global().size(), before);
+}
+
+// tinygrad's DEBUG=2 line, field by field (the string its ExecItem.run prints for these values).
+TEST(RealizeTest, KernelRunLineIsTinygrads) {
+  KernelRun run;
+  run.name = "E_4";
+  run.device = "CPU";
+  run.run_seconds = 0.002;
+  run.flops = 4e6;
+  run.bytes = 1e6;
+  run.lds = 3e6;
+  run.mem_used = 1'500'000'000;
+  run.num_buffers = 3;
+  EXPECT_EQ(
+      KernelRunLine(run, 7, 0.01),
+      "*** CPU        7 E_4                                       arg  3 mem  1.50 GB tm   2000.00us/    "
+      "10.00ms (     2.00 GFLOPS    0.5|1.5     GB/s)");
+}
+
+// Runs corpus kernel `id` once on `device` (its buffers zeroed) at DEBUG=2, with 16 MB more held on the
+// device; the run, and the DEBUG output in `debug`.
+absl::StatusOr<KernelRun> RunCorpusKernel(const std::string& id, const std::string& device_name,
+                                          std::string* debug) {
+  const CorpusKernel* kernel = nullptr;
+  for (const CorpusKernel& k : KernelCorpus()) {
+    if (k.id == id) kernel = &k;
+  }
+  if (kernel == nullptr) return absl::NotFoundError(id);
+  UOPC_ASSIGN_OR_RETURN(Device * device, GetDevice(device_name));
+  UOPC_ASSIGN_OR_RETURN(Buffer held, Buffer::Allocate(*device, dtypes::kUInt8, 16'000'000));
+  Schedule schedule;
+  ScheduleItem item;
+  item.ast = ParseCorpusGraph(kernel->ast);
+  for (const CorpusBuffer& b : kernel->buffers) {
+    UOPC_ASSIGN_OR_RETURN(DType dtype, CorpusDType(b.dtype));
+    UOpPtr buffer = NewBuffer(device_name, b.size, dtype);
+    UOPC_RETURN_IF_ERROR(
+        BufferStore::Global().Write(buffer, std::vector<uint8_t>(b.size * dtype.itemsize(), 0)));
+    item.bufs.push_back(buffer);
+  }
+  schedule.items.push_back(item);
+  RealizeOptions options;
+  options.debug = 2;
+  options.debug_out = debug;
+  UOPC_ASSIGN_OR_RETURN(std::vector<KernelRun> runs, RunSchedule(schedule, options));
+  if (runs.size() != 1) return absl::InternalError("one kernel, one run");
+  return runs[0];
+}
+
+// A kernel run reports its program's estimates (tinygrad's for matmul_64/0 on the CPU, as in
+// codegen/testdata/estimates.jsonl) and the device memory in use, which the DEBUG=2 line shows.
+TEST(RealizeTest, DebugLineShowsEstimatesAndMemoryInUse) {
+  std::string debug;
+  absl::StatusOr<KernelRun> run = RunCorpusKernel("matmul_64/0", "CPU", &debug);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->flops, 524288);
+  EXPECT_EQ(run->bytes, 49152);  // the unique-memory estimate, below the bytes loaded and stored
+  EXPECT_EQ(run->lds, 540672);
+  EXPECT_GE(run->mem_used, 16'000'000 + 3 * 64 * 64 * 4);
+  EXPECT_TRUE(absl::StrContains(debug, absl::StrFormat(" mem %5.2f GB ", run->mem_used / 1e9))) << debug;
+  EXPECT_FALSE(absl::StrContains(debug, " mem  0.00 GB")) << debug;
+}
+
+// On a GPU: the half matmul runs on tensor cores, whose WMMAs count 2*M*N*K (tinygrad: 65536 operations and
+// 6144 unique bytes for matmul_half/0). Skips without CUDA.
+TEST(RealizeTest, TensorCoreKernelCountsItsWmmasOnCuda) {
+  if (absl::StatusOr<Device*> cuda = GetDevice("CUDA"); !cuda.ok()) GTEST_SKIP() << cuda.status();
+  std::string debug;
+  absl::StatusOr<KernelRun> run = RunCorpusKernel("matmul_half/0", "CUDA", &debug);
+  ASSERT_TRUE(run.ok()) << run.status();
+  std::cout << debug;
+  EXPECT_TRUE(absl::StrContains(run->src, "WMMA")) << run->src;
+  EXPECT_EQ(run->flops, 65536);
+  EXPECT_EQ(run->bytes, 6144);
+  EXPECT_GE(run->mem_used, 16'000'000 + 3 * 32 * 32 * 2);
+  EXPECT_FALSE(absl::StrContains(debug, " mem  0.00 GB")) << debug;
 }
 
 }  // namespace
