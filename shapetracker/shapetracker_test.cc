@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "rewrite/infix.h"
 #include "shapetracker/movement_ops.h"
 #include "shapetracker/testing/reference_model.h"
 #include "uop/text_ir.h"
@@ -224,6 +225,18 @@ TEST(ShapeTrackerTest, ToIndexedUopsUpcastsLargeIndices) {
   EXPECT_EQ(small.ToIndexedUops().first->dtype(), dtypes::kInt32);
   // Cached: the same result object again.
   EXPECT_EQ(small.ToIndexedUops().first, small.ToIndexedUops().first);
+}
+
+// A view's offset past 2^31 is an int32 constant until the index is widened; widened, it keeps its value
+// (folding the cast of the int32 constant would wrap it to -2147483641 and read before the buffer).
+TEST(ShapeTrackerTest, WidenedIndexKeepsLargeOffsets) {
+  const int64_t n = (int64_t{1} << 31) + 8;
+  ShapeTracker flipped = *ShapeTracker::FromShape(S({n}))->Flip({true});
+  UOpPtr idx = flipped.ToIndexedUops().first;
+  EXPECT_EQ(idx->dtype(), dtypes::kInt64);
+  EXPECT_EQ(idx->vmin().AsInt64(), 0);
+  EXPECT_EQ(idx->vmax().AsInt64(), n - 1);
+  EXPECT_EQ(RenderTinygrad(idx.get()), "(((long)(ridx0)*-1)+2147483655)");
 }
 
 TEST(ShapeTrackerTest, SymbolicVarsAndUnbind) {
