@@ -24,13 +24,18 @@ namespace uopc {
 namespace {
 
 // tinygrad's pm_upcast: an int ALU node whose range leaves int32 becomes int64; a node that fits but has
-// int64 sources is computed in int64 and cast back.
+// int64 sources is computed in int64 and cast back. An index constant is an int32 CONST whatever its value
+// (a view's offset past 2^31, say); widened, it keeps its value, as tinygrad's folded cast does, where
+// folding the cast of a CONST would first wrap it to int32.
 UOpPtr HandleUpcast(const Match& m) {
   const UOpPtr& u = m.root();
   DType wide = u->dtype().count() > 1 ? dtypes::kInt64.Vec(u->dtype().count()) : dtypes::kInt64;
   auto widened = [&]() {
     std::vector<UOpPtr> src;
-    for (const UOpPtr& x : u->src()) src.push_back(x.cast(wide));
+    for (const UOpPtr& x : u->src()) {
+      src.push_back(x->op() == Ops::CONST && x->dtype() == dtypes::kInt32 ? UOp::Const(wide, x->const_value())
+                                                                          : x.cast(wide));
+    }
     return UOp::New(u->op(), wide, src, u->arg(), u->tag());
   };
   if (u->vmax() > DTypeMax(dtypes::kInt32) || u->vmin() < DTypeMin(dtypes::kInt32)) return widened();

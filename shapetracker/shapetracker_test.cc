@@ -234,11 +234,9 @@ TEST(ShapeTrackerTest, ToIndexedUopsUpcastsLargeIndices) {
 // left the mod, widened the index to int64 and kept an O(n^2) loop.
 TEST(ShapeTrackerTest, LargeArangeValidFoldsAsTinygradDoes) {
   absl::StatusOr<ShapeTracker> st = ShapeTracker::Parse(
-      "ShapeTracker(views=(View(shape=(131073, 262143), strides=(0, 0), offset=0, mask=((0, 131073), "
-      "(131071, "
-      "262143)), contiguous=False), View(shape=(32768, 32768, 4, 4), strides=(4, 1048576, 1, 262144), "
-      "offset=0, "
-      "mask=None, contiguous=False)))");
+      "ShapeTracker(views=(View(shape=(131073, 262143), strides=(0, 0), offset=0, "
+      "mask=((0, 131073), (131071, 262143)), contiguous=False), View(shape=(32768, 32768, 4, 4), "
+      "strides=(4, 1048576, 1, 262144), offset=0, mask=None, contiguous=False)))");
   ASSERT_TRUE(st.ok()) << st.status();
   const std::vector<UOpPtr> idxs = {UOp::Range(dtypes::kInt32, 32768, 0),
                                     UOp::Range(dtypes::kInt32, 32768, 1), UOp::Variable("u", 0, 3),
@@ -246,6 +244,18 @@ TEST(ShapeTrackerTest, LargeArangeValidFoldsAsTinygradDoes) {
   UOpPtr valid = st->ToIndexedUops(idxs).second;
   EXPECT_EQ(RenderTinygrad(valid.get()), "(((v+((u+(ridx0*4))+(ridx1*4)))<131071)!=True)");
   for (const UOp* u : valid->Toposort()) EXPECT_NE(u->dtype(), dtypes::kInt64) << RenderTinygrad(u);
+}
+
+// A view's offset past 2^31 is an int32 constant until the index is widened; widened, it keeps its value
+// (folding the cast of the int32 constant would wrap it to -2147483641 and read before the buffer).
+TEST(ShapeTrackerTest, WidenedIndexKeepsLargeOffsets) {
+  const int64_t n = (int64_t{1} << 31) + 8;
+  ShapeTracker flipped = *ShapeTracker::FromShape(S({n}))->Flip({true});
+  UOpPtr idx = flipped.ToIndexedUops().first;
+  EXPECT_EQ(idx->dtype(), dtypes::kInt64);
+  EXPECT_EQ(idx->vmin().AsInt64(), 0);
+  EXPECT_EQ(idx->vmax().AsInt64(), n - 1);
+  EXPECT_EQ(RenderTinygrad(idx.get()), "(((long)(ridx0)*-1)+2147483655)");
 }
 
 TEST(ShapeTrackerTest, SymbolicVarsAndUnbind) {

@@ -156,6 +156,9 @@ class Tensor {
                         const std::string& device = "");
   static Tensor Uniform(const Dims& shape, double low = 0.0, double high = 1.0,
                         DType dtype = dtypes::kFloat32, const std::string& device = "");
+  // std * Randn + mean (tinygrad's Tensor.normal).
+  static Tensor Normal(const Dims& shape, double mean = 0.0, double std = 1.0, DType dtype = dtypes::kFloat32,
+                       const std::string& device = "");
 
   // ---- dtypes (tensor_elementwise.cc) ----
   Tensor Cast(DType dtype) const;

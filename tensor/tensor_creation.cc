@@ -19,6 +19,17 @@ using tensor_internal::ShapeStr;
 
 namespace {
 
+// Python's float `a // b` (b != 0): the quotient of the exact remainder's division, not floor(a / b), whose
+// rounded a / b can cross an integer (4.0 // -1e-6 is -4000001.0, floor(4.0 / -1e-6) is -4000000).
+double PyFloorDiv(double a, double b) {
+  double mod = std::fmod(a, b);
+  double div = (a - mod) / b;
+  if (mod != 0 && (b < 0) != (mod < 0)) div -= 1.0;
+  if (div == 0) return std::copysign(0.0, a / b);
+  double floor_div = std::floor(div);
+  return div - floor_div > 0.5 ? floor_div + 1.0 : floor_div;
+}
+
 // One value in `dtype`'s memory layout (Python's struct.pack after tinygrad's truncate).
 void PackValue(ConstValue v, DType dtype, uint8_t* out) {
   ConstValue c = AsConst(v, dtype);
@@ -209,7 +220,7 @@ Tensor Tensor::Arange(Scalar start, Scalar stop, Scalar step, std::optional<DTyp
   if (any_float) {
     double a = start.value.AsFloat(), b = stop.value.AsFloat(), s = step.value.AsFloat();
     if (s == 0) return Error("Arange", "step must not be 0");
-    len = static_cast<int64_t>(-std::floor((b - a) / -s));
+    len = static_cast<int64_t>(-PyFloorDiv(b - a, -s));  // tinygrad's ceildiv
   } else {
     int64_t a = start.value.AsInt64(), b = stop.value.AsInt64(), s = step.value.AsInt64();
     if (s == 0) return Error("Arange", "step must not be 0");
@@ -334,6 +345,10 @@ Tensor Tensor::Randn(const Dims& shape, DType dtype, const std::string& device) 
 
 Tensor Tensor::Uniform(const Dims& shape, double low, double high, DType dtype, const std::string& device) {
   return ((high - low) * Rand(shape, dtypes::kFloat32, device)).Cast(dtype) + low;
+}
+
+Tensor Tensor::Normal(const Dims& shape, double mean, double std, DType dtype, const std::string& device) {
+  return std * Randn(shape, dtype, device) + mean;
 }
 
 Tensor Tensor::Randint(const Dims& shape, int64_t low, int64_t high, DType dtype, const std::string& device) {

@@ -109,6 +109,10 @@ TEST(TensorValuesTest, ArithmeticAndReductions) {
   EXPECT_THAT(*a.Index({Slice{}, Slice{std::nullopt, std::nullopt, -1}}).ToVector<float>(),
               ElementsAre(3, 5, 1, 9, 2, 7));
   EXPECT_THAT(*Tensor::Arange(0, 1, 0.25).ToVector<float>(), ElementsAre(0, 0.25, 0.5, 0.75));
+  // Python's float floor division counts the steps: 4.0 / 1e-6 rounds to 4000000, but the double 1e-6 is just
+  // under 10^-6, so tinygrad's arange has 4000001 elements.
+  EXPECT_EQ(Tensor::Arange(0, 4.0, 1e-6).Shape(), (Dims{4000001}));
+  EXPECT_EQ(Tensor::Arange(0.5, 3.0, 0.75).Shape(), (Dims{4}));
   EXPECT_THAT(*Tensor::Eye(2, 3).ToVector<float>(), ElementsAre(1, 0, 0, 0, 1, 0));
   Tensor big = Tensor::Arange(600).Cast(dtypes::kFloat32);
   EXPECT_FLOAT_EQ(*big.Cumsum().Index({int64_t{-1}}).Item<float>(), 179700.0f);  // the two-stage cumsum
