@@ -80,18 +80,24 @@ UOpPtr FastIdiv(const Renderer* renderer, const UOpPtr& x, const UOpPtr& d_const
 
 }  // namespace
 
-PatternMatcher LateRewritePatterns(const OpSet& ops, bool force_transcendental) {
+PatternMatcher LateRewritePatterns(const OpSet& ops, bool force_transcendental,
+                                   const std::vector<DType>& fallback_dtypes) {
   std::vector<RuleSpec> rules;
   const DTypeSet floats = {dtypes::kFloat16, dtypes::kFloat32, dtypes::kFloat64};
+  // The dtypes on which a supported op still falls back: those the target names.
+  std::optional<DTypeSet> fallback_floats;
+  for (DType dt : fallback_dtypes) {
+    if (floats.Matches(dt)) fallback_floats = fallback_floats ? fallback_floats->Union(dt) : DTypeSet(dt);
+  }
   const UPat d = UPat::Var("d");
-  if (!ops.contains(Ops::EXP2) || force_transcendental) {
-    rules.push_back({UPat(Ops::EXP2).dtype(floats).src(d), [](const Match& m) { return XExp2(m["d"]); }});
-  }
-  if (!ops.contains(Ops::LOG2) || force_transcendental) {
-    rules.push_back({UPat(Ops::LOG2).dtype(floats).src(d), [](const Match& m) { return XLog2(m["d"]); }});
-  }
-  if (!ops.contains(Ops::SIN) || force_transcendental) {
-    rules.push_back({UPat(Ops::SIN).dtype(floats).src(d), [](const Match& m) { return XSin(m["d"]); }});
+  using Fallback = UOpPtr (*)(const UOpPtr&);
+  const std::pair<Ops, Fallback> fallbacks[] = {
+      {Ops::EXP2, &XExp2}, {Ops::LOG2, &XLog2}, {Ops::SIN, [](const UOpPtr& x) { return XSin(x); }}};
+  for (const auto& [op, fallback] : fallbacks) {
+    const bool always = !ops.contains(op) || force_transcendental;
+    if (!always && !fallback_floats.has_value()) continue;
+    rules.push_back({UPat(op).dtype(always ? floats : *fallback_floats).src(d),
+                     [f = fallback](const Match& m) { return f(m["d"]); }});
   }
   if (!ops.contains(Ops::SQRT)) {
     rules.push_back(
@@ -213,25 +219,28 @@ absl::StatusOr<UOpPtr> RewriteFinal(const UOpPtr& sink, const Renderer& renderer
   // static, so their address names them.
   struct CachedMatcher {
     OpSet ops;
+    std::vector<DType> fallback_dtypes;
     const PatternMatcher* extra;
     std::shared_ptr<const PatternMatcher> matcher;
   };
   static std::mutex mutex;
   static std::vector<CachedMatcher>* const cache = new std::vector<CachedMatcher>();
   const OpSet& ops = renderer.supported_ops();
+  const std::vector<DType>& fallback_dtypes = renderer.transcendental_fallback_dtypes();
   const PatternMatcher* extra = renderer.extra_matcher();
   std::shared_ptr<const PatternMatcher> matcher;
   {
     std::lock_guard<std::mutex> lock(mutex);
     for (const CachedMatcher& c : *cache) {
-      if (c.ops == ops && c.extra == extra) matcher = c.matcher;
+      if (c.ops == ops && c.fallback_dtypes == fallback_dtypes && c.extra == extra) matcher = c.matcher;
     }
     if (matcher == nullptr) {
       // SymbolicSimple() is joined last, so that its rules are compiled into one matcher only.
-      PatternMatcher late = LateRewritePatterns(ops) + RenderPatterns();
+      PatternMatcher late =
+          LateRewritePatterns(ops, /*force_transcendental=*/false, fallback_dtypes) + RenderPatterns();
       if (extra != nullptr) late = late + *extra;
       matcher = std::make_shared<const PatternMatcher>(SymbolicSimple() + late);
-      cache->push_back({ops, extra, matcher});
+      cache->push_back({ops, fallback_dtypes, extra, matcher});
     }
   }
   // Divisions that could trap get their guards first (codegen/int_division_guard.h), so that the late rules

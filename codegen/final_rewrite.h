@@ -8,6 +8,8 @@
 #ifndef UOPC_CODEGEN_FINAL_REWRITE_H_
 #define UOPC_CODEGEN_FINAL_REWRITE_H_
 
+#include <vector>
+
 #include "absl/status/statusor.h"
 #include "renderer/renderer.h"
 #include "rewrite/pattern_matcher.h"
@@ -19,8 +21,11 @@ namespace uopc {
 absl::StatusOr<UOpPtr> RewriteFinal(const UOpPtr& sink, const Renderer& renderer);
 
 // get_late_rewrite_patterns(supported_ops, force_transcendental). The division rules read a `const Renderer`
-// ctx when there is one (to widen the multiply of a division by a constant).
-PatternMatcher LateRewritePatterns(const OpSet& supported_ops, bool force_transcendental = false);
+// ctx when there is one (to widen the multiply of a division by a constant). `fallback_dtypes` (uopc's
+// addition, Renderer::transcendental_fallback_dtypes) are float dtypes whose EXP2, LOG2 and SIN get the
+// fallbacks even where supported_ops has the op.
+PatternMatcher LateRewritePatterns(const OpSet& supported_ops, bool force_transcendental = false,
+                                   const std::vector<DType>& fallback_dtypes = {});
 // pm_render.
 const PatternMatcher& RenderPatterns();
 

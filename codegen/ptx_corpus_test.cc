@@ -1,6 +1,6 @@
 // The whole codegen pipeline for the PTX target (tinygrad's PTXRenderer("sm_80")) on every corpus kernel,
 // against tinygrad's `ptx` results: the opts chosen, the linear program (print_uops listing) and the PTX
-// source byte for byte.
+// source byte for byte, but for uopc's legal f64 square roots and reciprocals (docs/parity.md).
 #include <iostream>
 #include <map>
 #include <string>
@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "codegen/codegen.h"
 #include "codegen/testing/kernel_corpus.h"
 #include "gtest/gtest.h"
@@ -16,6 +17,13 @@
 
 namespace uopc {
 namespace {
+
+// tinygrad's PTX with uopc's one departure (docs/parity.md): PTX has no approximate f64 square root or
+// reciprocal, so uopc writes the correctly rounded ones (double_ops/0's `sqrt.approx.f64` does not assemble).
+std::string WithLegalDoubleOps(const std::string& tinygrad_src) {
+  return absl::StrReplaceAll(tinygrad_src,
+                             {{"sqrt.approx.f64", "sqrt.rn.f64"}, {"rcp.approx.f64", "rcp.rn.f64"}});
+}
 
 TEST(PtxCorpusTest, OptsUopsAndSourceAreTinygrads) {
   PTXRenderer ptx("sm_80");
@@ -44,10 +52,11 @@ TEST(PtxCorpusTest, OptsUopsAndSourceAreTinygrads) {
     std::vector<const UOp*> raw;
     for (const UOpPtr& u : p->uops) raw.push_back(u.get());
     if (!want.uops.empty()) add("uops", PrintUOpsListing(raw) == want.uops, k.id);
-    add("src", p->src == want.src, k.id);
-    if (p->src != want.src && !shown) {
+    const std::string want_src = WithLegalDoubleOps(want.src);
+    add("src", p->src == want_src, k.id);
+    if (p->src != want_src && !shown) {
       shown = true;  // the first difference in full, to start from
-      std::cout << k.id << ":\n--- got\n" << p->src << "\n--- want\n" << want.src << "\n";
+      std::cout << k.id << ":\n--- got\n" << p->src << "\n--- want\n" << want_src << "\n";
     }
   }
   for (const auto& [check, ids] : differ) {

@@ -125,6 +125,10 @@ const PatternMatcher& CStyleExtraMatcher() {
          if (src == Ops::NOOP || src == Ops::LOAD || src == Ops::CUSTOM) return nullptr;
          return UOp::New(Ops::BITCAST, x->dtype(), {UOp::New(Ops::NOOP, x->src(0)->dtype(), x->src())});
        }},
+      // A multiply-add is a multiply and an add, rounded after each as ExecAlu's MULACC is (uopc's addition:
+      // codegen makes no MULACC for C-style targets, but a hand-written kernel may hold one).
+      {UPat(Ops::MULACC).src(UPat::Var("a"), UPat::Var("b"), UPat::Var("c")),
+       [](const Match& m) { return m["a"] * m["b"] + m["c"]; }},
       // max(a, b) -> a < b ? b : a (a max function is awkward on many C-style targets).
       {UPat(Ops::MAX).named("m"),
        [](const Match& m) {
@@ -293,6 +297,9 @@ CStyleRules CStyleRenderer::SharedRules(OpSet alu_ops) {
          if (x->num_src() < 1) return std::nullopt;
          return c.r.RenderBitcast(x->dtype(), c.Name(x->src(0)));
        }},
+      // No tinygrad target has FDIV in its code_for_op (codegen makes none for C); a hand-written kernel may
+      // hold one (uopc's addition).
+      {Ops::FDIV, "({0}/{1})"},
       {Ops::DEFINE_LOCAL, "{smem}{base} {x}[{size}];"},
       {Ops::BARRIER, "{barrier}"},
       {Ops::NOOP, "{0}"},
@@ -489,6 +496,16 @@ const PatternMatcher* ClangRenderer::extra_matcher() const {
           {UPat::Var("x", dtypes::kFloat64).cast(dtypes::kFloat16),
            [](const Match& m) { return m["x"].cast(dtypes::kFloat32).cast(dtypes::kFloat16); }},
           {UPat(Ops::SQRT).named("alu"), [](const Match& m) { return NoVectorizedAlu(m.root()); }},
+          // bfloat16 transcendentals run in float, where codegen has fallbacks for them (uopc's addition).
+          {UPat(OpSet{Ops::EXP2, Ops::LOG2, Ops::SIN})
+               .dtype(dtypes::kBFloat16)
+               .src(UPat::Var("x"))
+               .named("alu"),
+           [](const Match& m) {
+             const int n = m.root()->dtype().count();
+             return UOp::New(m.root()->op(), dtypes::kFloat32.Vec(n), {m["x"].cast(dtypes::kFloat32.Vec(n))})
+                 .cast(m.root()->dtype());
+           }},
       }) +
       CStyleExtraMatcher());
   return pm;

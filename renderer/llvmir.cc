@@ -49,6 +49,8 @@ const char* BinaryInstruction(Ops op, DType operand) {
         return "fcmp nsz arcp contract afn une";
       case Ops::FDIV:
         return "fdiv nsz arcp contract afn";
+      case Ops::SUB:  // uopc's addition, as are SUB, SHL, SHR and bool ADD below
+        return "fsub nsz arcp contract afn";
       default:
         return nullptr;
     }
@@ -57,7 +59,14 @@ const char* BinaryInstruction(Ops op, DType operand) {
   const bool is_signed = s.is_int() && !s.is_unsigned();
   switch (op) {
     case Ops::ADD:
-      return is_signed ? "add nsw" : "add";
+      // On i1, add is xor; a bool sum is true where either is (ExecAlu), which is or.
+      return s.is_bool() ? "or" : is_signed ? "add nsw" : "add";
+    case Ops::SUB:
+      return "sub";
+    case Ops::SHL:
+      return "shl";
+    case Ops::SHR:
+      return is_signed ? "ashr" : "lshr";
     case Ops::MUL:
       return "mul";
     case Ops::IDIV:
@@ -148,6 +157,7 @@ bool HasSource(const UOp* x) { return x->num_src() >= 1; }
 bool IsMaskedLoad(const UOp* x) { return x->num_src() == 2 && MaskedIndex(x->src(0)) != nullptr; }
 bool IsLane(const UOp* x) { return x->arg().is_tuple() && x->arg().size() != 0; }
 bool HasLop(const UOp* x) { return BinaryInstruction(x->op(), x->src(0)->dtype()) != nullptr; }
+bool IsFloat(const UOp* x) { return x->dtype().is_float(); }
 
 // tinygrad's base_rewrite for LLVM IR: the instruction lines of each uop.
 const RenderRules<LlvmContext>& Rules() {
@@ -222,6 +232,9 @@ const RenderRules<LlvmContext>& Rules() {
       {RenderPat(Ops::ENDIF).when(HasSource), "  br label %ifskip_{bare0}\nifskip_{bare0}:"},
       {Ops::BARRIER, ""},
       {RenderPat(groups::kBinary).srcs(2).when(HasLop), "  {x} = {lop} {t0} {0}, {1}"},
+      // -x (uopc's addition: codegen makes no NEG for LLVM, a hand-written kernel may hold one).
+      {RenderPat(Ops::NEG).srcs(1).when(IsFloat), "  {x} = fneg nsz arcp contract afn {t0} {0}"},
+      {RenderPat(Ops::NEG).srcs(1), "  {x} = sub {t0} zeroinitializer, {0}"},
   });
   return *rules;
 }
@@ -358,6 +371,21 @@ const PatternMatcher* LLVMRenderer::extra_matcher() const {
        [](const Match& m) {
          const UOpPtr& y = m["x"]->src()[0];
          return y.ne(y.const_like(0));
+       }},
+      // Ops codegen makes none of for LLVM, which a hand-written kernel may hold (uopc's additions): a
+      // multiply-add as a multiply and an add, a shift by a count of another type by one of the shifted
+      // value's (LLVM shifts take one type), and bool shifts as the logic they compute (an i1 shifted by 1 is
+      // poison): a << n is a, a >> n is a where n is 0.
+      {UPat(Ops::MULACC).src(UPat::Var("a"), UPat::Var("b"), UPat::Var("c")),
+       [](const Match& m) { return m["a"] * m["b"] + m["c"]; }},
+      {UPat(Ops::SHL).dtype(dtypes::kBool).src(UPat::Var("x"), UPat()),
+       [](const Match& m) { return m["x"]; }},
+      {UPat(Ops::SHR).dtype(dtypes::kBool).src(UPat::Var("x"), UPat::Var("n")),
+       [](const Match& m) { return m["x"] & m["n"].ne(m["n"].const_like(0)).logical_not(); }},
+      {UPat(OpSet{Ops::SHL, Ops::SHR}).src(UPat::Var("x"), UPat::Var("n")).named("shift"),
+       [](const Match& m) -> UOpPtr {
+         if (m["n"]->dtype() == m["x"]->dtype()) return nullptr;
+         return UOp::New(m.root()->op(), m.root()->dtype(), {m["x"], m["n"].cast(m["x"]->dtype())});
        }},
       // max(a, b) -> a < b ? b : a.
       {UPat(Ops::MAX).named("m"),

@@ -42,6 +42,8 @@ std::optional<std::string> RegType(DType dt) {
       return "u64";
     case ScalarType::kFloat16:
       return "f16";
+    case ScalarType::kBFloat16:
+      return "b16";  // uopc's addition: PTX computes no bfloat16 (the extra rules compute in float)
     case ScalarType::kFloat32:
       return "f32";
     case ScalarType::kFloat64:
@@ -64,6 +66,7 @@ std::optional<std::string> MemType(DType dt) {
     case ScalarType::kBool:
       return "u8";
     case ScalarType::kFloat16:
+    case ScalarType::kBFloat16:
       return "b16";
     default:
       return RegType(dt);
@@ -82,6 +85,9 @@ std::string RenderVal(const ConstValue& v, DType dt) {
     if (dt.scalar_type() == ScalarType::kFloat16) {
       return absl::StrFormat("0x%04X", FloatToHalfBits(static_cast<float>(x)));
     }
+    if (dt.scalar_type() == ScalarType::kBFloat16) {
+      return absl::StrFormat("0x%04X", FloatToBFloat16Bits(static_cast<float>(x)));
+    }
     const float f = static_cast<float>(x);
     uint32_t bits;
     std::memcpy(&bits, &f, sizeof(bits));
@@ -99,6 +105,12 @@ std::string RenderVal(int64_t v, DType dt) { return RenderVal(ConstValue::Int(v)
 // A string without its first character ("s32" -> "32", "%ridx_s32_0" -> "ridx_s32_0"); "" stays "".
 std::string Tail(const std::string& s) { return s.empty() ? s : s.substr(1); }
 
+// The type cvt names for a dtype: its register type, but `bf16` for bfloat16 (held in b16 registers).
+std::optional<std::string> CvtType(DType dt) {
+  if (!dt.is_ptr() && dt.count() == 1 && dt.scalar_type() == ScalarType::kBFloat16) return "bf16";
+  return RegType(dt);
+}
+
 // tinygrad's modifier: the rounding of a conversion from b to a.
 std::string CvtModifier(DType a, DType b) {
   if (a.is_int() && b.is_float()) return ".rzi";
@@ -106,11 +118,17 @@ std::string CvtModifier(DType a, DType b) {
   return "";
 }
 
-// The ops asm_for_op renders; the ones among them PTX cannot do on halfs are computed in float.
+// The ops of tinygrad's asm_for_op: the target's supported_ops, which codegen's late rewrites aim at.
 constexpr OpSet kPtxOps{Ops::RECIP, Ops::EXP2,  Ops::LOG2,  Ops::SIN,    Ops::SQRT, Ops::SHR,  Ops::SHL,
                         Ops::ADD,   Ops::MUL,   Ops::XOR,   Ops::AND,    Ops::OR,   Ops::IDIV, Ops::MOD,
                         Ops::MAX,   Ops::CMPLT, Ops::CMPNE, Ops::MULACC, Ops::WHERE};
-constexpr OpSet kHalfOps{Ops::EXP2, Ops::ADD, Ops::MUL, Ops::MAX, Ops::CMPLT, Ops::WHERE};
+// The renderer also writes the ALU ops codegen never makes for PTX but a hand-written kernel may hold (uopc's
+// addition). They stay out of supported_ops: there, NEG and SUB would turn codegen's `x * -1` and `x + -y`
+// into them, and the kernels would no longer be tinygrad's.
+constexpr OpSet kRenderedOps = kPtxOps | OpSet{Ops::SUB, Ops::NEG, Ops::FDIV};
+// The ops PTX has a half instruction for (sub.f16 and neg.f16 are uopc's additions); the other ops on halfs
+// are computed in float.
+constexpr OpSet kHalfOps{Ops::EXP2, Ops::ADD, Ops::SUB, Ops::NEG, Ops::MUL, Ops::MAX, Ops::CMPLT, Ops::WHERE};
 
 // A uop's registers: one name, or one per lane for a vector (tinygrad's r[u], a str or a list).
 struct Regs {
@@ -253,8 +271,49 @@ const PatternMatcher& PtxExtraMatcher() {
        [](const Match& m) { return m["x"].bitwise_xor(m["y"]); }},
       {UPat::Var("x", dtypes::kBool).lt(UPat::Var("y")),
        [](const Match& m) { return m["x"].bitwise_xor(m["x"].const_like(true)).bitwise_and(m["y"]); }},
+      // Bool ops PTX has no predicate instruction for, as the logic they compute (uopc's addition: tinygrad
+      // never makes them): max is or, a - b is a ^ b, -a is a, a * b + c is (a & b) | c, a << n is a, and
+      // a >> n is a where n is 0.
+      {UPat(Ops::MAX).dtype(dtypes::kBool).src(UPat::Var("x"), UPat::Var("y")),
+       [](const Match& m) { return m["x"] | m["y"]; }},
+      {UPat(Ops::SUB).dtype(dtypes::kBool).src(UPat::Var("x"), UPat::Var("y")),
+       [](const Match& m) { return m["x"].bitwise_xor(m["y"]); }},
+      {UPat(Ops::NEG).dtype(dtypes::kBool).src(UPat::Var("x")), [](const Match& m) { return m["x"]; }},
+      {UPat(Ops::MULACC).dtype(dtypes::kBool).src(UPat::Var("a"), UPat::Var("b"), UPat::Var("c")),
+       [](const Match& m) { return m["a"].bitwise_and(m["b"]) | m["c"]; }},
+      {UPat(Ops::SHL).dtype(dtypes::kBool).src(UPat::Var("x"), UPat()), [](const Match& m) { return m["x"]; }},
+      {UPat(Ops::SHR).dtype(dtypes::kBool).src(UPat::Var("x"), UPat::Var("n")),
+       [](const Match& m) { return m["x"].bitwise_and(m["n"].ne(m["n"].const_like(0)).logical_not()); }},
+      // bfloat16 (uopc's addition: tinygrad's PTX has none) computes in float: its ALU ops, its comparisons,
+      // and its casts to and from anything but float (PTX converts bf16 only to and from f32 on sm_80).
+      {UPat(kRenderedOps - OpSet{Ops::WHERE}).dtype(dtypes::kBFloat16).named("x"),
+       [](const Match& m) {
+         const UOp* x = m.root();
+         const DType f32 = dtypes::kFloat32.Vec(x->dtype().count());
+         std::vector<UOpPtr> src;
+         for (const UOpPtr& s : x->src()) src.push_back(s.cast(f32));
+         return UOp::New(x->op(), f32, src, x->arg()).cast(x->dtype());
+       }},
+      {UPat(OpSet{Ops::CMPLT, Ops::CMPNE}).src(UPat::Var("a", dtypes::kBFloat16), UPat::Var("b")).named("x"),
+       [](const Match& m) {
+         const DType f32 = dtypes::kFloat32.Vec(m["a"]->dtype().count());
+         return UOp::New(m.root()->op(), m.root()->dtype(), {m["a"].cast(f32), m["b"].cast(f32)});
+       }},
+      {UPat(Ops::CAST).src(UPat::Var("y", dtypes::kBFloat16)).named("x"),
+       [](const Match& m) -> UOpPtr {
+         const DType to = m.root()->dtype();
+         if (to.is_ptr() || to.scalar() == dtypes::kFloat32 || to.scalar() == dtypes::kBFloat16) return nullptr;
+         return m["y"].cast(dtypes::kFloat32.Vec(to.count())).cast(to);
+       }},
+      {UPat(Ops::CAST).dtype(dtypes::kBFloat16).src(UPat::Var("y")).named("x"),
+       [](const Match& m) -> UOpPtr {
+         const DType from = m["y"]->dtype();
+         if (from.is_ptr() || from.scalar() == dtypes::kFloat32 || from.scalar() == dtypes::kBFloat16)
+           return nullptr;
+         return m["y"].cast(dtypes::kFloat32.Vec(from.count())).cast(m.root()->dtype());
+       }},
       // Half ops without a PTX instruction compute in float.
-      {UPat(kPtxOps - kHalfOps).dtype(dtypes::kFloat16).named("x"),
+      {UPat(kRenderedOps - kHalfOps).dtype(dtypes::kFloat16).named("x"),
        [](const Match& m) {
          const UOp* x = m.root();
          std::vector<UOpPtr> src;
@@ -370,12 +429,23 @@ const PtxRules& Rules() {
        }},
       {Ops::DEFINE_GLOBAL, "ld.param.u64 {x}, [data{arg}+0];"},
       // asm_for_op. Comparisons are typed by their operands.
-      {RenderPat(Ops::RECIP).when(IsFloat), "rcp.approx.{t} {x}, {0};"},
-      {Ops::RECIP, "rcp.{t} {x}, {0};"},
-      {Ops::EXP2, "ex2.approx.{t} {x}, {0};"},
-      {Ops::LOG2, "lg2.approx.{t} {x}, {0};"},
-      {Ops::SIN, "sin.approx.{t} {x}, {0};"},
-      {Ops::SQRT, "sqrt.approx.{t} {x}, {0};"},
+      // The approximate instructions exist for f32 only (and ex2 for f16 too); for f64 PTX has correctly
+      // rounded rcp, sqrt and div, and no exp2, log2 or sin, which codegen computes with its fallbacks
+      // (transcendental_fallback_dtypes). tinygrad writes `.approx` for every float (docs/parity.md).
+      // Integers have none of these: no rule, so such a uop is an error rather than PTX that does not
+      // assemble.
+      {RenderPat(Ops::RECIP).dtype(dtypes::kFloat32), "rcp.approx.{t} {x}, {0};"},
+      {RenderPat(Ops::RECIP).dtype(dtypes::kFloat64), "rcp.rn.{t} {x}, {0};"},
+      {RenderPat(Ops::EXP2).dtype({dtypes::kFloat16, dtypes::kFloat32}), "ex2.approx.{t} {x}, {0};"},
+      {RenderPat(Ops::LOG2).dtype(dtypes::kFloat32), "lg2.approx.{t} {x}, {0};"},
+      {RenderPat(Ops::SIN).dtype(dtypes::kFloat32), "sin.approx.{t} {x}, {0};"},
+      {RenderPat(Ops::SQRT).dtype(dtypes::kFloat32), "sqrt.approx.{t} {x}, {0};"},
+      {RenderPat(Ops::SQRT).dtype(dtypes::kFloat64), "sqrt.rn.{t} {x}, {0};"},
+      {RenderPat(Ops::FDIV).dtype({dtypes::kFloat32, dtypes::kFloat64}), "div.rn.{t} {x}, {0}, {1};"},
+      // neg takes signed and float types; an unsigned -x is 0 - x.
+      {RenderPat(Ops::NEG).dtype(dtypes::kUInts), "sub.{t} {x}, 0, {0};"},
+      {Ops::NEG, "neg.{t} {x}, {0};"},
+      {Ops::SUB, "sub.{t} {x}, {0}, {1};"},
       {Ops::SHR, "shr.{t} {x}, {0}, {1};"},
       {Ops::SHL, "shl.b{bits} {x}, {0}, {1};"},
       {RenderPat(Ops::ADD).dtype(dtypes::kBool), "or.{t} {x}, {0}, {1};"},
@@ -416,8 +486,13 @@ const PtxRules& Rules() {
       {RenderPat(Ops::CAST).when(OneSource),
        [](C& c, const UOp* x) -> std::optional<std::string> {
          const DType dt = x->dtype(), from = x->src(0)->dtype();
-         return absl::StrCat("cvt", CvtModifier(dt, from), ".", c.RegType(dt), ".", c.RegType(from), " ",
-                             c.Name(x), ", ", c.Src(x, 0), ";");
+         const std::optional<std::string> to_type = CvtType(dt), from_type = CvtType(from);
+         if (!to_type.has_value() || !from_type.has_value()) {
+           c.Fail("no PTX conversion between these types");
+           return std::string();
+         }
+         return absl::StrCat("cvt", CvtModifier(dt, from), ".", *to_type, ".", *from_type, " ", c.Name(x),
+                             ", ", c.Src(x, 0), ";");
        }},
       // Loads: a gated one sets its registers to the alternative (or zero for a vector) where the gate is
       // off.
@@ -578,6 +653,7 @@ PTXRenderer::PTXRenderer(std::string arch) : arch_(std::move(arch)) {
   local_max_ = std::vector<int64_t>{1024, 1024, 64};
   shared_max_ = 49152;
   supported_ops_ = kPtxOps;
+  transcendental_fallback_dtypes_ = {dtypes::kFloat64};  // PTX has no f64 ex2, lg2 or sin
   // CUDA's list without its bfloat16 core (PTX renders half and float inputs only).
   for (TensorCore& tc : CudaTensorCores(arch_)) {
     if (tc.dtype_in != dtypes::kBFloat16) tensor_cores_.push_back(std::move(tc));

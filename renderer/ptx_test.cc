@@ -149,12 +149,18 @@ TEST(PtxRendererTest, WmmaMatchesTinygrad) {
 TEST(PtxRendererTest, UnrenderableUopsAreErrors) {
   UOpPtr d0 = UOp::New(Ops::DEFINE_GLOBAL, dtypes::kFloat32.Ptr(4), {}, Arg(0));
   UOpPtr address = UOp::New(Ops::CAST, dtypes::kInt64, {d0});
-  // NEG has no PTX instruction (codegen rewrites it before rendering).
+  // PTX has no f64 exp2 (codegen computes it with its fallback before rendering), and no integer square root.
+  UOpPtr d = UOp::Const(dtypes::kFloat64, 1.0);
+  UOpPtr exp2 = UOp::New(Ops::EXP2, dtypes::kFloat64, {d});
+  UOpPtr st = UOp::New(Ops::STORE, dtypes::kVoid, {address, exp2});
+  EXPECT_THAT(RenderProgram({d0, d, address, exp2, st, Sink(st, "k")}),
+              HasSubstr("error: cannot render uop 3 (EXP2"));
+  UOpPtr i = UOp::Const(dtypes::kInt32, 4);
+  UOpPtr sqrt = UOp::New(Ops::SQRT, dtypes::kInt32, {i});
+  UOpPtr st0 = UOp::New(Ops::STORE, dtypes::kVoid, {address, sqrt});
+  EXPECT_THAT(RenderProgram({d0, i, address, sqrt, st0, Sink(st0, "k")}),
+              HasSubstr("error: cannot render uop 3 (SQRT"));
   UOpPtr x = UOp::Const(dtypes::kFloat32, 1.0);
-  UOpPtr neg = UOp::New(Ops::NEG, dtypes::kFloat32, {x});
-  UOpPtr st = UOp::New(Ops::STORE, dtypes::kVoid, {address, neg});
-  EXPECT_THAT(RenderProgram({d0, x, address, neg, st, Sink(st, "k")}),
-              HasSubstr("error: cannot render uop 3 (NEG"));
   // A load must read an int64 address (the PTX matcher's pointer arithmetic).
   UOpPtr load = UOp::New(Ops::LOAD, dtypes::kFloat32, {d0});
   UOpPtr st2 = UOp::New(Ops::STORE, dtypes::kVoid, {address, load});
@@ -179,7 +185,10 @@ TEST(PtxRendererTest, TargetDescription) {
   EXPECT_EQ(sm75.tensor_cores().size(), 2u);
   EXPECT_TRUE(sm70.tensor_cores().empty());
   EXPECT_TRUE(sm80.supported_ops().contains(Ops::MULACC));
+  // The renderer writes NEG and SUB, but codegen must not aim at them (tinygrad's kernels would change).
   EXPECT_FALSE(sm80.supported_ops().contains(Ops::NEG));
+  EXPECT_FALSE(sm80.supported_ops().contains(Ops::SUB));
+  EXPECT_EQ(sm80.transcendental_fallback_dtypes(), std::vector<DType>{dtypes::kFloat64});
 }
 
 }  // namespace

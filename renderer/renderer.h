@@ -74,6 +74,9 @@ class Renderer {
   const CoreSplit& core_split() const { return core_split_; }
   // The ALU ops this target renders itself (tinygrad's code_for_op keys); the rest are rewritten into these.
   const OpSet& supported_ops() const { return supported_ops_; }
+  // Float dtypes on which the target has no instruction for EXP2, LOG2 and SIN although supported_ops lists
+  // them (PTX: float64); codegen computes those with its polynomial fallbacks. Empty: none.
+  const std::vector<DType>& transcendental_fallback_dtypes() const { return transcendental_fallback_dtypes_; }
   // Rules run before codegen's final rewrite (nullptr: none), and added to it (nullptr: none).
   virtual const PatternMatcher* pre_matcher() const { return nullptr; }
   virtual const PatternMatcher* extra_matcher() const { return nullptr; }
@@ -93,6 +96,7 @@ class Renderer {
   std::vector<TensorCore> tensor_cores_;
   CoreSplit core_split_;
   OpSet supported_ops_;
+  std::vector<DType> transcendental_fallback_dtypes_;
 };
 
 }  // namespace uopc

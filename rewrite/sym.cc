@@ -158,7 +158,11 @@ const PatternMatcher& Sym() {
       {UPat::Var("a").where(UPat::Var("b").where(UPat::Var("c"), UPat::Var("d")), UPat::Var("d")),
        [](const Match& m) { return (m["a"] & m["b"]).where(m["c"], m["d"]); }},
       // ** pow **
-      {UPat(Ops::POW).named("p"), [](const Match& m) { return XPow(m["p"]->src()[0], m["p"]->src()[1]); }},
+      {UPat(Ops::POW).named("p"),
+       [](const Match& m) {
+         const UOpPtr &base = m["p"]->src()[0], &exponent = m["p"]->src()[1];
+         return base->dtype().is_float() ? XPow(base, exponent) : IntPow(base, exponent);
+       }},
       // ** load/store folding **
       {UPat(Ops::INDEX).named("index").store({UPat(Ops::INDEX).named("index").load()}),
        [](const Match& m) { return UOp::New(Ops::NOOP); }},

@@ -611,6 +611,23 @@ UOpPtr XPow(const UOpPtr& base, const UOpPtr& exponent) {
   return zero_zero.where(ret.const_like(1.0), ret * negative.where(adj, ret.const_like(1.0)));
 }
 
+UOpPtr IntPow(const UOpPtr& base, const UOpPtr& exponent) {
+  // On bools (0 and 1) b ** e is 0 only for 0 ** 1.
+  if (base->dtype().scalar() == dtypes::kBool) return base | exponent.logical_not();
+  UOpPtr result = base.const_like(1), square = base;
+  const int bits = base->dtype().scalar().itemsize() * 8;
+  for (int i = 0; i < bits; ++i) {
+    result = ((exponent >> i) & 1).ne(0).where(result * square, result);
+    if (i + 1 < bits) square = square * square;
+  }
+  if (base->dtype().is_unsigned()) return result;
+  UOpPtr one = base.const_like(1), minus_one = base.const_like(-1);
+  UOpPtr odd = (exponent & 1).ne(0);
+  UOpPtr reciprocal =
+      base.eq(one).where(one, base.eq(minus_one).where(odd.where(minus_one, one), base.const_like(0)));
+  return exponent.lt(0).where(reciprocal, result);
+}
+
 UOpPtr Threefry2x32(const UOpPtr& x, const UOpPtr& key) {
   auto u64 = [&](const UOpPtr& like, uint64_t v) {
     return UOp::Const(like->dtype(), ConstValue::Int(absl::int128(v)));

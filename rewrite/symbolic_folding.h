@@ -71,6 +71,9 @@ int CompareTuplize(const UOp* a, const UOp* b);
 
 // b ** e on floats as exp2/log2 with tinygrad's sign and zero fixes (transcendental.xpow).
 UOpPtr XPow(const UOpPtr& base, const UOpPtr& exponent);
+// b ** e on integers and bools, exact and wrapped to the dtype as ExecAlu computes it (uopc's addition: XPow
+// needs floats). Square-and-multiply over every bit of e; a negative e gives C's truncated 1 / b ** -e.
+UOpPtr IntPow(const UOpPtr& base, const UOpPtr& exponent);
 // threefry2x32 on uint64 lanes, written with 32-bit ops (tinygrad's threefry2x32 rewrite).
 UOpPtr Threefry2x32(const UOpPtr& x, const UOpPtr& key);
 

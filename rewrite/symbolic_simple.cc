@@ -52,6 +52,8 @@ UOpPtr FoldConstants(const Match& m) {
 
 UOpPtr SimplifyPow(const UOpPtr& base, const UOpPtr& exponent) {
   double e = exponent->const_value().AsFloat();
+  // An integer has no reciprocal: its negative powers are IntPow's (rewrite/symbolic_folding.h).
+  if (e < 0 && !base->dtype().is_float()) return nullptr;
   if (e < 0) return base.reciprocal().pow(exponent.neg());
   if (e == 0) return base.const_like(1);
   if (std::trunc(e - 0.5) + 0.5 == e) return base.pow(exponent.const_like(e - 0.5)) * base.sqrt();
@@ -161,7 +163,8 @@ const PatternMatcher& SymbolicSimple() {
        [](const Match& m) -> UOpPtr {
          double base = m["c"]->const_value().AsFloat();
          if (base == 1) return m["c"];
-         if (base > 0) return (m["x"] * std::log2(base)).exp2();
+         // (exp2 is float-only: an integer power of a constant is IntPow's.)
+         if (base > 0 && m["x"]->dtype().is_float()) return (m["x"] * std::log2(base)).exp2();
          return nullptr;
        }},
   });

@@ -128,7 +128,7 @@ void PutValue(std::vector<uint8_t>& bytes, DType dtype, int64_t j, const ConstVa
       Put<int64_t>(bytes, j, v.AsInt64());
       break;
     case ScalarType::kUInt64:
-      Put<uint64_t>(bytes, j, static_cast<uint64_t>(v.AsInt64()));
+      Put<uint64_t>(bytes, j, static_cast<uint64_t>(v.AsInt()));  // (AsInt64 saturates above 2**63 - 1)
       break;
     // Both conversions are exact: the values have at most 11 significant bits (bfloat16's were cut above).
     case ScalarType::kFloat16:

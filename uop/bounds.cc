@@ -95,7 +95,15 @@ ConstValue ClampedInt(const ConstValue& v) {
 
 // Converts a result to the node's kind: bool nodes hold bools, int nodes ints, float nodes floats.
 Bounds Normalize(Bounds b, DType dt) {
-  if (dt.is_bool()) return {ConstValue::Bool(b.first.AsBool()), ConstValue::Bool(b.second.AsBool())};
+  if (dt.is_bool()) {
+    // A bool is the integer result's truth: it can be false where the range holds 0 and true where it holds
+    // anything else. (tinygrad takes bool(lo) and bool(hi), the same wherever lo >= 0; a bool SUB's [-1, 1]
+    // would make it always true.)
+    const ConstValue zero = ConstValue::Int(0);
+    const bool can_be_false = b.first <= zero && zero <= b.second;
+    const bool can_be_true = b.first != zero || b.second != zero;
+    return {ConstValue::Bool(!can_be_false), ConstValue::Bool(can_be_true)};
+  }
   if (dt.is_float()) return {ConstValue::Float(b.first.AsFloat()), ConstValue::Float(b.second.AsFloat())};
   if (dt.is_int()) return {ClampedInt(b.first), ClampedInt(b.second)};
   return b;
