@@ -1,5 +1,8 @@
 #include "codegen/ignore.h"
 
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
 #include "rewrite/graph_rewrite.h"
 #include "rewrite/upat.h"
 
@@ -51,7 +54,24 @@ absl::StatusOr<UOpPtr> RewriteStoreIgnore(const UOpPtr& sink, const Renderer& /*
 }
 
 absl::StatusOr<UOpPtr> RewriteMoveIgnore(const UOpPtr& sink, const Renderer& /*renderer*/) {
-  return TryGraphRewrite(sink, PmMoveIgnore(), {.name = "move_ignore"});
+  // Every IGNORE the rules meet pairs a node of the input graph with one of its masks (a rule builds
+  // IGNORE(x, mask) only for the sources x of a node of the input), and each is rewritten once, by one rule:
+  // the graph's nodes times its masks, plus the IGNOREs of the input (typed void, unlike the ones the rules
+  // build), bound the rule applications. Past that the rules loop.
+  const std::vector<const UOp*> nodes = sink->Toposort();
+  absl::flat_hash_set<const UOp*> masks;
+  for (const UOp* u : nodes) {
+    if (u->op() == Ops::IGNORE && u->num_src() == 2) masks.insert(u->src(1));
+  }
+  // The rules build the same IGNORE(x, mask) from every node above x, so x's IGNORE must be rewritten once
+  // per call, as in tinygrad: without a context, graph_rewrite drops a node a rule built once its rewrite is
+  // known, and rewrites an equal node built later again, here once per path from the store to x (THREEFRY's
+  // rounds under a padded store have billions). With a context it keeps them until the call returns.
+  int keep_built_nodes = 0;
+  return TryGraphRewrite(sink, PmMoveIgnore(),
+                         {.ctx = &keep_built_nodes,
+                          .max_steps = static_cast<int64_t>(nodes.size() * (masks.size() + 1)),
+                          .name = "move_ignore"});
 }
 
 }  // namespace uopc

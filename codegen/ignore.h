@@ -23,7 +23,9 @@ const PatternMatcher& PmMoveIgnore();
 // IGNORE(x, _) -> x (tinygrad's pm_delete_ignore; part of the expander step).
 const PatternMatcher& PmDeleteIgnore();
 
-// The codegen steps "store_ignore" and "move_ignore". The renderer is unused.
+// The codegen steps "store_ignore" and "move_ignore". The renderer is unused. move_ignore rewrites each
+// IGNORE it builds once, however many paths lead to it (a shared subgraph such as THREEFRY's rounds), and
+// its rule applications are bounded by the graph's nodes times its masks (kResourceExhausted past that).
 absl::StatusOr<UOpPtr> RewriteStoreIgnore(const UOpPtr& sink, const Renderer& renderer);
 absl::StatusOr<UOpPtr> RewriteMoveIgnore(const UOpPtr& sink, const Renderer& renderer);
 

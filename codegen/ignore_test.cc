@@ -114,5 +114,32 @@ TEST(IgnoreTest, IgnoreOfAConstantIsTheConstant) {
             UOp::Const(dtypes::kBool, true));
 }
 
+// THREEFRY's rounds under a padded store (a BEAM candidate of the mnist step's random kernels, PADTO 0 32):
+// each value of a round feeds two of the next, so a node deep down has exponentially many paths from the
+// store. As in tinygrad, each IGNORE(node, mask) is rewritten once, whatever the paths to it; rewriting it
+// once per path (2^40 here) exceeds the step's bound at once.
+TEST(IgnoreTest, ASharedSubgraphIsRewrittenOncePerMask) {
+  ClangRenderer clang;
+  UOpPtr buf = UOp::New(Ops::DEFINE_GLOBAL, dtypes::kInt32.Ptr(16), {}, Arg(0));
+  UOpPtr x = UOp::Variable("x", 0, 15);
+  UOpPtr gate = x.lt(8);
+  UOpPtr a = x, b = x + 1;
+  for (int round = 0; round < 40; ++round) {
+    UOpPtr next_a = a + b;
+    b = a * b;
+    a = next_a;
+  }
+  UOpPtr value = a ^ b;
+  UOpPtr sink = UOp::Sink({buf.index(x, gate).store({value})});
+  absl::StatusOr<UOpPtr> stored = RewriteStoreIgnore(sink, clang);
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  absl::StatusOr<UOpPtr> moved = RewriteMoveIgnore(*stored, clang);
+  ASSERT_TRUE(moved.ok()) << moved.status();
+  // The IGNORE ends at the one leaf that is not a constant.
+  UOpPtr ignored_x = UOp::New(Ops::IGNORE, dtypes::kInt32, {x, gate});
+  UOpPtr expected = UOp::Sink({buf.index(x, gate).store({value->Substitute({{x.get(), ignored_x}})})});
+  EXPECT_EQ(*moved, expected);
+}
+
 }  // namespace
 }  // namespace uopc

@@ -21,6 +21,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/cord.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -36,6 +37,9 @@ namespace uopc {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// The payload that marks an error as the search's end (its value is unused).
+constexpr absl::string_view kEndsBeamSearchPayload = "uopc/ends_beam_search";
 
 int64_t EnvInt(const char* name, int64_t fallback) {
   const char* s = std::getenv(name);
@@ -141,6 +145,17 @@ absl::Status MakeTimingProgram(Candidate& c, const BeamSearchOptions& options) {
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------- failures
+
+absl::Status EndBeamSearch(absl::Status error) {
+  if (!error.ok()) error.SetPayload(kEndsBeamSearchPayload, absl::Cord());
+  return error;
+}
+
+bool EndsBeamSearch(const absl::Status& error) {
+  return !error.ok() && error.GetPayload(kEndsBeamSearchPayload).has_value();
+}
 
 // ---------------------------------------------------------------- actions
 
@@ -396,6 +411,10 @@ absl::StatusOr<BeamResult> BeamSearch(const Kernel& kernel, CandidateEvaluator& 
   BeamResult result;
   std::vector<BeamEntry> beam = {{kernel, kInf}};
   absl::flat_hash_set<std::string> seen_sources;
+  // A candidate's failure drops it (codegen's errors are always the candidate's); the first one is kept.
+  auto drop = [&result](const absl::Status& error) {
+    if (result.failed++ == 0) result.first_failure = error;
+  };
 
   while (true) {
     const int64_t round = ++result.rounds;
@@ -429,7 +448,7 @@ absl::StatusOr<BeamResult> BeamSearch(const Kernel& kernel, CandidateEvaluator& 
     for (int64_t i = 0; i < n; ++i) {
       Candidate& c = candidates[i];
       if (!c.program.ok()) {
-        ++result.failed;
+        drop(c.program.status());
         continue;
       }
       if (options.uops_max > 0 && static_cast<int64_t>(c.program->uops.size()) >= options.uops_max) continue;
@@ -465,8 +484,9 @@ absl::StatusOr<BeamResult> BeamSearch(const Kernel& kernel, CandidateEvaluator& 
     std::vector<int64_t> job_candidate;
     for (int64_t i : selected) {
       Candidate& c = candidates[i];
+      if (EndsBeamSearch(c.binary.status())) return c.binary.status();
       if (!c.binary.ok()) {
-        ++result.failed;
+        drop(c.binary.status());
         continue;
       }
       jobs.push_back({&c.timing_program, &*c.binary, TimingVarValues(c.kernel, c.timing_program.vars)});
@@ -480,8 +500,12 @@ absl::StatusOr<BeamResult> BeamSearch(const Kernel& kernel, CandidateEvaluator& 
         // Stop timing a candidate once it is 3x slower than the best known (in test-size units).
         double early_stop = best < kInf ? best * 3 / c.factor : kInf;
         absl::StatusOr<std::vector<double>> times = evaluator.Time(j, options.timing_runs, early_stop);
+        if (EndsBeamSearch(times.status())) {
+          evaluator.FinishTiming();
+          return times.status();
+        }
         if (!times.ok() || times->empty()) {
-          ++result.failed;
+          drop(times.ok() ? absl::InternalError("the evaluator returned no run times") : times.status());
         } else {
           c.seconds = *std::min_element(times->begin(), times->end()) * c.factor;
           c.timed = true;

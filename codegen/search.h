@@ -33,6 +33,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
@@ -85,16 +86,25 @@ struct TimingJob {
   std::vector<int64_t> var_values;  // for program->vars
 };
 
+// A failure's scope. A candidate that fails (codegen refuses its opts, the compiler its source; it crashes,
+// or runs past the time limit) is dropped and the search goes on without it. An error that is not the
+// candidate's doing and would fail every candidate after it (the device is lost, the timing process cannot
+// start) ends the search instead: an evaluator marks it with EndBeamSearch, and BeamSearch returns it.
+absl::Status EndBeamSearch(absl::Status error);
+// Whether `error` was marked by EndBeamSearch.
+bool EndsBeamSearch(const absl::Status& error);
+
 class CandidateEvaluator {
  public:
   virtual ~CandidateEvaluator() = default;
   // The binary of `program` (a candidate's test program); called concurrently from the pool's threads. An
-  // error drops the candidate.
+  // error drops the candidate, unless EndsBeamSearch(error).
   virtual absl::StatusOr<std::string> Compile(const ProgramSpec& program) = 0;
   // A round's timing: StartTiming with every job of the round (they stay valid until FinishTiming), then
   // Time for each job in order, from one thread. Time runs jobs[job] on scratch buffers up to `runs` times,
   // stopping once its fastest run took longer than `early_stop` seconds, and returns the run times (at
-  // least one). An error (a crash, a run past the time limit) drops the candidate.
+  // least one). An error (a crash, a run past the time limit) drops the candidate, unless
+  // EndsBeamSearch(error).
   virtual void StartTiming(absl::Span<const TimingJob> jobs) { jobs_.assign(jobs.begin(), jobs.end()); }
   virtual absl::StatusOr<std::vector<double>> Time(size_t job, int64_t runs, double early_stop) = 0;
   virtual void FinishTiming() { jobs_.clear(); }
@@ -149,6 +159,8 @@ struct BeamResult {
   int64_t compiled = 0;    // unique programs compiled
   int64_t timed = 0;       // programs timed
   int64_t failed = 0;      // dropped: codegen, compile or timing failed
+  // The first dropped candidate's error (OK when none was dropped).
+  absl::Status first_failure;
   // Wall time of each phase, over all rounds: expanding and rendering candidates, making the test programs
   // and compiling them, timing them.
   double render_seconds = 0;
@@ -156,8 +168,8 @@ struct BeamResult {
   double timing_seconds = 0;
 };
 
-// tinygrad's beam_search from `kernel` (usually without opts). Only a kernel that cannot be lowered at all
-// is an error; candidates that fail are dropped and counted.
+// tinygrad's beam_search from `kernel` (usually without opts). Candidates that fail are dropped and counted;
+// the errors are a beam width below 1 and an evaluator's error marked EndBeamSearch.
 absl::StatusOr<BeamResult> BeamSearch(const Kernel& kernel, CandidateEvaluator& evaluator,
                                       const BeamSearchOptions& options);
 

@@ -53,22 +53,31 @@ class CostEvaluator : public CandidateEvaluator {
   // Timing failures (a crash, a time limit), by program.
   std::function<bool(const ProgramSpec&)> fail_time = [](const ProgramSpec&) { return false; };
 
+  // The errors of those failures.
+  absl::Status compile_error = absl::InvalidArgumentError("refused by the test");
+  absl::Status time_error = absl::DeadlineExceededError("refused by the test");
+
   absl::StatusOr<std::string> Compile(const ProgramSpec& program) override {
-    if (fail_compile(program)) return absl::InvalidArgumentError("refused by the test");
+    if (fail_compile(program)) return compile_error;
     return program.src;
   }
   absl::StatusOr<std::vector<double>> Time(size_t job, int64_t runs, double early_stop) override {
     const ProgramSpec& p = *jobs()[job].program;
     EXPECT_EQ(*jobs()[job].binary, p.src);
     early_stops.push_back(early_stop);
-    if (fail_time(p)) return absl::DeadlineExceededError("refused by the test");
+    if (fail_time(p)) return time_error;
     double t = cost_(p);
     timed_sources.push_back(p.src);
     return std::vector<double>(static_cast<size_t>(runs), t);
   }
+  void FinishTiming() override {
+    ++finished;
+    CandidateEvaluator::FinishTiming();
+  }
 
   std::vector<double> early_stops;
   std::vector<std::string> timed_sources;
+  int finished = 0;  // FinishTiming calls
 
  private:
   std::function<double(const ProgramSpec&)> cost_;
@@ -259,7 +268,8 @@ TEST(BeamSearchTest, NothingTimedKeepsTheKernel) {
   EXPECT_EQ(r->seconds, kInf);
 }
 
-// A plain serial beam search written from tinygrad's description, for the seeded comparison below.
+// A plain serial beam search written from tinygrad's description, for the seeded comparisons below. A cost
+// of infinity is a candidate that fails.
 std::vector<Opt> ReferenceBeam(const Kernel& start, int64_t width,
                                const std::function<double(const std::string&)>& cost) {
   struct Entry {
@@ -277,7 +287,9 @@ std::vector<Opt> ReferenceBeam(const Kernel& start, int64_t width,
         if (!optimized.ok()) continue;
         absl::StatusOr<ProgramSpec> p = CompileOptimizedAst(*optimized, a.kernel.renderer());
         if (!p.ok() || p->uops.size() >= 3000 || !seen.insert(p->src).second) continue;
-        timed.push_back({a.kernel, cost(p->src)});
+        const double t = cost(p->src);
+        if (std::isinf(t)) continue;  // a candidate that fails
+        timed.push_back({a.kernel, t});
       }
     }
     std::stable_sort(timed.begin(), timed.end(), [](const Entry& a, const Entry& b) { return a.t < b.t; });
@@ -321,6 +333,80 @@ TEST(BeamSearchTest, SeededCostsMatchASerialReference) {
     }
   }
   EXPECT_EQ(compared, 16);
+}
+
+// Candidates that fail to compile or to run, the best ones among them, leave the best of the rest: what a
+// serial search that never saw the failing ones picks.
+TEST(BeamSearchTest, PartlyFailingCandidatesLeaveTheBestOfTheRest) {
+  ClangRenderer clang;
+  absl::StatusOr<Kernel> k = Kernel::Create(CorpusAst("matmul_64/0"), clang);
+  ASSERT_TRUE(k.ok());
+  constexpr uint64_t kSeed = 3;
+  // The cheaper half of the candidates fails: those with an odd-sized source to compile, the others to run.
+  auto fails = [](const ProgramSpec& p) { return SeededCost(kSeed, p.src) < 1.5; };
+  for (int64_t width : {1, 2}) {
+    BeamSearchOptions options;
+    options.beam_width = width;
+    options.allow_test_size = false;
+    CostEvaluator evaluator([](const ProgramSpec& p) { return SeededCost(kSeed, p.src); });
+    evaluator.fail_compile = [&](const ProgramSpec& p) { return fails(p) && p.src.size() % 2 == 1; };
+    evaluator.fail_time = [&](const ProgramSpec& p) { return fails(p) && p.src.size() % 2 == 0; };
+    absl::StatusOr<BeamResult> r = BeamSearch(*k, evaluator, options);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_GT(r->failed, 0);
+    EXPECT_FALSE(r->first_failure.ok());
+    EXPECT_EQ(r->first_failure.message(), "refused by the test");
+    ASSERT_GT(r->timed, 0);
+    EXPECT_FALSE(r->opts.empty());
+    EXPECT_GE(r->seconds, 1.5);
+    std::vector<Opt> expected = ReferenceBeam(*k, width, [](const std::string& src) {
+      const double t = SeededCost(kSeed, src);
+      return t < 1.5 ? kInf : t;
+    });
+    EXPECT_EQ(Compact(r->opts), Compact(expected)) << "width " << width;
+  }
+}
+
+// An evaluator's error marked EndBeamSearch (the device is lost) is not the candidate's: the search stops
+// and returns it, from the compile phase or from timing.
+TEST(BeamSearchTest, AnErrorMarkedEndBeamSearchEndsTheSearch) {
+  ClangRenderer clang;
+  absl::StatusOr<Kernel> k = Kernel::Create(CorpusAst("matmul_64/0"), clang);
+  ASSERT_TRUE(k.ok());
+  const absl::Status lost = EndBeamSearch(absl::UnavailableError("the device is lost"));
+  {
+    CostEvaluator evaluator(OptsCost);
+    evaluator.time_error = lost;
+    evaluator.fail_time = [&](const ProgramSpec&) { return evaluator.timed_sources.size() == 2; };
+    absl::StatusOr<BeamResult> r = BeamSearch(*k, evaluator, BeamSearchOptions{});
+    EXPECT_EQ(r.status(), lost);
+    EXPECT_EQ(evaluator.timed_sources.size(), 2u);  // nothing timed after it
+    EXPECT_EQ(evaluator.finished, 1);               // the round's timing was finished
+  }
+  {
+    CostEvaluator evaluator(OptsCost);
+    evaluator.compile_error = lost;
+    evaluator.fail_compile = [](const ProgramSpec& p) { return Has(p.applied_opts, OptOps::kUnroll); };
+    absl::StatusOr<BeamResult> r = BeamSearch(*k, evaluator, BeamSearchOptions{});
+    EXPECT_EQ(r.status(), lost);
+    EXPECT_TRUE(evaluator.timed_sources.empty());
+  }
+  // Unmarked, the same errors drop their candidates.
+  CostEvaluator evaluator(OptsCost);
+  evaluator.time_error = absl::UnavailableError("the device is lost");
+  evaluator.fail_time = [&](const ProgramSpec&) { return evaluator.timed_sources.size() == 2; };
+  absl::StatusOr<BeamResult> r = BeamSearch(*k, evaluator, BeamSearchOptions{});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_GT(r->failed, 0);
+}
+
+TEST(EndBeamSearchTest, MarksAnErrorAndKeepsItsCodeAndMessage) {
+  absl::Status lost = EndBeamSearch(absl::UnavailableError("lost"));
+  EXPECT_TRUE(EndsBeamSearch(lost));
+  EXPECT_EQ(lost.code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(lost.message(), "lost");
+  EXPECT_FALSE(EndsBeamSearch(absl::UnavailableError("lost")));
+  EXPECT_FALSE(EndsBeamSearch(EndBeamSearch(absl::OkStatus())));
 }
 
 TEST(BeamSearchTest, ReportsProgress) {

@@ -22,6 +22,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
+#include "examples/mnist_model.h"
 #include "nn/datasets.h"
 #include "nn/layers.h"
 #include "nn/optim.h"
@@ -46,39 +47,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-// beautiful_mnist's Model, its layers named as tinygrad's list would name them.
-class Model : public nn::Module {
- public:
-  Tensor operator()(const Tensor& x) {
-    Tensor h = conv1_(x).Relu();
-    h = conv2_(h).Relu();
-    h = norm1_(h).MaxPool2d();
-    h = conv3_(h).Relu();
-    h = conv4_(h).Relu();
-    h = norm2_(h).MaxPool2d();
-    return linear_(h.Flatten(1));
-  }
-  void CollectState(nn::StateCollector& state) const override {
-    state.Add("layers.0", conv1_);
-    state.Add("layers.2", conv2_);
-    state.Add("layers.4", norm1_);
-    state.Add("layers.6", conv3_);
-    state.Add("layers.8", conv4_);
-    state.Add("layers.10", norm2_);
-    state.Add("layers.13", linear_);
-  }
-
- private:
-  // Declared in tinygrad's order, so the weights draw the random stream in that order.
-  nn::Conv2d conv1_{1, 32, {5}};
-  nn::Conv2d conv2_{32, 32, {5}};
-  nn::BatchNorm norm1_{32};
-  nn::Conv2d conv3_{32, 64, {3}};
-  nn::Conv2d conv4_{64, 64, {3}};
-  nn::BatchNorm norm2_{64};
-  nn::Linear linear_{576, 10};
-};
 
 // Rows `indices` of images (N, 1, 28, 28) and labels, as uint8 tensors.
 std::pair<Tensor, Tensor> Gather(const nn::ByteArray& images, const nn::ByteArray& labels,
@@ -111,7 +79,7 @@ absl::Status Train() {
 
   Tensor::SetDefaultDevice(absl::GetFlag(FLAGS_device));
   Tensor::ManualSeed(absl::GetFlag(FLAGS_seed));
-  Model model;
+  MnistModel model;
   nn::Adam opt(nn::GetParameters(model));
   UOPC_RETURN_IF_ERROR(opt.status());
 
@@ -184,11 +152,11 @@ absl::Status Train() {
   const double train_seconds = Since(train_start);
   UOPC_ASSIGN_OR_RETURN(accuracy, test_accuracy());
   std::printf("test accuracy %.2f%% on %lld images\n", accuracy, static_cast<long long>(test_count));
-  std::printf("%d steps in %.2f s (first %d: %.2f s, run and capture; then %.3f s a step, of which %.2f ms "
-              "the replay's host overhead); %.2f s in all\n",
-              steps, train_seconds, steps - replayed, first_steps_seconds,
-              replayed ? replay_seconds / replayed : 0.0, replayed ? 1e3 * replay_host_seconds / replayed : 0.0,
-              Since(start));
+  std::printf(
+      "%d steps in %.2f s (first %d: %.2f s, run and capture; then %.3f s a step, of which %.2f ms "
+      "the replay's host overhead); %.2f s in all\n",
+      steps, train_seconds, steps - replayed, first_steps_seconds, replayed ? replay_seconds / replayed : 0.0,
+      replayed ? 1e3 * replay_host_seconds / replayed : 0.0, Since(start));
   std::printf("the step replays %zu kernels\n", train_step.captured_runs().kernel_count());
   if (accuracy < absl::GetFlag(FLAGS_target_accuracy)) {
     return absl::FailedPreconditionError(absl::StrFormat("test accuracy %.2f%% is below the target %.2f%%",

@@ -211,6 +211,15 @@ absl::StatusOr<std::vector<double>> DeviceEvaluator::Time(size_t job, int64_t ru
   return isolate_ ? TimeInChild(job, runs, early_stop) : TimeInProcess(jobs()[job], runs, early_stop);
 }
 
+absl::Status DeviceEvaluator::RunFailure(absl::Status error) {
+  if (absl::Status device = device_.Synchronize(); !device.ok()) {
+    return EndBeamSearch(absl::Status(
+        device.code(), absl::StrCat("BEAM: device ", device_.name(), " failed after a candidate's run (",
+                                    error.message(), ") and does not recover: ", device.message())));
+  }
+  return error;
+}
+
 absl::StatusOr<std::vector<double>> DeviceEvaluator::TimeInProcess(const TimingJob& job, int64_t runs,
                                                                    double early_stop) {
   UOPC_ASSIGN_OR_RETURN(std::unique_ptr<Program> program, device_.LoadProgram(*job.program, *job.binary));
@@ -224,8 +233,9 @@ absl::StatusOr<std::vector<double>> DeviceEvaluator::TimeInProcess(const TimingJ
   std::vector<double> times;
   for (int64_t r = 0; r < runs; ++r) {
     double seconds = 0;
-    UOPC_RETURN_IF_ERROR(program->Launch(params, job.var_values, launch, &seconds));
-    UOPC_RETURN_IF_ERROR(device_.Synchronize());
+    absl::Status ran = program->Launch(params, job.var_values, launch, &seconds);
+    if (ran.ok()) ran = device_.Synchronize();
+    if (!ran.ok()) return RunFailure(std::move(ran));
     times.push_back(seconds);
     if (*std::min_element(times.begin(), times.end()) > early_stop) break;
   }
@@ -319,7 +329,10 @@ void DeviceEvaluator::ChildMain(int socket) {
 
 absl::StatusOr<std::vector<double>> DeviceEvaluator::TimeInChild(size_t job, int64_t runs,
                                                                  double early_stop) {
-  if (child_pid_ <= 0) UOPC_RETURN_IF_ERROR(StartChild());
+  if (child_pid_ <= 0) {
+    // No process to time in: every candidate after this one would fail the same way.
+    if (absl::Status started = StartChild(); !started.ok()) return EndBeamSearch(std::move(started));
+  }
   Command command{static_cast<int64_t>(job), runs, early_stop};
   if (!SendAll(child_socket_, &command, sizeof(command))) {
     StopChild();
@@ -421,6 +434,11 @@ absl::StatusOr<DeviceBeamResult> BeamSearchOnDevice(const UOpPtr& ast, Device& d
                  kernel.BaseName().c_str(), TimeToStr(result.search.seconds).c_str(), result.wall_seconds,
                  static_cast<int>(result.search.rounds), static_cast<int>(result.search.timed),
                  static_cast<int>(result.search.failed), absl::StrJoin(opts, " ").c_str());
+    // Codegen failing a candidate is a kernel the target cannot take, or a uopc bug worth a look.
+    if (options.debug >= 1 && !result.search.first_failure.ok()) {
+      std::fprintf(stderr, "BEAM %s: the first candidate dropped: %s\n", kernel.BaseName().c_str(),
+                   result.search.first_failure.ToString().c_str());
+    }
   }
   return result;
 }

@@ -69,7 +69,9 @@ absl::StatusOr<DeviceBeamResult> BeamSearchOnDevice(const UOpPtr& ast, Device& d
 
 // The evaluator BeamSearchOnDevice uses (public for tests): compiles with the device's compiler (uncached,
 // as tinygrad) and times on scratch buffers, in a child process when `isolate` and the device's memory is
-// host memory.
+// host memory. A candidate's compile error, crash, time-out or refused launch drops the candidate; the
+// errors that end the search (EndsBeamSearch) are a timing process that cannot be started and a device that
+// no longer synchronizes after a candidate's run failed.
 class DeviceEvaluator : public CandidateEvaluator {
  public:
   static absl::StatusOr<std::unique_ptr<DeviceEvaluator>> Create(Device& device,
@@ -89,6 +91,9 @@ class DeviceEvaluator : public CandidateEvaluator {
  private:
   DeviceEvaluator(Device& device, std::vector<Buffer> buffers, bool isolate, double timeout_seconds);
   absl::StatusOr<std::vector<double>> TimeInProcess(const TimingJob& job, int64_t runs, double early_stop);
+  // A run that failed in process: the candidate's failure, or, when the device no longer synchronizes (a
+  // GPU's context lost to a fault), the device's, which ends the search.
+  absl::Status RunFailure(absl::Status error);
   absl::StatusOr<std::vector<double>> TimeInChild(size_t job, int64_t runs, double early_stop);
   absl::Status StartChild();
   void StopChild();

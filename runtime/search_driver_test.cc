@@ -5,7 +5,9 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -15,6 +17,7 @@
 #include "codegen/testing/kernel_corpus.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "renderer/targets.h"
 #include "runtime/corpus_run.h"
 #include "runtime/corpus_values.h"
 #include "runtime/realize.h"
@@ -190,6 +193,107 @@ TEST(DeviceEvaluatorTest, ACompileErrorIsAStatus) {
       DeviceEvaluator::Create(**cpu, {TimingBuffer{0, dtypes::kFloat32, 16, true}}, true, 1.0);
   ASSERT_TRUE(evaluator.ok());
   EXPECT_FALSE((*evaluator)->Compile(HandWritten("this is not C")).ok());
+}
+
+// ---- failures: the candidate's, or the device's ----
+
+// A GPU stand-in that runs nothing (CUDA's renderer, host memory, timed in process): a launch takes a time
+// made of the program's source, or is refused (a launch the device does not take; the device is fine), or
+// faults and loses the device (every Synchronize fails from then on, as a CUDA context does after an illegal
+// address), by the candidate's opts.
+class FakeGpu : public Device {
+ public:
+  FakeGpu() : Device("FAKE_GPU"), renderer_(*MakeRendererForTarget("cuda")) {}
+
+  std::function<bool(const ProgramSpec&)> refuses = [](const ProgramSpec&) { return false; };
+  std::function<bool(const ProgramSpec&)> faults = [](const ProgramSpec&) { return false; };
+  bool lost = false;
+  int64_t launches = 0;
+  int64_t launches_when_lost = 0;
+
+  Allocator& allocator() override { return allocator_; }
+  const Compiler& compiler() const override { return compiler_; }
+  const Renderer* renderer() const override { return renderer_.get(); }
+  absl::StatusOr<std::unique_ptr<Program>> LoadProgram(const ProgramSpec& spec, absl::string_view) override {
+    return std::unique_ptr<Program>(new FakeProgram(*this, spec));
+  }
+  absl::Status Synchronize() override {
+    return lost ? absl::InternalError("CUDA_ERROR_ILLEGAL_ADDRESS") : absl::OkStatus();
+  }
+
+ private:
+  class FakeProgram : public Program {
+   public:
+    FakeProgram(FakeGpu& gpu, ProgramSpec spec) : Program(std::move(spec)), gpu_(gpu) {}
+    absl::Status Launch(absl::Span<Buffer* const>, absl::Span<const int64_t>, const LaunchParams&,
+                        double* seconds) override {
+      ++gpu_.launches;
+      if (gpu_.lost) return absl::InternalError("CUDA_ERROR_ILLEGAL_ADDRESS");
+      if (gpu_.refuses(spec())) return absl::InvalidArgumentError("CUDA_ERROR_INVALID_VALUE");
+      if (gpu_.faults(spec())) {
+        gpu_.lost = true;
+        gpu_.launches_when_lost = gpu_.launches;
+        return absl::InternalError("CUDA_ERROR_ILLEGAL_ADDRESS");
+      }
+      // 1 to 2 ms, by the source (FNV-1a).
+      uint64_t h = 1469598103934665603ull;
+      for (unsigned char c : spec().src) h = (h ^ c) * 1099511628211ull;
+      if (seconds != nullptr) *seconds = 1e-3 * (1 + static_cast<double>(h >> 11) / 9007199254740992.0);
+      return absl::OkStatus();
+    }
+
+   private:
+    FakeGpu& gpu_;
+  };
+
+  HostAllocator allocator_;
+  SourceCompiler compiler_;
+  std::unique_ptr<Renderer> renderer_;
+};
+
+bool Has(const ProgramSpec& p, OptOps op) {
+  for (const Opt& o : p.applied_opts) {
+    if (o.op == op) return true;
+  }
+  return false;
+}
+
+DeviceBeamOptions FakeGpuOptions(const std::string& cache_name) {
+  DeviceBeamOptions options = TestOptions(cache_name);
+  options.read_cache = options.write_cache = false;
+  options.isolate = false;  // a GPU times in process
+  return options;
+}
+
+// Launches the device refuses drop their candidates; the search returns the best of the others.
+TEST(BeamSearchOnDeviceTest, RefusedCandidatesAreDropped) {
+  FakeGpu gpu;
+  gpu.refuses = [](const ProgramSpec& p) { return Has(p, OptOps::kUpcast); };
+  absl::StatusOr<DeviceBeamResult> r =
+      BeamSearchOnDevice(ParseCorpusGraph(Corpus("matmul_64/0").ast), gpu, FakeGpuOptions("refused"));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(gpu.lost);
+  EXPECT_GT(r->search.failed, 0);
+  EXPECT_GT(r->search.timed, 0);
+  EXPECT_EQ(r->search.first_failure.code(), absl::StatusCode::kInvalidArgument) << r->search.first_failure;
+  ASSERT_FALSE(r->opts.empty());
+  for (const Opt& o : r->opts) EXPECT_NE(o.op, OptOps::kUpcast) << Compact(r->opts);
+}
+
+// A candidate after whose run the device no longer synchronizes has lost the device: the search ends with
+// that error (marked EndBeamSearch) instead of failing every candidate after it.
+TEST(BeamSearchOnDeviceTest, ALostDeviceEndsTheSearch) {
+  FakeGpu gpu;
+  gpu.faults = [](const ProgramSpec& p) { return Has(p, OptOps::kUnroll); };
+  absl::StatusOr<DeviceBeamResult> r =
+      BeamSearchOnDevice(ParseCorpusGraph(Corpus("matmul_64/0").ast), gpu, FakeGpuOptions("lost"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(EndsBeamSearch(r.status())) << r.status();
+  EXPECT_NE(r.status().message().find("does not recover"), std::string::npos) << r.status();
+  EXPECT_TRUE(gpu.lost);
+  // Candidates ran before the fault, none after it.
+  EXPECT_GT(gpu.launches_when_lost, 1);
+  EXPECT_EQ(gpu.launches, gpu.launches_when_lost);
 }
 
 // ---- through realize ----
