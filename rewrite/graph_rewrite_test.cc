@@ -4,6 +4,8 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -305,6 +307,35 @@ TEST_F(GraphRewriteTest, StepLimitNamesTheRulesThatKeepFiring) {
   EXPECT_TRUE(TryGraphRewrite(UOp::Const(dtypes::kInt32, 1000), countdown, {.max_steps = 1000}).ok());
   EXPECT_FALSE(TryGraphRewrite(UOp::Const(dtypes::kInt32, 1001), countdown, {.max_steps = 1000}).ok());
   EXPECT_TRUE(TryGraphRewrite(UOp::Const(dtypes::kInt32, 5000), countdown, {.max_steps = 0}).ok());
+}
+
+// A rule that pushes a wrapper down a graph with sharing (codegen's IGNORE through a threefry's rounds, each
+// feeding two of the next) rewrites each pushed node once, as tinygrad does, whichever thread runs it: with
+// the scratch lease the engine drops only cheap intermediates, so the pushed nodes, whose rewrites are not
+// cheap, are not rewritten again once per path (2^40 paths here). Run on a thread that holds the lease and on
+// one that cannot get it.
+TEST_F(GraphRewriteTest, PushingANodeDownASharedGraphIsLinear) {
+  UOpPtr a = UOp::Variable("a", 0, 9), b = UOp::Variable("b", 0, 9);
+  for (int i = 0; i < 40; ++i) std::tie(a, b) = std::make_pair(a + b, a * b);
+  const UOpPtr root = (a + b).alu(Ops::NOOP, {});
+  PatternMatcher push({
+      {UPat(Ops::NOOP).src(UPat(OpSet{Ops::ADD, Ops::MUL}).named("x")),
+       [](const Match& m) {
+         const UOpPtr& x = m["x"];
+         return UOp::WithSources(*x, {x->src()[0].alu(Ops::NOOP, {}), x->src()[1].alu(Ops::NOOP, {})});
+       }},
+      {UPat(Ops::NOOP).src(UPat(Ops::DEFINE_VAR).named("v")), [](const Match& m) { return m["v"]; }},
+  });
+  auto run = [&] { return TryGraphRewrite(root, push, {.max_steps = 2000}); };
+  ASSERT_TRUE(ScratchLease::TryAcquire().has_value()) << "this thread can get the lease";
+  absl::StatusOr<UOpPtr> here = run();
+  ASSERT_TRUE(here.ok()) << here.status();
+  EXPECT_EQ(*here, a + b);
+  std::optional<ScratchLease> held = ScratchLease::TryAcquire();  // the other thread gets no lease
+  absl::StatusOr<UOpPtr> there = absl::InternalError("not run");
+  std::thread([&] { there = run(); }).join();
+  ASSERT_TRUE(there.ok()) << there.status();
+  EXPECT_EQ(*there, a + b);
 }
 
 TEST_F(GraphRewriteTest, CyclesAreReportedWithTheirRules) {
