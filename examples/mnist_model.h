@@ -5,7 +5,7 @@
 #define UOPC_EXAMPLES_MNIST_MODEL_H_
 
 #include "nn/layers.h"
-#include "nn/state.h"
+#include "nn/module.h"
 #include "tensor/tensor.h"
 
 namespace uopc {

@@ -7,6 +7,7 @@
 #include "gtest/gtest.h"
 #include "nn/layers.h"
 #include "nn/optim.h"
+#include "nn/module.h"
 #include "nn/state.h"
 #include "tensor/jit.h"
 #include "tensor/tensor.h"

@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "nn/state.h"
+#include "nn/module.h"
 #include "tensor/tensor.h"
 
 namespace uopc::nn {

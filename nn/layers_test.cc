@@ -11,6 +11,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "nn/module.h"
 #include "nn/state.h"
 
 namespace uopc::nn {

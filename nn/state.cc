@@ -28,19 +28,6 @@ const Tensor* StateDict::Find(absl::string_view name) const {
   return it == index_.end() ? nullptr : &entries_[it->second].second;
 }
 
-void StateCollector::Add(absl::string_view name, const Tensor& tensor) {
-  out_->Set(absl::StrCat(prefix_, name), tensor);
-}
-
-void StateCollector::Add(absl::string_view name, const std::optional<Tensor>& tensor) {
-  if (tensor.has_value()) Add(name, *tensor);
-}
-
-void StateCollector::Add(absl::string_view name, const Module& child) {
-  StateCollector nested(out_, absl::StrCat(prefix_, name, "."));
-  child.CollectState(nested);
-}
-
 StateDict GetStateDict(const Module& model, const std::string& prefix) {
   StateDict out;
   std::string p = prefix;

@@ -60,6 +60,8 @@ class InterpretedProgram {
     std::vector<int> src;  // positions of the sources in the program
     int jump = -1;         // RANGE: its ENDRANGE; ENDRANGE: its RANGE; IF: its ENDIF
   };
+  // One workgroup's run of the program (interp.cc).
+  class Workgroup;
   explicit InterpretedProgram(std::vector<UOpPtr> uops) : uops_(std::move(uops)) {}
 
   std::vector<UOpPtr> uops_;

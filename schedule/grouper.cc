@@ -110,8 +110,6 @@ void RecursiveGroup(GroupState& g, const UOp* tr, const ShapeTracker& st, const 
   }
 }
 
-const UOp* BufUop(const UOp* u) { return u->op() == Ops::BUFFER ? u : BaseOf(u->src(0)); }
-
 }  // namespace
 
 absl::Status GroupRealizes(const UOpPtr& sink, Context& ctx) {
@@ -149,7 +147,7 @@ absl::Status GroupRealizes(const UOpPtr& sink, Context& ctx) {
   absl::flat_hash_set<const UOp*> assigns;
   for (const UOp* u : toposort) {
     if (u->op() == Ops::VIEW || u->op() == Ops::SINK) continue;
-    if (u->op() == Ops::ASSIGN) assigns.insert(BufUop(u));
+    if (u->op() == Ops::ASSIGN) assigns.insert(BufferOf(u));
     for (const UOpPtr& s : u->src()) children.Add(BaseOf(s.get()), u);
   }
 
@@ -172,7 +170,7 @@ absl::Status GroupRealizes(const UOpPtr& sink, Context& ctx) {
     if (!forced_realize) {
       absl::flat_hash_set<const UOp*> assign_targets;
       for (const UOp* x : g.group) {
-        if (x->op() == Ops::ASSIGN) assign_targets.insert(BufUop(x));
+        if (x->op() == Ops::ASSIGN) assign_targets.insert(BufferOf(x));
       }
       if (!assign_targets.empty()) {
         std::deque<const UOp*> parents{r};

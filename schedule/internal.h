@@ -70,6 +70,9 @@ class KernelArg : public ArgPayload {
 const UOpPtr& KernelAst(const UOp* kernel);
 Arg MakeKernelArg(UOpPtr ast);
 
+// The BUFFER a kernel's output stands for: a BUFFER itself, or the buffer an ASSIGN writes (UOp.buf_uop).
+inline const UOp* BufferOf(const UOp* u) { return u->op() == Ops::BUFFER ? u : BaseOf(u->src(0)); }
+
 // The ShapeTracker of a VIEW node's arg (UOPC_CHECKed).
 const ShapeTracker& ViewSt(const UOp* view);
 // (a + b): `b` applied after `a`.

@@ -17,11 +17,10 @@
 namespace uopc {
 namespace {
 
+using schedule_internal::BufferOf;
 using schedule_internal::Context;
 using schedule_internal::KernelArg;
 using schedule_internal::KernelAst;
-
-const UOp* BufUop(const UOp* u) { return u->op() == Ops::BUFFER ? u : BaseOf(u->src(0)); }
 
 // Views simplified and variables unbound (tinygrad's pm_unbind).
 struct UnbindContext {
@@ -71,10 +70,10 @@ absl::Status MergeViews(ScheduleState& state) {
   static const PatternMatcher* const simplify =
       new PatternMatcher(schedule_internal::MergeViews() + schedule_internal::ScheduleSym() +
                          schedule_internal::ReplaceContiguous());
-  RewriteOptions rw;
-  rw.ctx = state.ctx.get();
-  rw.name = "merge_views";
-  UOPC_ASSIGN_OR_RETURN(state.map, TryGraphRewriteMap(state.input, *simplify, rw));
+  RewriteOptions options;
+  options.ctx = state.ctx.get();
+  options.name = "merge_views";
+  UOPC_ASSIGN_OR_RETURN(state.map, TryGraphRewriteMap(state.input, *simplify, options));
   UOPC_RETURN_IF_ERROR(state.ctx->error);
   state.graph = state.map.at(state.input.get());
   return absl::OkStatus();
@@ -87,12 +86,12 @@ absl::Status GroupRealizes(ScheduleState& state) {
 
 // A BUFFER, KERNEL and ASSIGN for each output.
 absl::Status CreateKernels(ScheduleState& state) {
-  RewriteOptions rw;
-  rw.ctx = state.ctx.get();
-  rw.bottom_up = true;
-  rw.name = "create_kernels";
-  UOPC_ASSIGN_OR_RETURN(UOpMap kernel_map,
-                        TryGraphRewriteMap(state.graph, schedule_internal::CreateKernels(), rw, &state.map));
+  RewriteOptions options;
+  options.ctx = state.ctx.get();
+  options.bottom_up = true;
+  options.name = "create_kernels";
+  UOPC_ASSIGN_OR_RETURN(UOpMap kernel_map, TryGraphRewriteMap(state.graph, schedule_internal::CreateKernels(),
+                                                              options, &state.map));
   UOPC_RETURN_IF_ERROR(state.ctx->error);
   state.map = std::move(kernel_map);
   state.graph = state.map.at(state.input.get());
@@ -109,16 +108,16 @@ absl::Status FixAssign(ScheduleState& state) {
   UOpMap assign_rep;
   const std::vector<const UOp*> topo = state.graph->Toposort();
   for (const UOp* u : topo) {
-    if (u->op() == Ops::ASSIGN) kernel_assign.emplace(BufUop(u), u->ref());
+    if (u->op() == Ops::ASSIGN) kernel_assign.emplace(BufferOf(u), u->ref());
   }
   for (const UOp* u : topo) {
     if (u->op() != Ops::ASSIGN) continue;
     for (const UOpPtr& s : u->src(1)->src()) {
-      if (s->op() != Ops::BUFFER || s.get() == BufUop(u)) continue;
+      if (s->op() != Ops::BUFFER || s.get() == BufferOf(u)) continue;
       auto it = kernel_assign.find(s.get());
       if (it == kernel_assign.end()) continue;
       for (const UOp* x : u->Toposort()) {
-        if (x->op() == Ops::ASSIGN && BufUop(x) == s.get()) {
+        if (x->op() == Ops::ASSIGN && BufferOf(x) == s.get()) {
           return absl::InvalidArgumentError(
               "cycle detected in graph: a kernel must depend on either the ASSIGN "
               "or the BUFFER of one buffer");
@@ -143,12 +142,12 @@ absl::Status FixAssign(ScheduleState& state) {
 
 // Each kernel's AST (fix_kernel_ast).
 absl::Status CreateAst(ScheduleState& state) {
-  RewriteOptions rw;
-  rw.ctx = state.ctx.get();
-  rw.bottom_up = true;
-  rw.name = "create_ast";
+  RewriteOptions options;
+  options.ctx = state.ctx.get();
+  options.bottom_up = true;
+  options.name = "create_ast";
   UOPC_ASSIGN_OR_RETURN(UOpMap ast_map,
-                        TryGraphRewriteMap(state.graph, schedule_internal::CreateAst(), rw, &state.map));
+                        TryGraphRewriteMap(state.graph, schedule_internal::CreateAst(), options, &state.map));
   UOPC_RETURN_IF_ERROR(state.ctx->error);
   state.map = std::move(ast_map);
   state.graph = state.map.at(state.input.get());
@@ -188,12 +187,12 @@ absl::Status OrderKernels(ScheduleState& state) {
     const UOp* k = queue.front();
     queue.pop_front();
     UnbindContext unbind{&schedule.var_vals};
-    RewriteOptions uo;
-    uo.ctx = &unbind;
-    UOPC_ASSIGN_OR_RETURN(UOpPtr ast, TryGraphRewrite(KernelAst(k), Unbind(), uo));
+    RewriteOptions unbind_options;
+    unbind_options.ctx = &unbind;
+    UOPC_ASSIGN_OR_RETURN(UOpPtr ast, TryGraphRewrite(KernelAst(k), Unbind(), unbind_options));
     ScheduleItem item;
     item.ast = ast;
-    for (const UOpPtr& s : k->src()) item.bufs.push_back(BufUop(s.get())->ref());
+    for (const UOpPtr& s : k->src()) item.bufs.push_back(BufferOf(s.get())->ref());
     schedule.items.push_back(std::move(item));
     for (const UOp* x : children[k]) {
       if (--in_degree[x] == 0) queue.push_back(x);
@@ -227,7 +226,7 @@ absl::Status BecomesMap(ScheduleState& state) {
     if (k != v.get() && becomes(v)) replacements[k] = v;
   }
   for (const UOp* u : state.graph->Toposort()) {
-    if (u->op() == Ops::ASSIGN) replacements[u] = BufUop(u)->ref();
+    if (u->op() == Ops::ASSIGN) replacements[u] = BufferOf(u)->ref();
   }
   std::vector<const UOp*> changed;
   std::vector<UOpPtr> values;

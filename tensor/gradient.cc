@@ -10,7 +10,9 @@
 #include <initializer_list>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -27,6 +29,7 @@ using Dims = std::vector<int64_t>;
 
 constexpr double kLn2 = 0.6931471805599453;  // math.log(2)
 constexpr double kPi = 3.141592653589793;
+constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // What the rules share: the node shapes they need, and the first error a builder met (a movement op the
 // shapes reject cannot happen for a well-formed forward graph, but must not crash if it does).
@@ -36,21 +39,20 @@ struct GradientContext {
   absl::Status error;
 };
 
-// A node with the context, so the rules read like the calculus (`-ctx * ret * ret`). A null node is
-// tinygrad's None: no gradient for that source.
-class V {
+// A node of the gradient graph with the context, so that the rules read like the calculus
+// (`-ctx * ret * ret`). A null node is tinygrad's None: no gradient for that source.
+class GradientExpr {
  public:
-  V(UOpPtr u, GradientContext* c) : u_(std::move(u)), c_(c) {}
-  static V None() { return V(nullptr, nullptr); }
-  const UOpPtr& uop() const { return u_; }
-  V src(int i) const { return Wrap(u_->src()[i]); }
-  const Arg& arg() const { return u_->arg(); }
-  DType dtype() const { return u_->dtype(); }
+  GradientExpr(UOpPtr uop, GradientContext* context) : uop_(std::move(uop)), context_(context) {}
+  const UOpPtr& uop() const { return uop_; }
+  GradientExpr src(int i) const { return Wrap(uop_->src()[i]); }
+  const Arg& arg() const { return uop_->arg(); }
+  DType dtype() const { return uop_->dtype(); }
   Dims shape() const {
     Dims out;
-    absl::StatusOr<const ShapeTracker*> st = c_->shapes.TrySt(u_);
+    absl::StatusOr<const ShapeTracker*> st = context_->shapes.TrySt(uop_);
     if (!st.ok() || *st == nullptr) {
-      Fail(st.ok() ? absl::InvalidArgumentError(absl::StrCat(OpName(u_->op()), " has no shape"))
+      Fail(st.ok() ? absl::InvalidArgumentError(absl::StrCat(OpName(uop_->op()), " has no shape"))
                    : st.status());
       return out;
     }
@@ -62,87 +64,122 @@ class V {
   }
 
   // x.const_like(value): a constant of this node's dtype, shape and device.
-  V Like(ConstValue value) const { return Wrap(ConstLike(u_, value, c_->shapes)); }
-  V Like(double value) const { return Like(ConstValue::Float(value)); }
+  GradientExpr ConstLike(ConstValue value) const {
+    return Wrap(uopc::ConstLike(uop_, value, context_->shapes));
+  }
+  GradientExpr ConstLike(double value) const { return ConstLike(ConstValue::Float(value)); }
 
-  V Alu(Ops op, std::initializer_list<V> more) const {
-    std::vector<UOpPtr> src = {u_};
-    for (const V& v : more) src.push_back(v.u_);
+  GradientExpr Alu(Ops op, std::initializer_list<GradientExpr> more) const {
+    std::vector<UOpPtr> src = {uop_};
+    for (const GradientExpr& x : more) src.push_back(x.uop_);
     return Wrap(uopc::Alu(op, src));
   }
-  V Cast(DType dtype) const { return Wrap(CastTo(u_, dtype)); }
-  V Recip() const { return Alu(Ops::RECIP, {}); }
-  V Sin() const { return Alu(Ops::SIN, {}); }
-  V Log2() const { return Alu(Ops::LOG2, {}); }
-  V Pow(const V& x) const { return Alu(Ops::POW, {x}); }
-  V Contiguous() const { return Alu(Ops::CONTIGUOUS, {}); }
-  V Ne(const V& x) const { return Alu(Ops::CMPNE, {x}); }
-  V Ne(ConstValue x) const { return Ne(Like(x)); }
-  V LogicalNot() const { return Ne(ConstValue::Bool(true)); }
-  V Eq(double x) const { return Ne(Like(x)).LogicalNot(); }
+  GradientExpr Cast(DType dtype) const { return Wrap(CastTo(uop_, dtype)); }
+  GradientExpr Recip() const { return Alu(Ops::RECIP, {}); }
+  GradientExpr Sin() const { return Alu(Ops::SIN, {}); }
+  GradientExpr Log2() const { return Alu(Ops::LOG2, {}); }
+  GradientExpr Pow(const GradientExpr& x) const { return Alu(Ops::POW, {x}); }
+  GradientExpr Contiguous() const { return Alu(Ops::CONTIGUOUS, {}); }
+  GradientExpr Ne(const GradientExpr& x) const { return Alu(Ops::CMPNE, {x}); }
+  GradientExpr Ne(ConstValue x) const { return Ne(ConstLike(x)); }
+  GradientExpr LogicalNot() const { return Ne(ConstValue::Bool(true)); }
+  GradientExpr Eq(double x) const { return Ne(ConstLike(x)).LogicalNot(); }
   // self ? x : y
-  V Where(const V& x, const V& y) const { return Alu(Ops::WHERE, {x, y}); }
+  GradientExpr Where(const GradientExpr& x, const GradientExpr& y) const { return Alu(Ops::WHERE, {x, y}); }
 
-  V Reshape(const Dims& shape) const { return Move(uopc::Reshape(u_, shape, c_->shapes)); }
-  V Expand(const Dims& shape) const { return Move(uopc::Expand(u_, shape, c_->shapes)); }
-  V Permute(const Dims& order) const { return Move(uopc::Permute(u_, order, c_->shapes)); }
-  V Pad(const std::vector<std::pair<int64_t, int64_t>>& pads) const {
-    return Move(uopc::Pad(u_, pads, c_->shapes));
+  GradientExpr Reshape(const Dims& shape) const {
+    return MovementResult(uopc::Reshape(uop_, shape, context_->shapes));
   }
-  V Shrink(const std::vector<std::pair<int64_t, int64_t>>& bounds) const {
-    return Move(uopc::Shrink(u_, bounds, c_->shapes));
+  GradientExpr Expand(const Dims& shape) const {
+    return MovementResult(uopc::Expand(uop_, shape, context_->shapes));
   }
-  V Flip(const Arg& flips) const { return Move(MovementOp(u_, Ops::FLIP, flips, c_->shapes)); }
+  GradientExpr Permute(const Dims& order) const {
+    return MovementResult(uopc::Permute(uop_, order, context_->shapes));
+  }
+  GradientExpr Pad(const std::vector<std::pair<int64_t, int64_t>>& pads) const {
+    return MovementResult(uopc::Pad(uop_, pads, context_->shapes));
+  }
+  GradientExpr Shrink(const std::vector<std::pair<int64_t, int64_t>>& bounds) const {
+    return MovementResult(uopc::Shrink(uop_, bounds, context_->shapes));
+  }
+  GradientExpr Flip(const Arg& flips) const {
+    return MovementResult(MovementOp(uop_, Ops::FLIP, flips, context_->shapes));
+  }
   // UOp.r: a reduction over the axes of size other than 1.
-  V R(Ops op, const Dims& axes) const { return Wrap(ReduceAxis(u_, op, axes, c_->shapes)); }
-
-  friend V operator+(const V& a, const V& b) { return a.Alu(Ops::ADD, {b}); }
-  friend V operator*(const V& a, const V& b) { return a.Alu(Ops::MUL, {b}); }
-  friend V operator*(const V& a, double b) { return a * a.Like(b); }
-  // UOp.neg: x * -1, or logical not for bools.
-  friend V operator-(const V& a) {
-    return a.dtype().scalar() == dtypes::kBool ? a.LogicalNot() : a * a.Like(ConstValue::Int(-1));
+  GradientExpr Reduce(Ops op, const Dims& axes) const {
+    return Wrap(ReduceAxis(uop_, op, axes, context_->shapes));
   }
-  friend V operator-(const V& a, double b) { return a + a.Like(-b); }
-  friend V operator-(double a, const V& b) { return b.Like(a) + -b; }
-  friend V operator/(const V& a, const V& b) { return a * b.Recip(); }
-  friend V operator<(const V& a, const V& b) { return a.Alu(Ops::CMPLT, {b}); }
-  friend V operator<(const V& a, double b) { return a < a.Like(b); }
-  friend V operator>(const V& a, const V& b) { return b < a; }
-  friend V operator!=(const V& a, const V& b) { return a.Ne(b); }
-  friend V operator&(const V& a, const V& b) { return a.Alu(Ops::AND, {b}); }
+
+  friend GradientExpr operator+(const GradientExpr& a, const GradientExpr& b) { return a.Alu(Ops::ADD, {b}); }
+  friend GradientExpr operator*(const GradientExpr& a, const GradientExpr& b) { return a.Alu(Ops::MUL, {b}); }
+  friend GradientExpr operator*(const GradientExpr& a, double b) { return a * a.ConstLike(b); }
+  // UOp.neg: x * -1, or logical not for bools.
+  friend GradientExpr operator-(const GradientExpr& a) {
+    return a.dtype().scalar() == dtypes::kBool ? a.LogicalNot() : a * a.ConstLike(ConstValue::Int(-1));
+  }
+  friend GradientExpr operator-(const GradientExpr& a, double b) { return a + a.ConstLike(-b); }
+  friend GradientExpr operator-(double a, const GradientExpr& b) { return b.ConstLike(a) + -b; }
+  friend GradientExpr operator/(const GradientExpr& a, const GradientExpr& b) { return a * b.Recip(); }
+  friend GradientExpr operator<(const GradientExpr& a, const GradientExpr& b) {
+    return a.Alu(Ops::CMPLT, {b});
+  }
+  friend GradientExpr operator<(const GradientExpr& a, double b) { return a < a.ConstLike(b); }
+  friend GradientExpr operator>(const GradientExpr& a, const GradientExpr& b) { return b < a; }
+  friend GradientExpr operator!=(const GradientExpr& a, const GradientExpr& b) { return a.Ne(b); }
+  friend GradientExpr operator&(const GradientExpr& a, const GradientExpr& b) { return a.Alu(Ops::AND, {b}); }
 
  private:
-  V Wrap(UOpPtr u) const { return V(std::move(u), c_); }
-  V Move(absl::StatusOr<UOpPtr> u) const {
-    if (!u.ok()) {
-      Fail(u.status());
+  GradientExpr Wrap(UOpPtr uop) const { return GradientExpr(std::move(uop), context_); }
+  GradientExpr MovementResult(absl::StatusOr<UOpPtr> uop) const {
+    if (!uop.ok()) {
+      Fail(uop.status());
       return *this;
     }
-    return Wrap(*std::move(u));
+    return Wrap(*std::move(uop));
   }
   void Fail(absl::Status s) const {
-    if (c_->error.ok()) c_->error = std::move(s);
+    if (context_->error.ok()) context_->error = std::move(s);
   }
-  UOpPtr u_;
-  GradientContext* c_;
+  UOpPtr uop_;
+  GradientContext* context_;
 };
 
-// What a rule returns: one gradient per source of the op (NOOP for none), under a SINK.
+// tinygrad's None: no gradient for a source.
+GradientExpr None() { return GradientExpr(nullptr, nullptr); }
+
+// One gradient per source of the op, None for none (tinygrad's tuple).
+using GradientList = std::vector<GradientExpr>;
+template <typename... Expr>
+GradientList Grads(const Expr&... grads) {
+  return {grads...};
+}
+
+// The gradients under a SINK, NOOP standing for None.
 const UOpPtr& NoGradient() {
   static const UOpPtr* none = new UOpPtr(UOp::New(Ops::NOOP));
   return *none;
 }
-UOpPtr Grads(std::initializer_list<V> grads) {
+UOpPtr GradientSink(const GradientList& grads) {
   std::vector<UOpPtr> src;
-  for (const V& g : grads) src.push_back(g.uop() ? g.uop() : NoGradient());
+  for (const GradientExpr& g : grads) src.push_back(g.uop() ? g.uop() : NoGradient());
   return UOp::New(Ops::SINK, dtypes::kVoid, src);
 }
 
-// The gradient flowing in and the op itself.
-std::pair<V, V> CtxRet(const Match& m) {
-  GradientContext* c = &m.ctx<GradientContext>();
-  return {V(c->grad, c), V(m.root(), c)};
+// A rule of pm_gradient: the ops it is for and `rule(ctx, ret)`, a capture-free lambda of the gradient
+// flowing in (ctx) and the op (ret) giving the sources' gradients, as tinygrad's `lambda ctx, ret: (...)`;
+// nullopt (None) when the rule does not apply. The rule keeps the line it is written on.
+template <typename RuleLambda>
+RuleSpec GradientRule(OpSet ops, RuleLambda /*rule*/, const char* file = __builtin_FILE(),
+                      int line = __builtin_LINE()) {
+  static_assert(std::is_empty_v<RuleLambda> && std::is_default_constructible_v<RuleLambda>,
+                "a gradient rule captures nothing");
+  auto callback = [](const Match& m) {
+    GradientContext* context = &m.ctx<GradientContext>();
+    std::optional<GradientList> grads =
+        RuleLambda{}(GradientExpr(context->grad, context), GradientExpr(m.root(), context));
+    return grads.has_value() ? GradientSink(*grads) : nullptr;
+  };
+  return {UPat(ops), RuleFn(callback, file, line)};
 }
 
 Dims Ints(const Arg& arg) {
@@ -156,159 +193,113 @@ std::vector<std::pair<int64_t, int64_t>> Pairs(const Arg& arg) {
   return out;
 }
 
-// REDUCE_AXIS: a sum spreads the gradient back over the reduced axes; a max gives it to the maxima, split
-// evenly among ties; a product gives each element the product of the others.
-UOpPtr ReduceGradient(const Match& m) {
-  auto [ctx, ret] = CtxRet(m);
-  Ops op = ret.arg().as_tuple()[0].as_op();
-  Dims axes = Ints(ret.arg().as_tuple()[1]);
-  V x = ret.src(0);
-  Dims shape = x.shape();
-  if (op == Ops::ADD) return Grads({ctx.Expand(shape)});
-  if (op == Ops::MAX) {
-    V max_is_1s =
-        x.Ne(ret.Expand(shape)).Ne(x.Like(ConstValue::Int(1)).Cast(dtypes::kBool)).Cast(ctx.dtype());
-    V div = max_is_1s.R(Ops::ADD, axes).Expand(shape);
-    return Grads({(max_is_1s / div) * ctx.Expand(shape)});
-  }
-  if (op == Ops::MUL) return Grads({(ctx * ret).Expand(shape) / x});
-  return nullptr;
+// tinygrad's argsort of an int tuple: the order that sorts it (for a permutation, its inverse).
+Dims ArgSort(const Arg& tuple) {
+  const Dims values = Ints(tuple);
+  Dims order(values.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return values[a] < values[b]; });
+  return order;
 }
 
+// The shrink that undoes a PAD: the region of its result that holds its source.
+std::vector<std::pair<int64_t, int64_t>> UnpadBounds(const GradientExpr& pad) {
+  Dims shape = pad.src(0).shape();
+  std::vector<std::pair<int64_t, int64_t>> pads = Pairs(pad.arg()), bounds;
+  for (size_t i = 0; i < shape.size() && i < pads.size(); ++i) {
+    bounds.emplace_back(pads[i].first, shape[i] + pads[i].first);
+  }
+  return bounds;
+}
+
+// The pad that undoes a SHRINK: its result put back in place in its source's shape.
+std::vector<std::pair<int64_t, int64_t>> UnshrinkPads(const GradientExpr& shrink) {
+  Dims shape = shrink.src(0).shape();
+  std::vector<std::pair<int64_t, int64_t>> bounds = Pairs(shrink.arg()), pads;
+  for (size_t i = 0; i < shape.size() && i < bounds.size(); ++i) {
+    pads.emplace_back(bounds[i].first, shape[i] - bounds[i].second);
+  }
+  return pads;
+}
+
+// The axes an EXPAND grows.
+Dims ExpandedAxes(const GradientExpr& expand) {
+  Dims shape = expand.src(0).shape(), expanded = Ints(expand.arg()), axes;
+  for (size_t i = 0; i < shape.size() && i < expanded.size(); ++i) {
+    if (shape[i] != expanded[i]) axes.push_back(static_cast<int64_t>(i));
+  }
+  return axes;
+}
+
+// REDUCE_AXIS: a sum spreads the gradient back over the reduced axes; a max gives it to the maxima, split
+// evenly among ties; a product gives each element the product of the others.
+std::optional<GradientList> ReduceGradient(const GradientExpr& ctx, const GradientExpr& ret) {
+  Ops op = ret.arg().as_tuple()[0].as_op();
+  Dims axes = Ints(ret.arg().as_tuple()[1]);
+  GradientExpr x = ret.src(0);
+  Dims shape = x.shape();
+  if (op == Ops::ADD) return Grads(ctx.Expand(shape));
+  if (op == Ops::MAX) {
+    GradientExpr max_is_1s =
+        x.Ne(ret.Expand(shape)).Ne(x.ConstLike(ConstValue::Int(1)).Cast(dtypes::kBool)).Cast(ctx.dtype());
+    GradientExpr div = max_is_1s.Reduce(Ops::ADD, axes).Expand(shape);
+    return Grads((max_is_1s / div) * ctx.Expand(shape));
+  }
+  if (op == Ops::MUL) return Grads((ctx * ret).Expand(shape) / x);
+  return std::nullopt;
+}
+
+// ctx is the gradient flowing into the op, ret the op.
 const PatternMatcher& GradientRules() {
   static const PatternMatcher* rules = new PatternMatcher({
-      {UPat(Ops::CAST).named("ret"),
-       [](const Match& m) {
-         auto [ctx, ret] = CtxRet(m);
-         return Grads({ctx.Cast(ret.src(0).dtype())});
-       }},
-      {UPat(Ops::RECIP).named("ret"),
-       [](const Match& m) {
-         auto [ctx, ret] = CtxRet(m);
-         return Grads({-ctx * ret * ret});
-       }},
-      {UPat(Ops::SIN).named("ret"),
-       [](const Match& m) {
-         auto [ctx, ret] = CtxRet(m);
-         return Grads({(kPi / 2 - ret.src(0)).Sin() * ctx});
-       }},
-      {UPat(Ops::LOG2).named("ret"),
-       [](const Match& m) {
-         auto [ctx, ret] = CtxRet(m);
-         return Grads({ctx / (ret.src(0) * kLn2)});
-       }},
-      {UPat(Ops::EXP2).named("ret"),
-       [](const Match& m) {
-         auto [ctx, ret] = CtxRet(m);
-         return Grads({ret * ctx * kLn2});
-       }},
-      {UPat(Ops::SQRT).named("ret"),
-       [](const Match& m) {
-         auto [ctx, ret] = CtxRet(m);
-         return Grads({ctx / (ret * 2)});
-       }},
+      GradientRule({Ops::CAST}, [](auto ctx, auto ret) { return Grads(ctx.Cast(ret.src(0).dtype())); }),
+      GradientRule({Ops::RECIP}, [](auto ctx, auto ret) { return Grads(-ctx * ret * ret); }),
+      GradientRule({Ops::SIN}, [](auto ctx, auto ret) { return Grads((kPi / 2 - ret.src(0)).Sin() * ctx); }),
+      GradientRule({Ops::LOG2}, [](auto ctx, auto ret) { return Grads(ctx / (ret.src(0) * kLn2)); }),
+      GradientRule({Ops::EXP2}, [](auto ctx, auto ret) { return Grads(ret * ctx * kLn2); }),
+      GradientRule({Ops::SQRT}, [](auto ctx, auto ret) { return Grads(ctx / (ret * 2)); }),
       // comparisons are flat: no gradient
-      {UPat({Ops::CMPLT, Ops::CMPNE}),
-       [](const Match&) {
-         return Grads({V::None(), V::None()});
-       }},
-      {UPat(Ops::ADD),
-       [](const Match& m) {
-         auto [ctx, ret] = CtxRet(m);
-         return Grads({ctx, ctx});
-       }},
+      GradientRule({Ops::CMPLT, Ops::CMPNE}, [](auto, auto) { return Grads(None(), None()); }),
+      GradientRule({Ops::ADD}, [](auto ctx, auto) { return Grads(ctx, ctx); }),
       // d(x^y)/dx = y x^(y-1) (y where x = y = 0); d(x^y)/dy = x^y ln x (0 or -inf at x = 0)
-      {UPat(Ops::POW).named("ret"),
-       [](const Match& m) {
-         auto [ctx, ret] = CtxRet(m);
-         V x = ret.src(0), y = ret.src(1);
-         V dx = (x.Eq(0) & y.Eq(0)).Where(y, y * x.Pow(y - 1));
-         V dy =
-             x.Eq(0).Where((y < 0).Where(ret.Like(-std::numeric_limits<double>::infinity()), ret.Like(0.0)),
-                           ret * x.Log2() * kLn2);
-         return Grads({ctx * dx, ctx * dy});
-       }},
+      GradientRule({Ops::POW},
+                   [](auto ctx, auto ret) {
+                     auto x = ret.src(0), y = ret.src(1);
+                     return Grads(ctx * (x.Eq(0) & y.Eq(0)).Where(y, y * x.Pow(y - 1)),
+                                  ctx * x.Eq(0).Where((y < 0).Where(ret.ConstLike(-kInf), ret.ConstLike(0.0)),
+                                                      ret * x.Log2() * kLn2));
+                   }),
       // the larger source takes the gradient; equal sources share it
-      {UPat(Ops::MAX).named("ret"),
-       [](const Match& m) {
-         auto [ctx, ret] = CtxRet(m);
-         V a = ret.src(0), b = ret.src(1);
-         return Grads({(a > b).Where(ctx, (a != b).Where(ctx.Like(0.0), ctx * 0.5)),
-                       (a < b).Where(ctx, (a != b).Where(ctx.Like(0.0), ctx * 0.5))});
-       }},
-      {UPat(Ops::MUL).named("ret"),
-       [](const Match& m) {
-         auto [ctx, ret] = CtxRet(m);
-         return Grads({ret.src(1) * ctx, ret.src(0) * ctx});
-       }},
-      {UPat(Ops::WHERE).named("ret"),
-       [](const Match& m) {
-         auto [ctx, ret] = CtxRet(m);
-         V cond = ret.src(0);
-         return Grads({V::None(), cond.Where(ctx, ctx.Like(0.0)), cond.Where(ctx.Like(0.0), ctx)});
-       }},
-      {UPat(Ops::REDUCE_AXIS).named("ret"), ReduceGradient},
-      {UPat({Ops::CONTIGUOUS, Ops::FUSE}),
-       [](const Match& m) {
-         auto [ctx, ret] = CtxRet(m);
-         return Grads({ctx});
-       }},
-      {UPat(Ops::CONTIGUOUS_BACKWARD),
-       [](const Match& m) {
-         auto [ctx, ret] = CtxRet(m);
-         return Grads({ctx.Contiguous()});
-       }},
+      GradientRule({Ops::MAX},
+                   [](auto ctx, auto ret) {
+                     auto a = ret.src(0), b = ret.src(1);
+                     return Grads((a > b).Where(ctx, (a != b).Where(ctx.ConstLike(0.0), ctx * 0.5)),
+                                  (a < b).Where(ctx, (a != b).Where(ctx.ConstLike(0.0), ctx * 0.5)));
+                   }),
+      GradientRule({Ops::MUL}, [](auto ctx, auto ret) { return Grads(ret.src(1) * ctx, ret.src(0) * ctx); }),
+      GradientRule({Ops::WHERE},
+                   [](auto ctx, auto ret) {
+                     return Grads(None(), ret.src(0).Where(ctx, ctx.ConstLike(0.0)),
+                                  ret.src(0).Where(ctx.ConstLike(0.0), ctx));
+                   }),
+      GradientRule({Ops::REDUCE_AXIS}, [](auto ctx, auto ret) { return ReduceGradient(ctx, ret); }),
+      GradientRule({Ops::CONTIGUOUS, Ops::FUSE}, [](auto ctx, auto) { return Grads(ctx); }),
+      GradientRule({Ops::CONTIGUOUS_BACKWARD}, [](auto ctx, auto) { return Grads(ctx.Contiguous()); }),
       // movement ops: the inverse movement
-      {UPat(Ops::RESHAPE).named("ret"),
-       [](const Match& m) {
-         auto [ctx, ret] = CtxRet(m);
-         return Grads({ctx.Reshape(ret.src(0).shape())});
-       }},
-      {UPat(Ops::PERMUTE).named("ret"),
-       [](const Match& m) {
-         auto [ctx, ret] = CtxRet(m);
-         Dims order = Ints(ret.arg()), inverse(order.size());
-         std::iota(inverse.begin(), inverse.end(), 0);
-         std::sort(inverse.begin(), inverse.end(), [&](int64_t a, int64_t b) { return order[a] < order[b]; });
-         return Grads({ctx.Permute(inverse)});
-       }},
-      {UPat(Ops::PAD).named("ret"),
-       [](const Match& m) {
-         auto [ctx, ret] = CtxRet(m);
-         Dims shape = ret.src(0).shape();
-         std::vector<std::pair<int64_t, int64_t>> pads = Pairs(ret.arg()), bounds;
-         for (size_t i = 0; i < shape.size() && i < pads.size(); ++i) {
-           bounds.emplace_back(pads[i].first, shape[i] + pads[i].first);
-         }
-         return Grads({ctx.Shrink(bounds)});
-       }},
-      {UPat(Ops::SHRINK).named("ret"),
-       [](const Match& m) {
-         auto [ctx, ret] = CtxRet(m);
-         Dims shape = ret.src(0).shape();
-         std::vector<std::pair<int64_t, int64_t>> bounds = Pairs(ret.arg()), pads;
-         for (size_t i = 0; i < shape.size() && i < bounds.size(); ++i) {
-           pads.emplace_back(bounds[i].first, shape[i] - bounds[i].second);
-         }
-         return Grads({ctx.Pad(pads)});
-       }},
-      {UPat(Ops::FLIP).named("ret"),
-       [](const Match& m) {
-         auto [ctx, ret] = CtxRet(m);
-         return Grads({ctx.Flip(ret.arg())});
-       }},
+      GradientRule({Ops::RESHAPE}, [](auto ctx, auto ret) { return Grads(ctx.Reshape(ret.src(0).shape())); }),
+      GradientRule({Ops::PERMUTE}, [](auto ctx, auto ret) { return Grads(ctx.Permute(ArgSort(ret.arg()))); }),
+      GradientRule({Ops::PAD}, [](auto ctx, auto ret) { return Grads(ctx.Shrink(UnpadBounds(ret))); }),
+      GradientRule({Ops::SHRINK}, [](auto ctx, auto ret) { return Grads(ctx.Pad(UnshrinkPads(ret))); }),
+      GradientRule({Ops::FLIP}, [](auto ctx, auto ret) { return Grads(ctx.Flip(ret.arg())); }),
       // an expand sums the gradient over the expanded axes (in the sum's accumulator dtype)
-      {UPat(Ops::EXPAND).named("ret"),
-       [](const Match& m) {
-         auto [ctx, ret] = CtxRet(m);
-         Dims in = ret.src(0).shape(), out = Ints(ret.arg()), axes;
-         for (size_t i = 0; i < in.size() && i < out.size(); ++i) {
-           if (in[i] != out[i]) axes.push_back(static_cast<int64_t>(i));
-         }
-         return Grads({ctx.Cast(SumAccDType(ctx.dtype())).R(Ops::ADD, axes).Cast(ctx.dtype())});
-       }},
+      GradientRule(
+          {Ops::EXPAND},
+          [](auto ctx, auto ret) {
+            return Grads(
+                ctx.Cast(SumAccDType(ctx.dtype())).Reduce(Ops::ADD, ExpandedAxes(ret)).Cast(ctx.dtype()));
+          }),
       // a bitcast has no gradient
-      {UPat(Ops::BITCAST), [](const Match&) { return Grads({V::None()}); }},
+      GradientRule({Ops::BITCAST}, [](auto, auto) { return Grads(None()); }),
   });
   return *rules;
 }
