@@ -25,6 +25,7 @@
 #include "absl/strings/str_split.h"
 #include "runtime/cpu_program.h"
 #include "runtime/host_cpu.h"
+#include "runtime/registry.h"
 
 extern char** environ;
 
@@ -240,4 +241,11 @@ absl::StatusOr<std::unique_ptr<Program>> CpuDevice::LoadProgram(const ProgramSpe
       new CpuProgram(*this, spec, loaded->second, std::move(loaded->first), pool_));
 }
 
+namespace {
+
+// Linking //runtime:cpu is what makes "CPU" a device of the program (runtime/registry.h).
+const bool cpu_registered = RegisterDevice(
+    "CPU", []() -> absl::StatusOr<std::unique_ptr<Device>> { return std::make_unique<CpuDevice>(); });
+
+}  // namespace
 }  // namespace uopc

@@ -14,7 +14,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "renderer/gpu_cstyle.h"
 #include "renderer/ptx.h"
+#include "runtime/registry.h"
 
 namespace uopc {
 namespace {
@@ -554,4 +556,16 @@ std::string PtxForArch(absl::string_view src, absl::string_view arch) {
 
 std::string CudaArch(int major, int minor) { return absl::StrCat("sm_", major, minor); }
 
+namespace {
+
+// Linking //runtime:cuda is what makes "CUDA" a device of the program (runtime/registry.h): CUDA C for sm_80
+// (tinygrad's tensor cores need it), or $UOPC_CUDA_ARCH.
+const bool cuda_registered = RegisterDevice("CUDA", [] {
+  const char* arch = std::getenv("UOPC_CUDA_ARCH");
+  CudaDeviceOptions options;
+  options.renderer = std::shared_ptr<const Renderer>(MakeCUDARenderer(arch != nullptr ? arch : "sm_80"));
+  return MakeCudaDevice(options);
+});
+
+}  // namespace
 }  // namespace uopc

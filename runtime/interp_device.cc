@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/interp.h"
+#include "runtime/registry.h"
 
 namespace uopc {
 namespace {
@@ -54,4 +55,11 @@ absl::StatusOr<std::unique_ptr<Program>> InterpDevice::LoadProgram(const Program
   return std::unique_ptr<Program>(new InterpProgram(*this, spec, *std::move(program)));
 }
 
+namespace {
+
+// Linking //runtime:interp is what makes "INTERP" a device of the program (runtime/registry.h).
+const bool interp_registered = RegisterDevice(
+    "INTERP", []() -> absl::StatusOr<std::unique_ptr<Device>> { return std::make_unique<InterpDevice>(); });
+
+}  // namespace
 }  // namespace uopc

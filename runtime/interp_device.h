@@ -10,7 +10,6 @@
 #include <memory>
 
 #include "renderer/cstyle.h"
-#include "runtime/cpu_device.h"
 #include "runtime/device.h"
 
 namespace uopc {

@@ -33,6 +33,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 #include "runtime/cpu_program.h"
+#include "runtime/registry.h"
 
 namespace uopc {
 namespace {
@@ -311,4 +312,10 @@ absl::StatusOr<std::unique_ptr<Device>> MakeLLVMDevice() {
   return std::unique_ptr<Device>(*std::move(device));
 }
 
+namespace {
+
+// Linking //runtime:llvm is what makes "LLVM" a device of the program (runtime/registry.h).
+const bool llvm_registered = RegisterDevice("LLVM", [] { return MakeLLVMDevice(); });
+
+}  // namespace
 }  // namespace uopc

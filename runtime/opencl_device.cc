@@ -14,7 +14,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "renderer/gpu_cstyle.h"
 #include "runtime/host_cpu.h"
+#include "runtime/registry.h"
 
 namespace uopc {
 
@@ -404,4 +406,14 @@ std::string OpenCLErrorName(int code) {
   }
 }
 
+namespace {
+
+// Linking //runtime:opencl is what makes "OPENCL" a device of the program (runtime/registry.h).
+const bool opencl_registered = RegisterDevice("OPENCL", [] {
+  OpenCLDeviceOptions options;
+  options.renderer = std::shared_ptr<const Renderer>(MakeOpenCLRenderer());
+  return MakeOpenCLDevice(options);
+});
+
+}  // namespace
 }  // namespace uopc

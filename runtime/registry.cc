@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 
 #include "absl/container/flat_hash_map.h"
@@ -9,12 +10,6 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "renderer/gpu_cstyle.h"
-#include "runtime/cpu_device.h"
-#include "runtime/cuda_device.h"
-#include "runtime/interp_device.h"
-#include "runtime/llvm_device.h"
-#include "runtime/opencl_device.h"
 
 namespace uopc {
 namespace {
@@ -27,29 +22,20 @@ struct Entry {
 struct Registry {
   std::mutex mutex;
   absl::flat_hash_map<std::string, Entry> entries;  // guarded by mutex
-
-  Registry() {
-    entries["CPU"].factory = []() -> absl::StatusOr<std::unique_ptr<Device>> {
-      return std::make_unique<CpuDevice>();
-    };
-    entries["INTERP"].factory = []() -> absl::StatusOr<std::unique_ptr<Device>> {
-      return std::make_unique<InterpDevice>();
-    };
-    entries["LLVM"].factory = []() { return MakeLLVMDevice(); };
-    entries["OPENCL"].factory = []() {
-      OpenCLDeviceOptions options;
-      options.renderer = std::shared_ptr<const Renderer>(MakeOpenCLRenderer());
-      return MakeOpenCLDevice(options);
-    };
-    // CUDA C for sm_80 (tinygrad's tensor cores need it), or $UOPC_CUDA_ARCH.
-    entries["CUDA"].factory = []() {
-      const char* arch = std::getenv("UOPC_CUDA_ARCH");
-      CudaDeviceOptions options;
-      options.renderer = std::shared_ptr<const Renderer>(MakeCUDARenderer(arch != nullptr ? arch : "sm_80"));
-      return MakeCudaDevice(options);
-    };
-  }
 };
+
+// uopc's devices and the targets that link them, for the error when a program asks for one it lacks.
+constexpr struct {
+  const char* name;
+  const char* target;
+} kDeviceTargets[] = {
+    {"CPU", "//runtime:cpu"},   {"CUDA", "//runtime:cuda"},     {"INTERP", "//runtime:interp"},
+    {"LLVM", "//runtime:llvm"}, {"OPENCL", "//runtime:opencl"},
+};
+
+// realize.cc's holder of host values (tinygrad's PYTHON buffers): it runs no kernels, so it is never the
+// default.
+constexpr absl::string_view kHostDataDevice = "PYTHON";
 
 // Never destroyed: devices may be used from static destructors, and programs must not outlive their device.
 Registry& TheRegistry() {
@@ -80,6 +66,13 @@ absl::StatusOr<Device*> GetDevice(absl::string_view name) {
   std::lock_guard<std::mutex> lock(registry.mutex);
   auto it = registry.entries.find(canonical);
   if (it == registry.entries.end()) {
+    for (const auto& [device, target] : kDeviceTargets) {
+      if (canonical == device) {
+        return absl::NotFoundError(absl::StrCat("device \"", canonical,
+                                                "\" is not linked into this program: add ", target,
+                                                " to its deps (or //runtime for every device)"));
+      }
+    }
     std::vector<std::string> known;
     for (const auto& [n, e] : registry.entries) known.push_back(n);
     std::sort(known.begin(), known.end());
@@ -104,6 +97,20 @@ std::vector<std::string> RegisteredDevices() {
   for (const auto& [name, entry] : registry.entries) names.push_back(name);
   std::sort(names.begin(), names.end());
   return names;
+}
+
+std::string DefaultDeviceName() {
+  std::vector<std::string> names = RegisteredDevices();
+  std::erase(names, std::string(kHostDataDevice));
+  for (const std::string& name : names) {
+    const char* value = std::getenv(name.c_str());
+    if (value != nullptr && std::strcmp(value, "1") == 0) return name;
+  }
+  if (std::find(names.begin(), names.end(), "CPU") != names.end()) return "CPU";
+  for (const std::string& name : names) {
+    if (GetDevice(name).ok()) return name;
+  }
+  return "CPU";
 }
 
 }  // namespace uopc

@@ -105,7 +105,9 @@ class Tensor {
   // ---- creation (tensor_creation.cc). A `device` of "" is the default device (tinygrad's Device.DEFAULT).
   // ----
   static void SetDefaultDevice(std::string device);
-  static std::string DefaultDevice();  // "CPU" unless set
+  // The device set, else the registry's pick from the devices linked in (DefaultDeviceName in
+  // runtime/registry.h): CPU, unless the environment names another (LLVM=1) or CPU is not linked.
+  static std::string DefaultDevice();
   // A realized contiguous buffer on `device` with `values` (count must equal the shape's product), as
   // tinygrad has after `Tensor(list).reshape(shape).contiguous().realize()`: BUFFER for 1-D, else
   // VIEW(BUFFER).

@@ -5,6 +5,7 @@
 #include <map>
 #include <mutex>
 
+#include "runtime/registry.h"
 #include "runtime/sha256.h"
 #include "shapetracker/shapetracker.h"
 #include "tensor/tensor.h"
@@ -96,8 +97,9 @@ RngState& Rng() {
 }
 
 std::mutex default_device_mu;
-std::string& DefaultDeviceName() {
-  static auto* name = new std::string("CPU");
+// Empty until set or first asked for; then what the registry picks from the devices linked into the program.
+std::string& ChosenDefaultDevice() {
+  static auto* name = new std::string();
   return *name;
 }
 
@@ -107,12 +109,13 @@ std::string Dev(const std::string& device) { return device.empty() ? Tensor::Def
 
 void Tensor::SetDefaultDevice(std::string device) {
   std::lock_guard<std::mutex> lock(default_device_mu);
-  DefaultDeviceName() = std::move(device);
+  ChosenDefaultDevice() = std::move(device);
 }
 
 std::string Tensor::DefaultDevice() {
   std::lock_guard<std::mutex> lock(default_device_mu);
-  return DefaultDeviceName();
+  if (ChosenDefaultDevice().empty()) ChosenDefaultDevice() = DefaultDeviceName();
+  return ChosenDefaultDevice();
 }
 
 std::vector<uint8_t> tensor_internal::PackValues(absl::Span<const ConstValue> values, DType dtype) {

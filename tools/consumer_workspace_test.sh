@@ -46,6 +46,27 @@ fi
 grep -E "PASSED|Executed" "$log"
 grep -q "//:uop_consumer_test .*PASSED" "$log"
 grep -q "//:rule_fuzzer_consumer_test .*PASSED" "$log"
+grep -q "//:cpu_only_test .*PASSED" "$log"
+
+# The CPU-only program links the CPU device and no other: nothing of LLVM, OpenCL or CUDA (nor INTERP).
+deps=$work/cpu_only_deps.txt
+nested_bazel query 'deps(//:cpu_only_test)' >"$deps" 2>"$work/query.log" || {
+  cat "$work/query.log" >&2
+  echo "consumer workspace: bazel query deps(//:cpu_only_test) failed" >&2
+  exit 1
+}
+grep -qx "@uopc//runtime:cpu_device" "$deps" || {
+  echo "consumer workspace: cpu_only_test does not link @uopc//runtime:cpu_device" >&2
+  exit 1
+}
+for unwanted in @uopc//third_party:llvm @uopc//third_party:opencl @uopc//runtime:llvm_device \
+  @uopc//runtime:opencl_device @uopc//runtime:cuda_device @uopc//runtime:interp_device; do
+  if grep -qx "$unwanted" "$deps"; then
+    echo "consumer workspace: the CPU-only program depends on $unwanted" >&2
+    exit 1
+  fi
+done
+echo "cpu_only_test links:" $(grep -E "^@uopc//(runtime|third_party):[a-z0-9_]+$" "$deps" | grep -v -E "\.(h|cc)$" | sort)
 
 # Without C++20 (Bazel's default -std=c++0x, as in a workspace that does not import consumer.bazelrc), the build
 # stops at uopc's one #error saying why, not at an std::optional error deep in a header.

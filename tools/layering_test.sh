@@ -3,7 +3,8 @@
 # user who depends on one stage builds nothing above it.
 # Usage: layering_test.sh DEPS_FILE ALLOWED_PACKAGES [DEPS_FILE ALLOWED_PACKAGES ...]
 # DEPS_FILE is a genquery of `deps(//stage)`; ALLOWED_PACKAGES is a space-separated list of the top-level
-# packages its labels in this workspace may come from. Labels of other repositories (@...) are not checked.
+# packages its labels in this workspace may come from, and of labels it must not reach, each written `!//pkg:name`
+# (the devices, which a program chooses). Labels of other repositories (@...) are not checked.
 set -euo pipefail
 
 if (($# == 0)); then
@@ -20,12 +21,21 @@ while (($# >= 2)); do
     failures=$((failures + 1))
     continue
   fi
+  allowed=()
+  forbidden=()
+  for entry in $allowed_list; do
+    if [[ $entry == '!'* ]]; then forbidden+=("${entry#!}"); else allowed+=("$entry"); fi
+  done
   while read -r label; do
     [[ $label == //* ]] || continue
     package=${label#//}
     package=${package%%[:/]*}
-    if [[ " $allowed_list " != *" $package "* ]]; then
-      echo "FAIL: $(basename "$deps_file") reaches $label (allowed: $allowed_list)"
+    if [[ " ${allowed[*]} " != *" $package "* ]]; then
+      echo "FAIL: $(basename "$deps_file") reaches $label (allowed: ${allowed[*]})"
+      failures=$((failures + 1))
+    fi
+    if [[ " ${forbidden[*]-} " == *" $label "* ]]; then
+      echo "FAIL: $(basename "$deps_file") reaches $label, which only a program's own deps may bring"
       failures=$((failures + 1))
     fi
   done <"$deps_file"
