@@ -11,13 +11,12 @@
 #ifndef UOPC_REWRITE_SYMBOLIC_H_
 #define UOPC_REWRITE_SYMBOLIC_H_
 
-#include "uop/cxx20.h"  // first: without C++20, one clear error
-
 #include <cstdint>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "rewrite/pattern_matcher.h"
+#include "uop/cxx20.h"  // first: without C++20, one clear error
 #include "uop/uop.h"
 
 namespace uopc {
@@ -50,6 +49,23 @@ class ScopedIntegerSemantics {
  private:
   IntegerSemantics previous_;
 };
+
+// While it lives, the division and modulo folds on this thread may use Python's floor-division identities on
+// dividends whose range reaches below zero, as tinygrad does everywhere. Only for an expression whose every
+// dividend is known to be non-negative wherever its value matters (SimplifyValid sets it for a clause of a
+// valid whose dividends the other clauses keep non-negative): there C's `//` and `%` agree with floor's.
+class ScopedFloorDivision {
+ public:
+  ScopedFloorDivision();
+  ~ScopedFloorDivision();
+  ScopedFloorDivision(const ScopedFloorDivision&) = delete;
+  ScopedFloorDivision& operator=(const ScopedFloorDivision&) = delete;
+
+ private:
+  bool previous_;
+};
+// True inside a ScopedFloorDivision on this thread.
+bool FloorDivisionAssumed();
 
 const PatternMatcher& SymbolicSimple();
 const PatternMatcher& Commutative();
