@@ -87,6 +87,15 @@ TEST(TensorErrorTest, EachErrorNamesTheShapes) {
   EXPECT_THAT(Floats({1.5}).BitwiseAnd(1).status().message(), HasSubstr("not supported"));
 }
 
+// tinygrad's arange of 2^31 + 7 elements pools through an axis of about 2^63 elements (its graph holds a
+// RESHAPE to 9223372099131801704); shapes here are int64, so it is an error that says so, not a wrapped size.
+TEST(TensorErrorTest, PoolPastInt64IsAnError) {
+  Tensor huge = Tensor::Arange(0, (int64_t{1} << 31) + 7, 1, dtypes::kInt64);
+  EXPECT_THAT(huge.status().message(), HasSubstr("intermediate axis of 2^63 elements or more"));
+  // Just under the limit it builds: 2 * (2^31 - 1)^2 < 2^63.
+  EXPECT_TRUE(Tensor::Arange((int64_t{1} << 31) - 1).ok());
+}
+
 TEST(TensorErrorTest, ErrorsPropagateToRealize) {
   Tensor bad = Floats({1, 2, 3}).Reshape({2, 2});
   Tensor later = (bad + 1).Relu().Sum();
