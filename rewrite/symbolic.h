@@ -11,12 +11,13 @@
 #ifndef UOPC_REWRITE_SYMBOLIC_H_
 #define UOPC_REWRITE_SYMBOLIC_H_
 
+#include "uop/cxx20.h"  // first: without C++20, one clear error
+
 #include <cstdint>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "rewrite/pattern_matcher.h"
-#include "uop/cxx20.h"  // first: without C++20, one clear error
 #include "uop/uop.h"
 
 namespace uopc {

@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/numeric/int128.h"
+#include "absl/types/span.h"
 #include "rewrite/graph_rewrite.h"
 #include "rewrite/symbolic.h"
 #include "uop/uop.h"
@@ -73,20 +74,40 @@ struct Range {
   absl::int128 lo, hi;
 };
 
+std::vector<Range> RangesOf(absl::Span<const UOpPtr> clauses) {
+  std::vector<Range> ranges;
+  for (const UOpPtr& clause : clauses) {
+    std::optional<ValidClause> parsed = ParseValid(clause);
+    if (!parsed || !parsed->expr->dtype().is_int() || parsed->expr->vmin().is_float()) continue;
+    const UOpPtr& expr = parsed->expr;
+    auto it = std::find_if(ranges.begin(), ranges.end(), [&](const Range& r) { return r.expr == expr; });
+    if (it == ranges.end()) {
+      ranges.push_back(Range{expr, expr->vmin().AsInt(), expr->vmax().AsInt()});
+      it = ranges.end() - 1;
+    }
+    if (parsed->is_upper) {
+      it->hi = std::min(it->hi, absl::int128(parsed->bound));
+    } else {
+      it->lo = std::max(it->lo, absl::int128(parsed->bound));
+    }
+  }
+  return ranges;
+}
+
 // The least value of x where every range in `given` holds, by interval arithmetic in which a sum of x's terms
-// that is a multiple of one of `given`'s expressions takes that expression's range (56*a + 56*b + c under
-// a + b >= 2 is at least 112 + min c). Sound, not always the tightest; nullopt when x is not linear.
+// that is a multiple of one of `given`'s expressions takes that expression's range. Nullopt when x is not
+// linear.
 std::optional<absl::int128> LowerBoundGiven(const UOpPtr& x, const std::vector<Range>& given) {
   std::optional<LinearForm> form = Linear(x);
   if (!form) return std::nullopt;
   absl::int128 bound = form->constant;
   auto& terms = form->terms;
+  auto find = [&](const UOp* t) {
+    return std::find_if(terms.begin(), terms.end(), [&](const auto& term) { return term.first == t; });
+  };
   for (const Range& r : given) {
     std::optional<LinearForm> e = Linear(r.expr);
     if (!e || e->terms.empty()) continue;
-    auto find = [&](const UOp* t) {
-      return std::find_if(terms.begin(), terms.end(), [&](const auto& term) { return term.first == t; });
-    };
     auto first = find(e->terms[0].first);
     if (first == terms.end() || first->second % e->terms[0].second != 0) continue;
     const absl::int128 multiple = first->second / e->terms[0].second;
@@ -120,26 +141,8 @@ UOpPtr SimplifyWithNonNegativeDividends(const UOpPtr& clause, const std::vector<
     }
   }
   if (dividends.empty()) return clause;
-  std::vector<Range> given;
-  for (const UOpPtr& other : others) {
-    std::optional<ValidClause> parsed = ParseValid(other);
-    if (!parsed || !parsed->expr->dtype().is_int() || parsed->expr->vmin().is_float()) continue;
-    const UOpPtr& expr = parsed->expr;
-    auto it = std::find_if(given.begin(), given.end(), [&](const Range& r) { return r.expr == expr; });
-    if (it == given.end()) {
-      given.push_back(Range{expr, expr->vmin().AsInt(), expr->vmax().AsInt()});
-      it = given.end() - 1;
-    }
-    if (parsed->is_upper) {
-      it->hi = std::min(it->hi, absl::int128(parsed->bound));
-    } else {
-      it->lo = std::max(it->lo, absl::int128(parsed->bound));
-    }
-  }
-  if (given.empty()) return clause;
   for (const UOp* x : dividends) {
-    std::optional<absl::int128> lo = LowerBoundGiven(x->ref(), given);
-    if (!lo || *lo < 0) return clause;
+    if (!NonNegativeGiven(x->ref(), others)) return clause;
   }
   ScopedFloorDivision floor_division;
   return Simplify(clause);
@@ -248,6 +251,15 @@ UOpPtr UopGivenValid(const UOpPtr& valid, const UOpPtr& uop_in) {
     }
   }
   return uop;
+}
+
+bool NonNegativeGiven(const UOpPtr& x, absl::Span<const UOpPtr> given) {
+  if (!x->dtype().is_int() || x->vmin().is_float()) return false;
+  if (x->vmin().AsInt() >= 0) return true;
+  std::vector<Range> ranges = RangesOf(given);
+  if (ranges.empty()) return false;
+  std::optional<absl::int128> lo = LowerBoundGiven(x, ranges);
+  return lo && *lo >= 0;
 }
 
 UOpPtr SimplifyValid(const UOpPtr& valid) {
