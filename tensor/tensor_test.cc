@@ -128,6 +128,15 @@ TEST(TensorValuesTest, ArithmeticAndReductions) {
   EXPECT_THAT(*Ints({3, 1}).OneHot(4).ToVector<int32_t>(), ElementsAre(0, 0, 0, 1, 0, 1, 0, 0));
 }
 
+// A kernel of one size pools one axis, as tinygrad's avg_pool2d(kernel_size=(4,)); {k, k} pools two.
+TEST(TensorValuesTest, PoolsOverAsManyAxesAsTheKernelHas) {
+  Tensor x = Floats({1, 2, 3, 4, 5, 6, 7, 8}, {1, 2, 4});
+  EXPECT_EQ(x.AvgPool2d({4}).Shape(), (Dims{1, 2, 1}));
+  EXPECT_THAT(*x.AvgPool2d({4}).ToVector<float>(), ElementsAre(2.5, 6.5));
+  EXPECT_THAT(*x.MaxPool2d({2}).ToVector<float>(), ElementsAre(2, 4, 6, 8));
+  EXPECT_THAT(*x.MaxPool2d({2, 2}).ToVector<float>(), ElementsAre(6, 8));
+}
+
 TEST(TensorValuesTest, RealizeUpdatesEveryHandle) {
   Tensor a = Floats({1, 2, 3}) + 1;
   Tensor alias = a;
