@@ -1,5 +1,6 @@
 #include "codegen/final_rewrite.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -12,6 +13,7 @@
 #include "rewrite/graph_rewrite.h"
 #include "rewrite/symbolic.h"
 #include "rewrite/symbolic_folding.h"
+#include "rewrite/valid.h"
 
 namespace uopc {
 namespace {
@@ -78,6 +80,52 @@ UOpPtr FastIdiv(const Renderer* renderer, const UOpPtr& x, const UOpPtr& d_const
   return nullptr;
 }
 
+// `valid` (an AND of clauses) with each `x % 2^k` of signed x that appears in one clause only rewritten to
+// `x & (2^k - 1)` where the other clauses keep x non-negative (NonNegativeGiven): there C's % and the mask
+// agree, and tinygrad rewrites every such mod. The load of a transposed convolution's tap keeps such a clause
+// (`((56*a + 3*c - 114) % 2) < 1` beside `a >= 2` and `c >= 1`). Null when nothing changes.
+UOpPtr ModToAndGivenValid(const UOpPtr& valid) {
+  const std::vector<UOpPtr> clauses = SplitUop(valid, Ops::AND);
+  if (clauses.size() < 2) return nullptr;
+  std::vector<std::vector<const UOp*>> reached;
+  bool any_candidate = false;
+  for (const UOpPtr& clause : clauses) {
+    reached.push_back(clause->Toposort());
+    for (const UOp* u : reached.back()) {
+      if (u->op() == Ops::MOD && u->src(0)->dtype().is_int() && !u->src(0)->dtype().is_unsigned() &&
+          u->src(0)->vmin() < ConstValue::Int(0) && u->src(1)->op() == Ops::CONST &&
+          PowerOfTwo(u->src(1)->ref())) {
+        any_candidate = true;
+      }
+    }
+  }
+  if (!any_candidate) return nullptr;
+  UOpMap replacements;
+  for (size_t i = 0; i < clauses.size(); ++i) {
+    std::vector<UOpPtr> others;
+    for (size_t j = 0; j < clauses.size(); ++j) {
+      if (j != i) others.push_back(clauses[j]);
+    }
+    for (const UOp* u : reached[i]) {
+      if (u->op() != Ops::MOD || !u->src(0)->dtype().is_int() || u->src(0)->dtype().is_unsigned() ||
+          u->src(0)->vmin() >= ConstValue::Int(0) || u->src(1)->op() != Ops::CONST ||
+          !PowerOfTwo(u->src(1)->ref())) {
+        continue;
+      }
+      // A mod that another clause also holds would be rewritten there too, on that clause's own proof.
+      bool elsewhere = false;
+      for (size_t j = 0; j < clauses.size() && !elsewhere; ++j) {
+        elsewhere = j != i && std::find(reached[j].begin(), reached[j].end(), u) != reached[j].end();
+      }
+      if (elsewhere || !NonNegativeGiven(u->src(0)->ref(), others)) continue;
+      UOpPtr x = u->src(0)->ref();
+      replacements.emplace(u, x & x.const_like(ConstValue::Int(u->src(1)->const_value().AsInt() - 1)));
+    }
+  }
+  if (replacements.empty()) return nullptr;
+  return Substitute(valid, replacements);
+}
+
 }  // namespace
 
 PatternMatcher LateRewritePatterns(const OpSet& ops, bool force_transcendental,
@@ -113,6 +161,8 @@ PatternMatcher LateRewritePatterns(const OpSet& ops, bool force_transcendental,
                          return nullptr;
                        return m["x"] & m["x"].const_like(ConstValue::Int(m["c"]->const_value().AsInt() - 1));
                      }});
+    rules.push_back({UPat(Ops::AND).dtype(dtypes::kBool).named("valid"),
+                     [](const Match& m) { return ModToAndGivenValid(m["valid"]); }});
   }
   if (ops.contains(Ops::SHL)) {
     rules.push_back({x_int * c, [](const Match& m) -> UOpPtr {

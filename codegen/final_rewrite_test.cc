@@ -29,6 +29,20 @@ TEST(LateRewriteTest, PowersOfTwoBecomeShiftsAndMasks) {
   EXPECT_EQ(GraphRewrite(y * -1, late), y.alu(Ops::NEG));
 }
 
+// In a valid, a mod whose dividend the other clauses keep non-negative is a mask, as tinygrad renders it (the
+// taps of a grouped stride-2 transposed convolution); without those clauses it stays a mod.
+TEST(LateRewriteTest, ModInAValidIsAMaskWhereTheOtherClausesKeepItsDividendNonNegative) {
+  PatternMatcher late = LateRewritePatterns(OpSet{Ops::AND});
+  UOpPtr a = UOp::Variable("a", 0, 56), c = UOp::Variable("c", 0, 18);
+  UOpPtr x = a * 56 + c * 3 + -114;
+  UOpPtr given = a.ge(2).bitwise_and(c.ge(1));
+  UOpPtr valid = given.bitwise_and((x % 2).lt(1));
+  EXPECT_EQ(GraphRewrite(valid, late), given.bitwise_and((x & 1).lt(1)));
+  // c = 0, a = 2 gives x = -2: C's -2 % 2 is 0 like -2 & 1, but -1 % 2 is -1 where -1 & 1 is 1.
+  UOpPtr open = a.ge(2).bitwise_and((x % 2).lt(1));
+  EXPECT_EQ(GraphRewrite(open, late), open);
+}
+
 TEST(LateRewriteTest, DivisionByAConstantIsAMultiplyAndShift) {
   PatternMatcher late = LateRewritePatterns(ClangRenderer().supported_ops());
   UOpPtr x = UOp::Variable("x", 0, 1000);

@@ -131,6 +131,57 @@ TEST(LayersTest, ConvTranspose2dMatchesTinygrad) {
   ExpectMatches(convt2(Ramp({1, 2, 4, 3}, 0.05)), "convt2.out");
 }
 
+// out[n, g*cog + o, y, x] = sum over ci in group g, ky, kx with y = iy*stride - pad + ky (likewise x) of
+// in[n, g*cig + ci, iy, ix] * w[g*cig + ci, o, ky, kx]: the definition, loop by loop.
+std::vector<float> NaiveConvTranspose(const std::vector<float>& in, const Dims& in_shape,
+                                      const std::vector<float>& w, const Dims& w_shape, int64_t stride,
+                                      int64_t pad, int64_t groups, int64_t out_h, int64_t out_w) {
+  const int64_t n = in_shape[0], cin = in_shape[1], h = in_shape[2], wd = in_shape[3];
+  const int64_t cog = w_shape[1], k = w_shape[2], cig = cin / groups;
+  std::vector<float> out(n * groups * cog * out_h * out_w, 0.0f);
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t c = 0; c < cin; ++c)
+      for (int64_t iy = 0; iy < h; ++iy)
+        for (int64_t ix = 0; ix < wd; ++ix)
+          for (int64_t o = 0; o < cog; ++o)
+            for (int64_t ky = 0; ky < k; ++ky)
+              for (int64_t kx = 0; kx < k; ++kx) {
+                const int64_t y = iy * stride - pad + ky, x = ix * stride - pad + kx;
+                if (y < 0 || y >= out_h || x < 0 || x >= out_w) continue;
+                const int64_t oc = c / cig * cog + o;
+                out[((b * groups * cog + oc) * out_h + y) * out_w + x] +=
+                    in[((b * cin + c) * h + iy) * wd + ix] * w[((c * cog + o) * k + ky) * k + kx];
+              }
+  return out;
+}
+
+// The stride-2 transposed convolutions of the scale corpus, smaller: their odd taps' loads are dropped by a
+// valid clause folded with floor division (rewrite/valid.h) and grouped ones gate taps with a mask; the
+// values must still be the definition's.
+TEST(LayersTest, StridedConvTransposeIsTheDefinition) {
+  struct Case {
+    Dims x, w;
+    int64_t stride, pad, groups;
+  };
+  for (const Case& c :
+       {Case{{1, 4, 14, 14}, {4, 2, 4, 4}, 2, 1, 1}, Case{{1, 8, 14, 14}, {8, 2, 3, 3}, 2, 0, 4},
+        Case{{1, 2, 9, 9}, {2, 3, 5, 5}, 3, 2, 1}}) {
+    SCOPED_TRACE(c.w[2]);
+    Tensor x = Ramp(c.x, 0.013, -0.7).Sin(), w = Ramp(c.w, 0.021, -0.4).Cos();
+    ConvOptions options{.groups = c.groups, .stride = {c.stride}, .padding = {c.pad}};
+    Tensor y = ConvTranspose(x, w, nullptr, options);
+    ASSERT_TRUE(y.ok()) << y.status();
+    const Dims shape = y.Shape();
+    absl::StatusOr<std::vector<float>> got = y.ToVector<float>();
+    absl::StatusOr<std::vector<float>> xs = x.ToVector<float>(), ws = w.ToVector<float>();
+    ASSERT_TRUE(got.ok() && xs.ok() && ws.ok());
+    std::vector<float> want =
+        NaiveConvTranspose(*xs, c.x, *ws, c.w, c.stride, c.pad, c.groups, shape[2], shape[3]);
+    ASSERT_EQ(got->size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR((*got)[i], want[i], 1e-4) << i;
+  }
+}
+
 TEST(LayersTest, BatchNormMatchesTinygradInTrainingAndEval) {
   BatchNorm bn(3);
   EXPECT_THAT(Names(bn), ElementsAre("weight", "bias", "num_batches_tracked", "running_mean", "running_var"));

@@ -1,11 +1,12 @@
 // Tensor programs at the sizes models use (nn/testdata/scale_programs.jsonl, from harvest_scale_programs.py,
 // which holds each program's Python): random numbers and aranges of millions of elements, wide reductions and
-// norms, transformer matmuls and attention, ResNet convolutions, vocabulary-sized embeddings, half and int8
-// kernels, views past 2^31 elements and layer initialisers. Inputs are Tensor::Empty and nothing is realized:
-// each program is built, scheduled and compiled for the clang target, and its tensor graph, kernel count and
-// order, and per kernel the AST, opts, name and C source must be tinygrad v0.10.3's. One test case per
-// program; a failure names each field that differs and its first differing line. A new program is one line
-// in the script's PROGRAMS and one entry in Programs() below, under the same name.
+// norms, transformer matmuls, attention and blocks, convolutions (strided, grouped, dilated, transposed, 1-D
+// and 3-D) and pools, vocabulary-sized embeddings and losses, half, bfloat16 and small-int kernels, views
+// past 2^31 elements and layer initialisers, at round, odd and prime sizes. Inputs are Tensor::Empty and
+// nothing is realized: each program is built, scheduled and compiled for the clang target, and its tensor
+// graph, kernel count and order, and per kernel the AST, opts, name and C source must be tinygrad v0.10.3's.
+// One test case per program; a failure names each field that differs and its first differing line. A new
+// program is one line in the script's PROGRAMS and one entry in Programs() below, under the same name.
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -24,6 +25,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "nn/layers.h"
+#include "nn/state.h"
 #include "renderer/cstyle.h"
 #include "schedule/schedule.h"
 #include "tensor/tensor.h"
@@ -35,6 +37,7 @@ namespace {
 
 constexpr char kCorpus[] = "nn/testdata/scale_programs.jsonl";
 constexpr DType f = dtypes::kFloat32, h = dtypes::kFloat16, i = dtypes::kInt32, i8 = dtypes::kInt8;
+constexpr DType bf = dtypes::kBFloat16, u8 = dtypes::kUInt8, i16 = dtypes::kInt16, i64 = dtypes::kInt64;
 using S = Slice;
 constexpr std::nullopt_t _ = std::nullopt;
 
@@ -74,6 +77,24 @@ Tensor Gpt2Attention(const Tensor& x, const Tensor& w_qkv, const Tensor& b_qkv, 
       .Transpose(1, 2)
       .Reshape({b, s, d})
       .Matmul(w_proj);
+}
+
+// The script's llama_mlp: LLaMA's gated MLP, (silu(x w1) * x w3) w2.
+Tensor LlamaMlp(const Tensor& x, const Tensor& w1, const Tensor& w3, const Tensor& w2) {
+  return (x.Matmul(w1).Silu() * x.Matmul(w3)).Matmul(w2);
+}
+
+// The script's transformer_block: a pre-norm GPT-2 block (attention, then a gelu MLP of `hidden`, each added
+// to its input), every weight an empty input.
+Tensor TransformerBlock(const Tensor& x, int64_t heads, int64_t hidden) {
+  const int64_t d = x.Shape().back();
+  Tensor b_qkv = E({3 * d});
+  Tensor a = x + Gpt2Attention(x.Layernorm() * E({d}) + E({d}), E({d, 3 * d}), b_qkv, E({d, d}), heads);
+  Tensor b_up = E({hidden}), b_down = E({d});
+  return a + (a.Layernorm() * E({d}) + E({d}))
+                 .Linear(E({d, hidden}), &b_up)
+                 .Gelu()
+                 .Linear(E({hidden, d}), &b_down);
 }
 
 const std::vector<std::pair<std::string, Program>>& Programs() {
@@ -321,6 +342,506 @@ const std::vector<std::pair<std::string, Program>>& Programs() {
        [] {
          return nn::ScaledUniform({1024, 1024});
        }},
+      // ---- second set: other sizes (odd, prime, vocabulary-sized) and variants of the same families ----
+      // random numbers
+      {"rand_1000x3001",
+       [] {
+         return Tensor::Rand({1000, 3001});
+       }},
+      {"rand_odd_numel_3001x7",
+       [] {
+         return Tensor::Rand({3001, 7});
+       }},
+      {"randn_1023x1000",
+       [] {
+         return Tensor::Randn({1023, 1000});
+       }},
+      {"rand_4d_8x3x224x224",
+       [] {
+         return Tensor::Rand({8, 3, 224, 224});
+       }},
+      {"rand_half_odd_1001",
+       [] {
+         return Tensor::Rand({1001, 1001}, h);
+       }},
+      {"rand_bfloat16_1000",
+       [] {
+         return Tensor::Rand({1000, 1000}, bf);
+       }},
+      {"randint_int64_1000x3001",
+       [] {
+         return Tensor::Randint({1000, 3001}, 0, 32000, i64);
+       }},
+      {"randint_uint8_1023",
+       [] {
+         return Tensor::Randint({1023, 1023}, 0, 256, u8);
+       }},
+      {"randint_int16_4097x33",
+       [] {
+         return Tensor::Randint({4097, 33}, -100, 100, i16);
+       }},
+      {"uniform_qwen_vocab",
+       [] {
+         return Tensor::Uniform({151936, 64}, -0.5, 0.5);
+       }},
+      {"rand_then_randn",
+       [] {
+         Tensor a = Tensor::Rand({1000, 1000});
+         return std::vector<Tensor>{a, Tensor::Randn({3001})};
+       }},
+      // aranges and cumulative ops
+      {"arange_start_step", [] { return Tensor::Arange(10, 1 << 20, 3); }},
+      {"arange_negative_step", [] { return Tensor::Arange(1000000, 0, -7); }},
+      {"arange_float_2m", [] { return Tensor::Arange(-1.0, 1.0, std::ldexp(1.0, -20)); }},
+      {"arange_1g", [] { return Tensor::Arange(int64_t{1} << 30); }},
+      {"arange_prime_100000007", [] { return Tensor::Arange(100000007); }},
+      {"cumsum_axis0_4096x1000",
+       [] {
+         return E({4096, 1000}).Cumsum(0);
+       }},
+      {"cumsum_4m", [] { return E({1 << 22}).Cumsum(); }},
+      {"cumsum_rows_3001",
+       [] {
+         return E({32, 3001}).Cumsum(1);
+       }},
+      {"cummax_rows_1000",
+       [] {
+         return E({64, 1000}).Cummax(1);
+       }},
+      {"cumsum_int_1m", [] { return E({1 << 20}, i).Cumsum(); }},
+      // reductions
+      {"argmax_axis0_4096x1000",
+       [] {
+         return E({4096, 1000}).Argmax(0);
+       }},
+      {"argmin_axis0_3001x1023",
+       [] {
+         return E({3001, 1023}).Argmin(0);
+       }},
+      {"std_rows_3001",
+       [] {
+         return E({1000, 3001}).Std(1);
+       }},
+      {"var_4d_no_correction",
+       [] {
+         return E({8, 64, 28, 28}).Var(Dims{0, 2, 3}, false, 0);
+       }},
+      {"logsumexp_32000",
+       [] {
+         return E({64, 32000}).Logsumexp(-1);
+       }},
+      {"max_3d_axis1",
+       [] {
+         return E({16, 1023, 257}).Max(1);
+       }},
+      {"half_sum_axis0_3001",
+       [] {
+         return E({3001, 1000}, h).Sum(0);
+       }},
+      {"any_rows_4096x1000",
+       [] {
+         return (E({4096, 1000}) > 0).Any(1);
+       }},
+      {"prod_rows_1000x64",
+       [] {
+         return E({1000, 64}).Prod(1);
+       }},
+      // normalizations
+      {"layernorm_module_gpt2_3d",
+       [] {
+         return nn::LayerNorm({768})(E({8, 1024, 768}));
+       }},
+      {"layernorm_3001",
+       [] {
+         return E({1023, 3001}).Layernorm();
+       }},
+      {"groupnorm_resnet_256",
+       [] {
+         return nn::GroupNorm(32, 256)(E({8, 256, 28, 28}));
+       }},
+      {"batchnorm_2048_7x7",
+       [] {
+         Tensor w = E({2048}), b = E({2048});
+         return E({32, 2048, 7, 7}).Batchnorm(&w, &b, E({2048}), E({2048}));
+       }},
+      {"rmsnorm_module_4096",
+       [] {
+         return nn::RMSNorm(4096)(E({2, 2048, 4096}));
+       }},
+      // softmax, matmuls and linear layers
+      {"softmax_axis0_3001x1000",
+       [] {
+         return E({3001, 1000}).Softmax(0);
+       }},
+      {"softmax_32_heads_512",
+       [] {
+         return E({1, 32, 512, 512}).Softmax(-1);
+       }},
+      {"matmul_1000x3001x1023",
+       [] {
+         return E({1000, 3001}).Matmul(E({3001, 1023}));
+       }},
+      {"batched_matmul_8x512x64",
+       [] {
+         return E({8, 512, 64}).Matmul(E({8, 64, 512}));
+       }},
+      {"matmul_4d_heads",
+       [] {
+         return E({2, 16, 512, 64}).Matmul(E({2, 16, 64, 512}));
+       }},
+      {"matmul_transposed_b",
+       [] {
+         return E({1024, 768}).Matmul(E({3072, 768}).T());
+       }},
+      {"matmul_transposed_a",
+       [] {
+         return E({768, 1024}).T().Matmul(E({768, 512}));
+       }},
+      {"lm_head_matvec_32000",
+       [] {
+         return E({32000, 4096}).Matmul(E({4096}));
+       }},
+      {"vecmat_4096x32000",
+       [] {
+         return E({4096}).Matmul(E({4096, 32000}));
+       }},
+      {"linear_lm_head_3d",
+       [] {
+         return E({1, 128, 4096}).Linear(E({4096, 32000}));
+       }},
+      {"matmul_bfloat16_1024",
+       [] {
+         return E({1024, 1024}, bf).Matmul(E({1024, 1024}, bf));
+       }},
+      {"matmul_half_acc_float",
+       [] {
+         return E({1000, 1000}, h).Matmul(E({1000, 1000}, h), f);
+       }},
+      {"int8_matmul_int32_acc",
+       [] {
+         return E({512, 1024}, i8).Matmul(E({1024, 1024}, i8), i);
+       }},
+      // convolutions and pooling
+      {"conv3x3_s2_128_256",
+       [] {
+         return E({8, 128, 56, 56}).Conv2d(E({256, 128, 3, 3}), {.stride = {2}, .padding = {1}});
+       }},
+      {"conv1x1_s2_downsample",
+       [] {
+         return E({8, 256, 56, 56}).Conv2d(E({512, 256, 1, 1}), {.stride = {2}});
+       }},
+      {"conv_depthwise_96",
+       [] {
+         return E({8, 96, 112, 112}).Conv2d(E({96, 1, 3, 3}), {.groups = 96, .padding = {1}});
+       }},
+      {"conv_groups_32",
+       [] {
+         return E({4, 128, 28, 28}).Conv2d(E({128, 4, 3, 3}), {.groups = 32, .padding = {1}});
+       }},
+      {"conv_dilation_2",
+       [] {
+         return E({2, 64, 64, 64}).Conv2d(E({64, 64, 3, 3}), {.dilation = {2}, .padding = {2}});
+       }},
+      {"conv_alexnet_11x11_s4",
+       [] {
+         return E({4, 3, 227, 227}).Conv2d(E({96, 3, 11, 11}), {.stride = {4}});
+       }},
+      {"conv1d_3001",
+       [] {
+         return E({8, 64, 3001}).Conv2d(E({128, 64, 3}), {.padding = {1}});
+       }},
+      {"conv_transpose_28_to_56",
+       [] {
+         return nn::ConvTranspose(E({1, 64, 28, 28}), E({64, 32, 4, 4}), nullptr,
+                                  {.stride = {2}, .padding = {1}});
+       }},
+      {"maxpool_2x2_112",
+       [] {
+         return E({8, 64, 112, 112}).MaxPool2d();
+       }},
+      {"maxpool_5x5_s3_99",
+       [] {
+         return E({4, 32, 99, 99}).MaxPool2d({5, 5}, {3});
+       }},
+      {"avgpool_3x3_s1_pad1",
+       [] {
+         return E({8, 192, 28, 28}).AvgPool2d({3, 3}, {1}, {1}, {1});
+       }},
+      {"avgpool_7x7_global",
+       [] {
+         return E({32, 2048, 7, 7}).AvgPool2d({7, 7});
+       }},
+      {"avgpool_exclude_pad",
+       [] {
+         return E({4, 64, 56, 56}).AvgPool2d({3, 3}, {2}, {1}, {1}, false);
+       }},
+      // embeddings and gathers
+      {"embedding_llama_32000",
+       [] {
+         return Embedding(32000, 4096, E({2, 512}, i));
+       }},
+      {"embedding_qwen_151936",
+       [] {
+         return Embedding(151936, 896, E({1, 128}, i));
+       }},
+      {"gather_rows_3001",
+       [] {
+         return E({1000, 3001}).Gather(1, E({1000, 7}, i));
+       }},
+      // attention
+      {"sdpa_causal_2048_32x128",
+       [] {
+         return E({1, 32, 2048, 128})
+             .ScaledDotProductAttention(E({1, 32, 2048, 128}), E({1, 32, 2048, 128}), nullptr, true);
+       }},
+      {"sdpa_mask_512_16x64",
+       [] {
+         Tensor mask = E({4, 1, 512, 512}, dtypes::kBool);
+         return E({4, 16, 512, 64})
+             .ScaledDotProductAttention(E({4, 16, 512, 64}), E({4, 16, 512, 64}), &mask);
+       }},
+      {"gpt2_attention_16_heads",
+       [] {
+         return Gpt2Attention(E({2, 512, 1024}), E({1024, 3072}), E({3072}), E({1024, 1024}), 16);
+       }},
+      {"transformer_block_768",
+       [] {
+         return TransformerBlock(E({1, 256, 768}), 12, 3072);
+       }},
+      // half, bfloat16 and small ints
+      {"half_softmax_32000",
+       [] {
+         return E({32, 32000}, h).Softmax(-1);
+       }},
+      {"half_layernorm_3072",
+       [] {
+         return E({512, 3072}, h).Layernorm();
+       }},
+      {"bfloat16_mul_float",
+       [] {
+         return (E({1000, 3001}, bf) * E({1000, 3001}, bf)).Float();
+       }},
+      {"uint8_image_normalize",
+       [] {
+         return E({8, 3, 224, 224}, u8).Float() / 255 - 0.5;
+       }},
+      {"int16_add_const",
+       [] {
+         return E({3001, 1000}, i16) + 7;
+       }},
+      {"int8_max_axis0",
+       [] {
+         return E({1000, 3001}, i8).Max(0);
+       }},
+      {"uint8_sum_1m", [] { return E({1 << 20}, u8).Sum(); }},
+      // views of more than 2^31 elements
+      {"big_pad_cross_2p31",
+       [] {
+         return E({46340, 46340}).Pad({{5, 5}, {5, 5}}) + 1;
+       }},
+      {"big_outer_product",
+       [] {
+         return E({46341, 1}) * E({1, 46341});
+       }},
+      {"big_reshape_tail",
+       [] {
+         return E({65536, 65536}).Reshape({1 << 20, 4096}).Index({S{-3, _, _}}) + 1;
+       }},
+      {"big_sum_axis0_65536x40000",
+       [] {
+         return E({65536, 40000}).Sum(0);
+       }},
+      {"big_step_slice",
+       [] {
+         return E({65536, 65536}).Index({S{_, _, 3}, S{_, _, 1000}}) * 2;
+       }},
+      {"big_permute_3d",
+       [] {
+         return E({1024, 2048, 1025}).Permute({2, 0, 1}).Index({S{_, 2, _}}) + 1;
+       }},
+      {"big_max_rows_40000",
+       [] {
+         return E({40000, 65536}).Max(1);
+       }},
+      {"big_cat_past_2p31",
+       [] {
+         return E({32768, 65536}).Cat({E({10, 65536})});
+       }},
+      {"big_argmax_rows",
+       [] {
+         return E({65536, 40000}).Argmax(1);
+       }},
+      // layer initialisers and losses
+      {"conv2d_init_256", [] { return nn::GetParameters(nn::Conv2d(256, 256, {3})); }},
+      {"embedding_init_gpt2", [] { return nn::GetParameters(nn::Embedding(50257, 768)); }},
+      {"layernorm_init_768", [] { return nn::GetParameters(nn::LayerNorm({768})); }},
+      {"linear_init_3001x1000", [] { return nn::GetParameters(nn::Linear(3001, 1000)); }},
+      {"one_hot_32000", [] { return E({2048}, i).OneHot(32000); }},
+      {"cross_entropy_32000_3d",
+       [] {
+         return E({4, 512, 32000}).SparseCategoricalCrossentropy(E({4, 512}, i));
+       }},
+      {"cross_entropy_smoothing_1000",
+       [] {
+         return E({1024, 1000}).SparseCategoricalCrossentropy(E({1024}, i), -1, 0.1);
+       }},
+      {"bce_logits_4096x1000",
+       [] {
+         return E({4096, 1000}).BinaryCrossentropyLogits(E({4096, 1000}));
+       }},
+      {"triu_mask_2048",
+       [] {
+         return E({2048, 2048}).Triu(1);
+       }},
+      // more convolutions and pools: transposed (strides 1-3, output padding, groups, 1-D), dilated, 3-D, odd
+      {"conv_transpose_s3_outpad",
+       [] {
+         return nn::ConvTranspose(E({2, 32, 17, 17}), E({32, 16, 5, 5}), nullptr,
+                                  {.stride = {3}, .padding = {2}}, {1});
+       }},
+      {"conv_transpose1d_1000",
+       [] {
+         return nn::ConvTranspose(E({4, 64, 1000}), E({64, 32, 4}), nullptr, {.stride = {2}, .padding = {1}});
+       }},
+      {"conv_transpose_groups_4",
+       [] {
+         return nn::ConvTranspose(E({1, 64, 28, 28}), E({64, 16, 3, 3}), nullptr,
+                                  {.groups = 4, .stride = {2}});
+       }},
+      {"conv_transpose_s1_14",
+       [] {
+         return nn::ConvTranspose(E({1, 128, 14, 14}), E({128, 64, 3, 3}), nullptr, {.padding = {1}});
+       }},
+      {"maxpool_3x3_s2_p1_odd_57",
+       [] {
+         return E({2, 64, 57, 57}).MaxPool2d({3, 3}, {2}, {1}, {1});
+       }},
+      {"maxpool_dilation_2",
+       [] {
+         return E({2, 32, 64, 64}).MaxPool2d({3, 3}, {1}, {2});
+       }},
+      {"avgpool1d_4_3001",
+       [] {
+         return E({8, 64, 3001}).AvgPool2d({4});
+       }},
+      {"conv_asym_pad_s2",
+       [] {
+         return E({1, 32, 225, 225}).Conv2d(E({64, 32, 3, 3}), {.stride = {2}, .padding = {0, 1, 0, 1}});
+       }},
+      {"conv3d_16_32",
+       [] {
+         return E({1, 16, 16, 32, 32}).Conv2d(E({32, 16, 3, 3, 3}), {.padding = {1}});
+       }},
+      {"conv_5x5_odd_1023",
+       [] {
+         return E({1, 3, 1023, 1023}).Conv2d(E({8, 3, 5, 5}), {.padding = {2}});
+       }},
+      // more views past 2^31 elements
+      {"big_transpose_contiguous",
+       [] {
+         return E({65536, 65536}).T().Contiguous();
+       }},
+      {"big_pad_1d_cross",
+       [] {
+         return E({(int64_t{1} << 31) - 4}).Pad({{0, 8}}) + 1;
+       }},
+      {"big_expand_mul",
+       [] {
+         return E({8, 1, 4096}).Expand({8, 65536, 4096}) * E({65536, 4096});
+       }},
+      // more dtypes, matmuls and reductions
+      {"int64_sum_1m", [] { return E({1 << 20}, i64).Sum(); }},
+      {"where_relu_mask_4096",
+       [] {
+         return (E({4096, 4096}) > 0).Where(E({4096, 4096}), 0.0);
+       }},
+      {"softmax_middle_axis",
+       [] {
+         return E({16, 1000, 64}).Softmax(1);
+       }},
+      {"matmul_odd_k_7",
+       [] {
+         return E({3001, 7}).Matmul(E({7, 1023}));
+       }},
+      {"matmul_decode_11008",
+       [] {
+         return E({1, 4096}).Matmul(E({4096, 11008}));
+       }},
+      {"llama_mlp_4096",
+       [] {
+         return LlamaMlp(E({1, 32, 4096}), E({4096, 11008}), E({4096, 11008}), E({11008, 4096}));
+       }},
+      {"int_mean_rows",
+       [] {
+         return E({1000, 3001}, i).Mean(1);
+       }},
+      {"half_matmul_odd",
+       [] {
+         return E({1000, 3001}, h).Matmul(E({3001, 1023}, h));
+       }},
+      {"bfloat16_sum_rows",
+       [] {
+         return E({4096, 4096}, bf).Sum(1);
+       }},
+      {"float64_matmul_1000",
+       [] {
+         return E({1000, 1000}, dtypes::kFloat64).Matmul(E({1000, 1000}, dtypes::kFloat64));
+       }},
+      {"cumsum_3d_axis1",
+       [] {
+         return E({8, 1025, 64}).Cumsum(1);
+       }},
+      {"cummax_1m", [] { return E({1 << 20}).Cummax(0); }},
+      {"std_all_3001",
+       [] {
+         return E({1000, 3001}).Std();
+       }},
+      {"argmax_flat_3001",
+       [] {
+         return E({1000, 3001}).Argmax();
+       }},
+      {"one_hot_151936", [] { return E({64}, i).OneHot(151936); }},
+      {"layernorm_two_axes",
+       [] {
+         return E({8, 196, 768}).Layernorm(Dims{1, 2});
+       }},
+      {"randn_half_1000x3001",
+       [] {
+         return Tensor::Randn({1000, 3001}, h);
+       }},
+      {"rand_float64_3001",
+       [] {
+         return Tensor::Rand({3001, 1001}, dtypes::kFloat64);
+       }},
+      {"attention_scores_scaled",
+       [] {
+         return (E({1, 16, 512, 64}).Matmul(E({1, 16, 512, 64}).Transpose(-2, -1)) / 8).Softmax(-1);
+       }},
+      {"repeat_rows_3001",
+       [] {
+         return E({1, 3001}).Repeat({1000, 1});
+       }},
+      {"stack_dim1_4096",
+       [] {
+         return Tensor::Stack({E({4096, 1000}), E({4096, 1000})}, 1);
+       }},
+      {"flip_3d_odd",
+       [] {
+         return E({1023, 257, 3}).Flip({0, 2}) + 1;
+       }},
+      {"quantize_int8_4096",
+       [] {
+         return (E({4096, 4096}) * 127).Round().Clip(-128, 127).Cast(i8);
+       }},
+      {"gelu_half_3072",
+       [] {
+         return E({1024, 3072}, h).Gelu();
+       }},
+      {"tril_ones_2048",
+       [] {
+         return Tensor::Ones({2048, 2048}).Tril();
+       }},
+      {"eye_3001", [] { return Tensor::Eye(3001); }},
   };
   return *programs;
 }

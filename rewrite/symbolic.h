@@ -51,6 +51,23 @@ class ScopedIntegerSemantics {
   IntegerSemantics previous_;
 };
 
+// While it lives, the division and modulo folds on this thread may use Python's floor-division identities on
+// dividends whose range reaches below zero, as tinygrad does everywhere. Only for an expression whose every
+// dividend is known to be non-negative wherever its value matters (SimplifyValid sets it for a clause of a
+// valid whose dividends the other clauses keep non-negative): there C's `//` and `%` agree with floor's.
+class ScopedFloorDivision {
+ public:
+  ScopedFloorDivision();
+  ~ScopedFloorDivision();
+  ScopedFloorDivision(const ScopedFloorDivision&) = delete;
+  ScopedFloorDivision& operator=(const ScopedFloorDivision&) = delete;
+
+ private:
+  bool previous_;
+};
+// True inside a ScopedFloorDivision on this thread.
+bool FloorDivisionAssumed();
+
 const PatternMatcher& SymbolicSimple();
 const PatternMatcher& Commutative();
 const PatternMatcher& GepPushing();

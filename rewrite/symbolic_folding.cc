@@ -97,6 +97,16 @@ ScopedIntegerSemantics::ScopedIntegerSemantics(IntegerSemantics semantics) : pre
 
 ScopedIntegerSemantics::~ScopedIntegerSemantics() { integer_semantics = previous_; }
 
+namespace {
+thread_local bool floor_division_assumed = false;
+}  // namespace
+
+ScopedFloorDivision::ScopedFloorDivision() : previous_(floor_division_assumed) {
+  floor_division_assumed = true;
+}
+ScopedFloorDivision::~ScopedFloorDivision() { floor_division_assumed = previous_; }
+bool FloorDivisionAssumed() { return floor_division_assumed; }
+
 absl::StatusOr<ConstValue> FoldConstantOp(Ops op, DType dtype, absl::Span<const ConstValue> operands,
                                           DType operand_dtype) {
   if (ExactIntegers(operand_dtype) && op != Ops::CAST && op != Ops::BITCAST) {
@@ -319,6 +329,8 @@ UOpPtr DivAndModFolding(const UOp* x, const UOp* y, Ops which, bool split_rem) {
   if (!ExactIntegers(scalar) && (x_min < DTypeMin(scalar).AsInt() || x_max > DTypeMax(scalar).AsInt())) {
     return nullptr;
   }
+  // Under ScopedFloorDivision the caller vouches that x is non-negative wherever the result is used.
+  const bool floor_identities_hold = FloorDivisionAssumed();
 
   // The quotient is the same everywhere: C and Python agree on this test because it uses C division.
   if ((y_min > 0 || y_max < 0) && y_min * y_max > 0) {
@@ -341,7 +353,8 @@ UOpPtr DivAndModFolding(const UOp* x, const UOp* y, Ops which, bool split_rem) {
     // (a % kc) may stand in for a inside a mod by c. Only when a and x are non-negative: then the rewritten
     // dividend is non-negative too and C's remainder equals the mathematical one on both.
     if (u->op() == Ops::MOD && which == Ops::MOD && IsIntConst(u->src(1)) && IntArg(u->src(1)) != 0 &&
-        FloorMod(IntArg(u->src(1)), c) == 0 && x_min >= 0 && IntBounds(u->src(0)) && Vmin(u->src(0)) >= 0) {
+        FloorMod(IntArg(u->src(1)), c) == 0 &&
+        (floor_identities_hold || (x_min >= 0 && IntBounds(u->src(0)) && Vmin(u->src(0)) >= 0))) {
       u = u->src(0);
       something_changed = true;
     }
@@ -375,7 +388,8 @@ UOpPtr DivAndModFolding(const UOp* x, const UOp* y, Ops which, bool split_rem) {
   // Within a mod by c, each coefficient may be replaced by its remainder nearest zero; if the resulting
   // expression stays inside one block [k*c, (k+1)*c), the mod (and the div) fold. The derivation uses floor
   // semantics, which match C only for a non-negative dividend.
-  if (x_min >= 0 && std::all_of(factors.begin(), factors.end(), [](int128 f) { return f > 0; })) {
+  if ((x_min >= 0 || floor_identities_hold) &&
+      std::all_of(factors.begin(), factors.end(), [](int128 f) { return f > 0; })) {
     Coefficients rems;
     for (int128 r : remainders) rems.push_back(Abs(r - c) < Abs(r) ? r - c : r);
     // Summed in tinygrad's order: sum(r*v for ...) + const%c, where Python's sum starts from the integer 0.

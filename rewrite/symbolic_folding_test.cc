@@ -230,7 +230,8 @@ TEST(IntegerSemanticsTest, ExactIndexArithmeticFoldsPastInt32) {
     EXPECT_TRUE(ExactIntegers(kInt32));
     EXPECT_FALSE(ExactIntegers(dtypes::kInt64));  // only the dtype the indexing pass widens
     EXPECT_EQ(FoldConstantOp(Ops::ADD, kInt32, big, kInt32)->AsInt(), 2147483648);
-    EXPECT_EQ(RenderTinygrad(GraphRewrite(*mod, SymbolicFlat()).get()), "(v+((g*4)+(r*4)))");  // tinygrad's render
+    EXPECT_EQ(RenderTinygrad(GraphRewrite(*mod, SymbolicFlat()).get()),
+              "(v+((g*4)+(r*4)))");  // tinygrad's render
     {
       ScopedIntegerSemantics inner(IntegerSemantics::kWrapping);
       EXPECT_FALSE(ExactIntegers(kInt32));
@@ -238,6 +239,30 @@ TEST(IntegerSemanticsTest, ExactIndexArithmeticFoldsPastInt32) {
     EXPECT_TRUE(ExactIntegers(kInt32));
   }
   EXPECT_EQ(CurrentIntegerSemantics(), IntegerSemantics::kWrapping);
+}
+
+// C's % of a negative dividend takes its sign, so (2x - 1) % 2 is not 1 where x is 0; only a caller that
+// knows the dividend is non-negative where it matters (ScopedFloorDivision) gets tinygrad's fold.
+TEST(FloorDivisionTest, ModOfAPossiblyNegativeDividendFoldsOnlyInTheScope) {
+  UOpPtr x = UOp::Variable("x", 0, 10);
+  UOpPtr mod = (x * 2 + -1) % 2;
+  EXPECT_FALSE(FloorDivisionAssumed());
+  EXPECT_FALSE(Simplify(mod)->is_const());
+  {
+    ScopedFloorDivision floor_division;
+    EXPECT_TRUE(FloorDivisionAssumed());
+    EXPECT_EQ(Simplify(mod), UOp::Const(kInt32, 1));
+  }
+  EXPECT_FALSE(FloorDivisionAssumed());
+}
+
+// tinygrad folds a bitcast of a constant through Python's struct formats, and bfloat16 has none.
+TEST(SymbolicSimpleTest, BitcastOfABfloat16ConstantStays) {
+  UOpPtr one = UOp::Const(dtypes::kBFloat16, 1.0);
+  UOpPtr bits = UOp::New(Ops::BITCAST, dtypes::kUInt16, {one});
+  EXPECT_EQ(GraphRewrite(bits, SymbolicSimple()), bits);
+  UOpPtr half_bits = UOp::New(Ops::BITCAST, dtypes::kUInt16, {UOp::Const(dtypes::kFloat16, 1.0)});
+  EXPECT_EQ(GraphRewrite(half_bits, SymbolicSimple()), UOp::Const(dtypes::kUInt16, 15360));
 }
 
 }  // namespace

@@ -153,6 +153,10 @@ const PatternMatcher& SymbolicSimple() {
        [](const Match& m) -> UOpPtr {
          const UOpPtr& root = m.root();
          if (m["c"]->op() != Ops::CONST || root->dtype().count() != 1) return nullptr;
+         // tinygrad converts through Python's struct formats, and bfloat16 has none: it stays a bitcast.
+         if (root->dtype().scalar() == dtypes::kBFloat16 || m["c"]->dtype().scalar() == dtypes::kBFloat16) {
+           return nullptr;
+         }
          absl::StatusOr<ConstValue> v = ExecBitcast(m["c"]->const_value(), m["c"]->dtype(), root->dtype());
          if (!v.ok()) return nullptr;
          return UOp::Const(root->dtype(), *v);

@@ -7,6 +7,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/numeric/int128.h"
+#include "absl/types/span.h"
 #include "rewrite/graph_rewrite.h"
 #include "rewrite/symbolic.h"
 #include "uop/uop.h"
@@ -32,6 +34,118 @@ UOpPtr AndAll(const std::vector<UOpPtr>& clauses) {
   UOpPtr acc = clauses[0];
   for (size_t i = 1; i < clauses.size(); ++i) acc = acc.bitwise_and(clauses[i]);
   return acc;
+}
+
+// An integer expression as sum(coefficient * term) + constant, like terms merged; nullopt when a term or the
+// constant is not an integer.
+struct LinearForm {
+  std::vector<std::pair<const UOp*, absl::int128>> terms;
+  absl::int128 constant = 0;
+};
+std::optional<LinearForm> Linear(const UOpPtr& x) {
+  LinearForm form;
+  for (const UOpPtr& u : SplitUop(x, Ops::ADD)) {
+    if (u->op() == Ops::CONST) {
+      if (!u->const_value().is_int()) return std::nullopt;
+      form.constant += u->const_value().AsInt();
+      continue;
+    }
+    const UOp* term = u.get();
+    absl::int128 coefficient = 1;
+    if (u->op() == Ops::MUL && u->src(1)->op() == Ops::CONST && u->src(1)->const_value().is_int()) {
+      term = u->src(0);
+      coefficient = u->src(1)->const_value().AsInt();
+    }
+    if (term->vmin().is_float() || term->vmax().is_float()) return std::nullopt;
+    auto same =
+        std::find_if(form.terms.begin(), form.terms.end(), [&](const auto& t) { return t.first == term; });
+    if (same != form.terms.end()) {
+      same->second += coefficient;
+    } else {
+      form.terms.emplace_back(term, coefficient);
+    }
+  }
+  return form;
+}
+
+// A clause's expression and the range the clause (with the expression's own range) allows it.
+struct Range {
+  UOpPtr expr;
+  absl::int128 lo, hi;
+};
+
+std::vector<Range> RangesOf(absl::Span<const UOpPtr> clauses) {
+  std::vector<Range> ranges;
+  for (const UOpPtr& clause : clauses) {
+    std::optional<ValidClause> parsed = ParseValid(clause);
+    if (!parsed || !parsed->expr->dtype().is_int() || parsed->expr->vmin().is_float()) continue;
+    const UOpPtr& expr = parsed->expr;
+    auto it = std::find_if(ranges.begin(), ranges.end(), [&](const Range& r) { return r.expr == expr; });
+    if (it == ranges.end()) {
+      ranges.push_back(Range{expr, expr->vmin().AsInt(), expr->vmax().AsInt()});
+      it = ranges.end() - 1;
+    }
+    if (parsed->is_upper) {
+      it->hi = std::min(it->hi, absl::int128(parsed->bound));
+    } else {
+      it->lo = std::max(it->lo, absl::int128(parsed->bound));
+    }
+  }
+  return ranges;
+}
+
+// The least value of x where every range in `given` holds, by interval arithmetic in which a sum of x's terms
+// that is a multiple of one of `given`'s expressions takes that expression's range. Nullopt when x is not
+// linear.
+std::optional<absl::int128> LowerBoundGiven(const UOpPtr& x, const std::vector<Range>& given) {
+  std::optional<LinearForm> form = Linear(x);
+  if (!form) return std::nullopt;
+  absl::int128 bound = form->constant;
+  auto& terms = form->terms;
+  auto find = [&](const UOp* t) {
+    return std::find_if(terms.begin(), terms.end(), [&](const auto& term) { return term.first == t; });
+  };
+  for (const Range& r : given) {
+    std::optional<LinearForm> e = Linear(r.expr);
+    if (!e || e->terms.empty()) continue;
+    auto first = find(e->terms[0].first);
+    if (first == terms.end() || first->second % e->terms[0].second != 0) continue;
+    const absl::int128 multiple = first->second / e->terms[0].second;
+    if (multiple == 0) continue;
+    bool all_there = std::all_of(e->terms.begin(), e->terms.end(), [&](const auto& et) {
+      auto it = find(et.first);
+      return it != terms.end() && it->second == multiple * et.second;
+    });
+    if (!all_there) continue;
+    // multiple * (expr - its constant) is the part of x these terms make.
+    bound += multiple * ((multiple > 0 ? r.lo : r.hi) - e->constant);
+    for (const auto& et : e->terms) terms.erase(find(et.first));
+  }
+  for (const auto& [term, coefficient] : terms) {
+    bound += coefficient * (coefficient > 0 ? term->vmin().AsInt() : term->vmax().AsInt());
+  }
+  return bound;
+}
+
+// `clause` simplified with floor-division identities, when every division and modulo in it that has a
+// dividend able to go below zero has a non-negative one wherever the `others` hold (then C's `//` and `%`
+// agree with floor's where the clause matters). tinygrad folds these with floor semantics unconditionally:
+// the odd taps of a stride-2 transposed convolution, `((56*(a+b) + 4*c - 113) % 2) < 1` beside `a+b >= 2`
+// and `c >= 1`, are false, and their loads go. `clause` itself otherwise.
+UOpPtr SimplifyWithNonNegativeDividends(const UOpPtr& clause, const std::vector<UOpPtr>& others) {
+  std::vector<const UOp*> dividends;
+  for (const UOp* u : clause->Toposort()) {
+    if ((u->op() == Ops::MOD || u->op() == Ops::IDIV) && u->dtype().is_int() &&
+        !u->src(0)->vmin().is_float() && u->src(0)->vmin().AsInt() < 0) {
+      dividends.push_back(u->src(0));
+    }
+  }
+  if (dividends.empty()) return clause;
+  for (const UOp* x : dividends) {
+    if (!NonNegativeGiven(x->ref(), others)) return clause;
+  }
+  ScopedFloorDivision floor_division;
+  return Simplify(clause);
 }
 
 }  // namespace
@@ -139,6 +253,15 @@ UOpPtr UopGivenValid(const UOpPtr& valid, const UOpPtr& uop_in) {
   return uop;
 }
 
+bool NonNegativeGiven(const UOpPtr& x, absl::Span<const UOpPtr> given) {
+  if (!x->dtype().is_int() || x->vmin().is_float()) return false;
+  if (x->vmin().AsInt() >= 0) return true;
+  std::vector<Range> ranges = RangesOf(given);
+  if (ranges.empty()) return false;
+  std::optional<absl::int128> lo = LowerBoundGiven(x, ranges);
+  return lo && *lo >= 0;
+}
+
 UOpPtr SimplifyValid(const UOpPtr& valid) {
   std::vector<UOpPtr> clauses = SplitUop(valid, Ops::AND);
   // A clause whose expression appears inside other clauses goes first, so that those get simplified by it.
@@ -164,6 +287,18 @@ UOpPtr SimplifyValid(const UOpPtr& valid) {
     }
     if (next != clause) changed = true;
     kept.push_back(next);
+  }
+  // Each clause is then simplified given all the others as they now are (so the valid stays equivalent).
+  for (size_t i = 0; i < kept.size(); ++i) {
+    std::vector<UOpPtr> others;
+    for (size_t j = 0; j < kept.size(); ++j) {
+      if (j != i) others.push_back(kept[j]);
+    }
+    UOpPtr next = SimplifyWithNonNegativeDividends(kept[i], others);
+    if (next != kept[i]) {
+      kept[i] = next;
+      changed = true;
+    }
   }
   return changed ? AndAll(kept) : nullptr;
 }

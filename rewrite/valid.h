@@ -13,6 +13,7 @@
 #include <optional>
 #include <vector>
 
+#include "absl/types/span.h"
 #include "uop/uop.h"
 
 namespace uopc {
@@ -30,12 +31,22 @@ struct ValidClause {
 // nullopt when `clause` has neither form (tinygrad raises; callers then leave the expression alone).
 std::optional<ValidClause> ParseValid(const UOpPtr& clause);
 
-// `uop` simplified on the assumption that `valid` holds; `uop` itself when nothing simplifies or the valid has
-// a clause that cannot be parsed; nullptr when the valid can never hold (some expr's range is empty).
+// `uop` simplified on the assumption that `valid` holds; `uop` itself when nothing simplifies or the valid
+// has a clause that cannot be parsed; nullptr when the valid can never hold (some expr's range is empty).
 UOpPtr UopGivenValid(const UOpPtr& valid, const UOpPtr& uop);
 
 // `valid` with each clause simplified given the others (in tinygrad's order); nullptr when nothing changed.
+// Then, beyond tinygrad: a clause whose divisions and modulos have dividends the other clauses keep
+// non-negative (NonNegativeGiven) is simplified with floor-division identities (ScopedFloorDivision), which
+// tinygrad applies to every dividend; C's `//` and `%` agree with them there.
 UOpPtr SimplifyValid(const UOpPtr& valid);
+
+// True when the integer expression x is at least 0 wherever every clause of `given` holds. Clauses of
+// ParseValid's forms bound their expressions (others are ignored); a part of x that is a multiple of a
+// bounded expression takes that expression's bounds, every other term its own range, so
+// 56*a + 56*b + 4*c - 113 is non-negative given a + b >= 2 and c >= 1. Sound, not complete: false when x
+// is not a sum of constant multiples of terms, or the bound is not found.
+bool NonNegativeGiven(const UOpPtr& x, absl::Span<const UOpPtr> given);
 
 }  // namespace uopc
 

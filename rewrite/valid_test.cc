@@ -122,6 +122,40 @@ TEST(SimplifyValidTest, LaterClauseSimplifiedByEarlierOne) {
   EXPECT_TRUE(clauses[1]->is_const());
 }
 
+// A stride-2 transposed convolution's load of an odd tap: its valid holds `(x % 2) < 1` for an x that is odd
+// wherever the other clauses hold, and non-negative there too, so the clause is false. tinygrad folds x % 2
+// to 1 with floor division; C's % agrees only for x >= 0, which here follows from a + b >= 2 and c >= 1 (x's
+// own range starts at -113).
+TEST(SimplifyValidTest, ModClauseFoldsWhereTheOtherClausesKeepItsDividendNonNegative) {
+  UOpPtr a = UOp::Variable("a", 0, 55), b = UOp::Variable("b", 0, 3), r = UOp::Variable("r", 0, 2),
+         c = UOp::Variable("c", 0, 13);
+  UOpPtr x = Simplify(a * 56 + b * 56 + r * 3136 + c * 4 + -113);
+  ASSERT_LT(x->vmin().AsInt64(), 0);
+  UOpPtr inside = (a + b).ge(2).bitwise_and((a + b).lt(57));
+  UOpPtr valid = inside.bitwise_and(c.ge(1)).bitwise_and((x % 2).lt(1));
+  UOpPtr out = SimplifyValid(valid);
+  ASSERT_NE(out, nullptr);
+  UOpPtr folded = Simplify(out);
+  ASSERT_TRUE(folded->is_const()) << "the odd tap's clause is false";
+  EXPECT_FALSE(folded->const_value().AsBool());
+
+  // Without c >= 1, x is -1 at a + b = 2, r = c = 0, where C's -1 % 2 < 1 holds: the clause stays.
+  UOpPtr open = inside.bitwise_and((x % 2).lt(1));
+  UOpPtr kept = SimplifyValid(open);
+  UOpPtr result = kept ? kept : open;
+  for (int64_t va : {0, 1, 2, 30, 55}) {
+    for (int64_t vb = 0; vb <= 3; ++vb) {
+      for (int64_t vr = 0; vr <= 2; ++vr) {
+        for (int64_t vc = 0; vc <= 13; ++vc) {
+          absl::flat_hash_map<std::string, int64_t> at = {{"a", va}, {"b", vb}, {"r", vr}, {"c", vc}};
+          EXPECT_EQ(Eval(result, at), Eval(open, at)) << va << " " << vb << " " << vr << " " << vc;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(Eval(result, {{"a", 2}, {"b", 0}, {"r", 0}, {"c", 0}}), 1);
+}
+
 TEST(SimplifyValidTest, NothingToDoGivesNull) {
   UOpPtr x = UOp::Variable("x", 0, 20), y = UOp::Variable("y", 0, 20);
   EXPECT_EQ(SimplifyValid(x.lt(3).bitwise_and(y.lt(5))), nullptr);

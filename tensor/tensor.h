@@ -291,6 +291,9 @@ class Tensor {
   Tensor Conv2d(const Tensor& weight, const ConvOptions& options) const {
     return Conv2d(weight, nullptr, options);
   }
+  // Pooling over the trailing kernel_size.size() axes, any number of them, as tinygrad's tuple kernel_size:
+  // {3, 3} pools 2-D, {4} pools the last axis only. stride: empty (the kernel), one value for every pooled
+  // axis, or one per axis; dilation likewise; padding as ConvOptions::padding.
   Tensor MaxPool2d(Dims kernel_size = {2, 2}, Dims stride = {}, Dims dilation = {1},
                    Dims padding = {0}) const;
   Tensor AvgPool2d(Dims kernel_size = {2, 2}, Dims stride = {}, Dims dilation = {1}, Dims padding = {0},

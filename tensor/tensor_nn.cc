@@ -126,7 +126,6 @@ Tensor Tensor::Conv2d(const Tensor& weight, const Tensor* bias, const ConvOption
 
 Tensor Tensor::MaxPool2d(Dims kernel_size, Dims stride, Dims dilation, Dims padding) const {
   UOPC_TENSOR_PROPAGATE(this);
-  if (kernel_size.size() == 1) kernel_size = {kernel_size[0], kernel_size[0]};
   absl::StatusOr<Dims> pads = ResolvePoolPads(padding, kernel_size.size());
   if (!pads.ok()) return FromError(pads.status());
   Tensor pooled = tensor_internal::Pool(FlatPad(*this, *pads, Scalar(DTypeMin(dtype()))), kernel_size,
@@ -139,7 +138,6 @@ Tensor Tensor::MaxPool2d(Dims kernel_size, Dims stride, Dims dilation, Dims padd
 Tensor Tensor::AvgPool2d(Dims kernel_size, Dims stride, Dims dilation, Dims padding,
                          bool count_include_pad) const {
   UOPC_TENSOR_PROPAGATE(this);
-  if (kernel_size.size() == 1) kernel_size = {kernel_size[0], kernel_size[0]};
   absl::StatusOr<Dims> pads = ResolvePoolPads(padding, kernel_size.size());
   if (!pads.ok()) return FromError(pads.status());
   Dims s = stride.empty() ? kernel_size : stride;

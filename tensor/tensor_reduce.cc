@@ -1,7 +1,11 @@
 // Reductions (sum, max, mean, var, argmax...), softmax, cumulative ops and the pooling view that cumsum and
 // convolutions are built on (tinygrad's _reduce, _cumalu, _split_cumalu, _pool).
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 
+#include "absl/numeric/int128.h"
+#include "absl/strings/str_cat.h"
 #include "tensor/tensor.h"
 #include "tensor/tensor_internal.h"
 
@@ -119,6 +123,14 @@ Tensor Pool(const Tensor& self, const Dims& k, const Dims& stride_in, const Dims
     Dims f(nk), rep(nn, 1);
     for (size_t j = 0; j < nk; ++j) {
       f[j] = 1 + (o[j] * s[j] > i[j] - d[j] * (k[j] - 1) ? 1 : 0);
+      // The input is repeated to at least k * (i * f + d) along the axis: past int64 (tinygrad's unbounded
+      // ints reach it for a cumsum or arange of 2^31 elements and more), shapes cannot say it.
+      const absl::int128 span = absl::int128(k[j]) * (absl::int128(i[j]) * f[j] + d[j]);
+      const absl::int128 repeated = (span + i[j] - 1) / i[j] * i[j];
+      if (repeated > std::numeric_limits<int64_t>::max()) {
+        return Error("pool", absl::StrCat("pooling ", ShapeStr(shape), " with kernel ", ShapeStr(k),
+                                          " needs an intermediate axis of 2^63 elements or more"));
+      }
       rep.push_back(CeilDiv(k[j] * (i[j] * f[j] + d[j]), i[j]));
     }
     x = x.Repeat(rep);

@@ -87,6 +87,15 @@ TEST(TensorErrorTest, EachErrorNamesTheShapes) {
   EXPECT_THAT(Floats({1.5}).BitwiseAnd(1).status().message(), HasSubstr("not supported"));
 }
 
+// tinygrad's arange of 2^31 + 7 elements pools through an axis of about 2^63 elements (its graph holds a
+// RESHAPE to 9223372099131801704); shapes here are int64, so it is an error that says so, not a wrapped size.
+TEST(TensorErrorTest, PoolPastInt64IsAnError) {
+  Tensor huge = Tensor::Arange(0, (int64_t{1} << 31) + 7, 1, dtypes::kInt64);
+  EXPECT_THAT(huge.status().message(), HasSubstr("intermediate axis of 2^63 elements or more"));
+  // Just under the limit it builds: 2 * (2^31 - 1)^2 < 2^63.
+  EXPECT_TRUE(Tensor::Arange((int64_t{1} << 31) - 1).ok());
+}
+
 TEST(TensorErrorTest, ErrorsPropagateToRealize) {
   Tensor bad = Floats({1, 2, 3}).Reshape({2, 2});
   Tensor later = (bad + 1).Relu().Sum();
@@ -117,6 +126,15 @@ TEST(TensorValuesTest, ArithmeticAndReductions) {
   Tensor big = Tensor::Arange(600).Cast(dtypes::kFloat32);
   EXPECT_FLOAT_EQ(*big.Cumsum().Index({int64_t{-1}}).Item<float>(), 179700.0f);  // the two-stage cumsum
   EXPECT_THAT(*Ints({3, 1}).OneHot(4).ToVector<int32_t>(), ElementsAre(0, 0, 0, 1, 0, 1, 0, 0));
+}
+
+// A kernel of one size pools one axis, as tinygrad's avg_pool2d(kernel_size=(4,)); {k, k} pools two.
+TEST(TensorValuesTest, PoolsOverAsManyAxesAsTheKernelHas) {
+  Tensor x = Floats({1, 2, 3, 4, 5, 6, 7, 8}, {1, 2, 4});
+  EXPECT_EQ(x.AvgPool2d({4}).Shape(), (Dims{1, 2, 1}));
+  EXPECT_THAT(*x.AvgPool2d({4}).ToVector<float>(), ElementsAre(2.5, 6.5));
+  EXPECT_THAT(*x.MaxPool2d({2}).ToVector<float>(), ElementsAre(2, 4, 6, 8));
+  EXPECT_THAT(*x.MaxPool2d({2, 2}).ToVector<float>(), ElementsAre(6, 8));
 }
 
 TEST(TensorValuesTest, RealizeUpdatesEveryHandle) {
