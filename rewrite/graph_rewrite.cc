@@ -4,6 +4,8 @@
 #include <deque>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -98,12 +100,12 @@ class MemoTable {
 // rewrite is known: most are intermediates nothing else refers to, and freeing them while they are still in
 // cache (and their memory goes back to the allocator for the next ones) is cheaper than freeing a few hundred
 // thousand cold nodes at the end. An equal node built later is rewritten again, which gives the same result
-// when the rules are functions of the node. Only a cheap rewrite is dropped (at most kCheapRewrite rule
-// applications, its pending descendants' included): one that cost more is kept, so a rule that pushes a node
-// down a shared graph (an IGNORE through the rounds of a threefry, each feeding two of the next) rewrites
-// each pushed node once instead of once per path, and redoing a dropped rewrite costs a bounded number of
-// steps. Rules given a context may keep state in it, so then, as in tinygrad, every node sees the rules once
-// per call and pending nodes are kept (`kept_`) until the call ends.
+// when the rules are functions of the node, but a rule that pushes a node down a shared graph (an IGNORE
+// through the rounds of a threefry, each feeding two of the next) would then rewrite each pushed node once
+// per path, exponentially many times. So the engine remembers the hashes of the nodes it dropped, and the
+// first time it builds one again it stops dropping for the rest of the call. Rules given a context may keep
+// state in it, so then, as in tinygrad, every node sees the rules once per call and pending nodes are kept
+// (`kept_`) until the call ends.
 // A table's keys are addresses, so without the lease pending nodes are kept too, and no key can be reused by
 // a new node.
 class Engine {
@@ -169,12 +171,7 @@ class Engine {
     uint32_t values_base;
     int32_t via_rule;  // the last rule that rewrote this node on this frame (-1: none), for cycle reports
     Stage stage;
-    int64_t steps_at_pend;  // kFinish: steps_ when the pending node was made (what its rewrite cost)
   };
-
-  // The most rule applications a pending node's rewrite may take and still be dropped (see the class
-  // comment).
-  static constexpr int64_t kCheapRewrite = 4;
 
   // Sizes of the memos of the last calls, by nesting depth (rules may call graph_rewrite): a call that grows
   // past kReserveAt entries reserves what the previous call at its depth needed, instead of rehashing its way
@@ -188,7 +185,10 @@ class Engine {
   static thread_local SizeHints size_hints;
 
   const UOpPtr* Keep(UOpPtr n) { return &kept_.emplace_back(std::move(n)); }
-  const UOpPtr* Pend(UOpPtr n) { return &pending_.emplace_back(std::move(n)); }
+  const UOpPtr* Pend(UOpPtr n) {
+    if (drop_pending_ && !dropped_.empty() && dropped_.contains(n->hash())) drop_pending_ = false;
+    return &pending_.emplace_back(std::move(n));
+  }
 
   enum class Visited : uint8_t { kError, kValue, kFrame };
 
@@ -216,7 +216,7 @@ class Engine {
     }
     for (const UOpPtr& s : u->src()) s->Prefetch();  // visited next
     frames_.push_back(Frame{h, h, slot, memo_.capacity(), 0, static_cast<uint32_t>(values_.size()), -1,
-                            options_.bottom_up ? Stage::kFixpoint : Stage::kSources, 0});
+                            options_.bottom_up ? Stage::kFixpoint : Stage::kSources});
     return Visited::kFrame;
   }
 
@@ -319,7 +319,6 @@ class Engine {
             values_.resize(base);
             const UOpPtr* rebuilt = Pend(UOp::WithSources(**f.cur, std::move(new_src_)));
             f.stage = Stage::kFinish;
-            f.steps_at_pend = steps_;
             Visited rv = Visit(rebuilt, f.via_rule);
             if (rv == Visited::kError) return false;
             // The rebuilt node's sources are results, and a result rewrites to itself: visiting them again
@@ -343,7 +342,6 @@ class Engine {
             if (!Applied(*f.cur, r, rule)) return false;
             const UOpPtr* next = Pend(std::move(r));
             f.stage = Stage::kFinish;
-            f.steps_at_pend = steps_;
             f.via_rule = rule;
             if (Visit(next, rule) == Visited::kError) return false;
             break;
@@ -355,13 +353,14 @@ class Engine {
         }
         case Stage::kFinish: {
           // The pending node's result is on top of values_ and stays there as this node's result. A pending
-          // node that is its own result is kept; one rewritten further cheaply is dropped (see the class
-          // comment).
+          // node that is its own result is kept; one rewritten further is dropped (see the class comment).
           SetResult(f, values_.back());
           if (values_.back() == pending_.back().get()) {
             results_.push_back(std::move(pending_.back()));
-          } else if (!drop_pending_ || steps_ - f.steps_at_pend > kCheapRewrite) {
+          } else if (!drop_pending_) {
             Keep(std::move(pending_.back()));
+          } else {
+            dropped_.insert(pending_.back()->hash());
           }
           pending_.pop_back();
           frames_.pop_back();
@@ -430,8 +429,11 @@ class Engine {
   int depth_;
   // The memo: in the nodes when this engine holds the scratch lease, else in memo_.
   std::optional<ScratchLease> lease_;
-  // Whether pending nodes are dropped once rewritten (see the class comment).
-  const bool drop_pending_;
+  // Whether pending nodes are dropped once rewritten (see the class comment); off for the rest of the call
+  // once a dropped node is built again.
+  bool drop_pending_;
+  // The hashes of the pending nodes dropped so far.
+  absl::flat_hash_set<size_t> dropped_;
   size_t memo_entries_ = 0;
   MemoTable memo_;
   std::vector<Frame> frames_;
