@@ -18,11 +18,13 @@
 namespace uopc {
 namespace {
 
-// tinygrad's PTX with uopc's one departure (docs/parity.md): PTX has no approximate f64 square root or
-// reciprocal, so uopc writes the correctly rounded ones (double_ops/0's `sqrt.approx.f64` does not assemble).
+// tinygrad's PTX with uopc's departures (docs/parity.md): PTX has no approximate f64 square root or
+// reciprocal, so uopc writes the correctly rounded ones (double_ops/0's `sqrt.approx.f64` does not assemble);
+// floats compare for inequality unordered, as C's `!=` (`setp.neu`: tinygrad's `setp.ne` is false for NaN).
 std::string WithLegalDoubleOps(const std::string& tinygrad_src) {
-  return absl::StrReplaceAll(tinygrad_src,
-                             {{"sqrt.approx.f64", "sqrt.rn.f64"}, {"rcp.approx.f64", "rcp.rn.f64"}});
+  return absl::StrReplaceAll(
+      tinygrad_src,
+      {{"sqrt.approx.f64", "sqrt.rn.f64"}, {"rcp.approx.f64", "rcp.rn.f64"}, {"setp.ne.f", "setp.neu.f"}});
 }
 
 TEST(PtxCorpusTest, OptsUopsAndSourceAreTinygrads) {

@@ -386,6 +386,7 @@ using PtxRules = RenderRules<PtxContext>;
 
 bool IsFloat(const UOp* u) { return u->dtype().is_float(); }
 bool FromBool(const UOp* u) { return u->num_src() == 1 && u->src(0)->dtype() == dtypes::kBool; }
+bool ComparesFloats(const UOp* u) { return u->num_src() == 2 && u->src(0)->dtype().is_float(); }
 bool ToBool(const UOp* u) { return u->num_src() == 1 && u->dtype() == dtypes::kBool; }
 bool OneSource(const UOp* u) { return u->num_src() == 1; }
 bool GatedLoad(const UOp* u) { return u->num_src() == 3 && groups::kALU.contains(u->src(2)->op()); }
@@ -463,6 +464,9 @@ const PtxRules& Rules() {
       {Ops::MOD, "rem.{t} {x}, {0}, {1};"},
       {Ops::MAX, "max.{t} {x}, {0}, {1};"},
       {Ops::CMPLT, "setp.lt.{st} {x}, {0}, {1};"},
+      // C's `!=` is true when an operand is NaN: PTX's unordered `neu` (its `ne` is false then, and so were
+      // tinygrad's isnan and xlog2's NaN checks).
+      {RenderPat(Ops::CMPNE).when(ComparesFloats), "setp.neu.{st} {x}, {0}, {1};"},
       {Ops::CMPNE, "setp.ne.{st} {x}, {0}, {1};"},
       {RenderPat(Ops::MULACC).when(IsFloat), "fma.rn.{t} {x}, {0}, {1}, {2};"},
       {Ops::MULACC, "mad.lo.{t} {x}, {0}, {1}, {2};"},

@@ -72,6 +72,7 @@ const std::vector<Rule>& Rules() {
       {"setp.lt", Join({kInts, kFloats})},
       {"setp.ne", Join({kInts, kFloats, kBits})},
       {"setp.eq", Join({kInts, kFloats, kBits})},
+      {"setp.neu", kFloats},  // unordered: true when an operand is NaN
       {"selp", Join({kInts, kBits, {"f32", "f64"}})},
       {"mov", Join({kInts, kBits, {"f32", "f64", "pred"}})},
   };

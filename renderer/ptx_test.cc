@@ -61,6 +61,27 @@ TEST(PtxRendererTest, ConstantsOfEveryDtype) {
   EXPECT_EQ(ConstantLine(dtypes::kBool, ConstValue::Bool(true)), "\tsetp.ne.s16\t%const_pred_0, 1, 0;");
 }
 
+// C's `!=` is true when an operand is NaN, PTX's `setp.ne` false: floats compare with the unordered `neu`
+// (tinygrad v0.10.3 writes `ne`, so its PTX isnan is never true; docs/parity.md). Integers keep `ne`.
+TEST(PtxRendererTest, FloatInequalityIsUnordered) {
+  auto compare_line = [](DType dt) {
+    UOpPtr d0 = UOp::New(Ops::DEFINE_GLOBAL, dtypes::kBool.Ptr(1), {}, Arg(0));
+    UOpPtr v = UOp::New(Ops::DEFINE_VAR, dt, {}, Arg{Arg("v"), Arg(0), Arg(9)});
+    UOpPtr ne = v.ne(v);
+    UOpPtr address = UOp::New(Ops::CAST, dtypes::kInt64, {d0});
+    UOpPtr st = UOp::New(Ops::STORE, dtypes::kVoid, {address, ne});
+    std::string src = RenderProgram({d0, v, ne, address, st, Sink(st, "k")});
+    for (absl::string_view line : absl::StrSplit(src, '\n')) {
+      if (absl::StrContains(line, "setp.") && !absl::StrContains(line, "%const_")) return std::string(line);
+    }
+    return src;
+  };
+  EXPECT_THAT(compare_line(dtypes::kFloat32), HasSubstr("setp.neu.f32"));
+  EXPECT_THAT(compare_line(dtypes::kFloat64), HasSubstr("setp.neu.f64"));
+  EXPECT_THAT(compare_line(dtypes::kFloat16), HasSubstr("setp.neu.f16"));
+  EXPECT_THAT(compare_line(dtypes::kInt32), HasSubstr("setp.ne.s32"));
+}
+
 // A tensor-core multiply (8x16x16, half in, float out) stored as one float4: packing, mma.sync, unpacking.
 // The corpus's one WMMA kernel does not reach the renderer yet (codegen lowers no WMMA), so this is the
 // check of that rendering.

@@ -27,9 +27,11 @@ namespace {
 std::string RunAndCompare(Device& device, const CorpusKernel& kernel, const std::string& target) {
   const CorpusTarget& t = kernel.target(target);
   ProgramSpec spec{.name = t.name, .src = t.src};
-  // tinygrad's double_ops/0 has `sqrt.approx.f64`, which PTX lacks; it runs as uopc renders it
-  // (docs/parity.md).
-  if (target == "ptx") spec.src = absl::StrReplaceAll(spec.src, {{"sqrt.approx.f64", "sqrt.rn.f64"}});
+  // tinygrad's double_ops/0 has `sqrt.approx.f64`, which PTX lacks, and its float `setp.ne` is false for NaN;
+  // they run as uopc renders them (docs/parity.md).
+  if (target == "ptx")
+    spec.src =
+        absl::StrReplaceAll(spec.src, {{"sqrt.approx.f64", "sqrt.rn.f64"}, {"setp.ne.f", "setp.neu.f"}});
   std::vector<CorpusBuffer> specs = kernel.buffers;
   std::sort(specs.begin(), specs.end(), [](const auto& a, const auto& b) { return a.arg < b.arg; });
   for (const CorpusBuffer& b : specs) spec.globals.push_back(b.arg);

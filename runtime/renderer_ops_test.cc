@@ -404,8 +404,12 @@ TEST(RendererOpsTest, CudaComputesWhatExecAluDoes) {
   int devices = 0;
   for (const auto language : {CudaDeviceOptions::Language::kPtx, CudaDeviceOptions::Language::kCudaC}) {
     const std::string name = language == CudaDeviceOptions::Language::kPtx ? "CUDA/ptx" : "CUDA/cuda";
+    // The PTX device renders for its GPU's arch; CUDA C is rendered for sm_80, as the registered device does.
+    std::shared_ptr<const Renderer> cuda_c = language == CudaDeviceOptions::Language::kCudaC
+                                                 ? std::shared_ptr<const Renderer>(MakeCUDARenderer("sm_80"))
+                                                 : nullptr;
     absl::StatusOr<std::unique_ptr<Device>> device =
-        MakeCudaDevice(CudaDeviceOptions{.language = language, .cache_directory = cache});
+        MakeCudaDevice(CudaDeviceOptions{.language = language, .cache_directory = cache, .renderer = cuda_c});
     if (absl::IsFailedPrecondition(device.status())) {
       std::printf("%s: %s\n", name.c_str(), std::string(device.status().message()).c_str());
       continue;
@@ -415,7 +419,8 @@ TEST(RendererOpsTest, CudaComputesWhatExecAluDoes) {
     for (const auto& group : AllGroups()) {
       for (const auto& option_set : OptionSets()) {
         std::string problem = CheckCases(group, [&](const Kernel& k) -> Verdict {
-          absl::StatusOr<json> got = RunOnCorpusInputs(k.ast, nullptr, **device, option_set.second);
+          absl::StatusOr<json> got = RunOnCorpusInputs(k.ast, nullptr, **device, *(*device)->renderer(),
+                                                       option_set.second, k.inputs);
           if (!got.ok()) return {absl::StrCat(got.status().message(), "\n"), false};
           return {Compare(k, *got)};
         });
