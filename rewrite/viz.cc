@@ -23,6 +23,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/types/span.h"
 #include "nlohmann/json.hpp"
+#include "rewrite/viz_page_assets.h"
 #include "uop/ops.h"
 #include "uop/print.h"
 
@@ -188,97 +189,6 @@ absl::StatusOr<std::vector<std::string>> LayOut(const std::vector<std::string>& 
 // A step worth listing: a named rewrite, or any rewrite in which a rule fired.
 bool Listed(const TracedRewrite& r) { return !r.name.empty() || !r.events.empty(); }
 
-constexpr absl::string_view kPageHead = R"html(<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>@TITLE@</title>
-<style>
-body{margin:0;font:13px system-ui,sans-serif;display:flex;height:100vh;color:#222}
-#side{width:320px;overflow:auto;border-right:1px solid #ccc;background:#fafafa;flex:none}
-#main{flex:1;overflow:auto;padding:8px 16px}
-h1{font-size:15px;margin:8px}h2{font-size:14px;margin:12px 0 4px}
-ul{list-style:none;margin:0;padding:0}
-li{padding:3px 8px;cursor:pointer;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
-li:hover{background:#eef}li.sel{background:#d0d8ff}
-li.step{padding-left:22px;color:#444}li.step.none{color:#999}
-.n{color:#888;font-size:11px}
-#graph svg{max-width:100%;height:auto;border:1px solid #ddd}
-table{border-collapse:collapse;font:12px monospace}td{border-bottom:1px solid #eee;padding:2px 6px;vertical-align:top}
-pre{background:#f6f6f6;padding:8px;overflow:auto;font-size:12px}
-.note{background:#fff6d0;padding:6px;border:1px solid #e0d080}
-</style></head><body>
-<div id="side"><h1>@TITLE@</h1><ul id="groups"></ul></div>
-<div id="main"><div id="head"></div><div id="graph"></div><div id="rules"></div><div id="texts"></div></div>
-<script id="viz-data" type="application/json">)html";
-
-constexpr absl::string_view kPageTail = R"html(</script>
-<script>
-const data = JSON.parse(document.getElementById('viz-data').textContent);
-function el(tag, attrs, text) {
-  const e = document.createElement(tag);
-  for (const k in attrs || {}) e.setAttribute(k, attrs[k]);
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
-let cur = {g: -1, s: -1};
-function show(g, s) {
-  cur = {g, s};
-  document.querySelectorAll('#groups li').forEach(li => {
-    li.classList.toggle('sel', +li.dataset.g === g && +li.dataset.s === s);
-  });
-  const group = data.groups[g], step = group.steps[s];
-  const head = document.getElementById('head');
-  head.replaceChildren(el('h2', {id: 'step-title'}, group.label + ' / ' + step.name));
-  head.appendChild(el('div', {class: 'n'}, step.input_nodes + ' nodes in, ' + step.output_nodes +
-      ' nodes out, ' + step.events + ' rewrites' + (step.bottom_up ? ', bottom-up' : '') +
-      (step.highlighted ? '; ' + step.highlighted + ' new nodes in red' : '')));
-  const graph = document.getElementById('graph');
-  graph.replaceChildren();
-  if (step.svg >= 0) {
-    graph.innerHTML = data.svgs[step.svg];
-    graph.firstElementChild.setAttribute('id', 'step-graph');
-  } else {
-    graph.appendChild(el('p', {class: 'note', id: 'graph-note'}, step.note));
-  }
-  const rules = document.getElementById('rules');
-  rules.replaceChildren();
-  if (step.rewrites.length) {
-    rules.appendChild(el('h2', {}, 'Rules that fired'));
-    const t = el('table', {id: 'rule-table'});
-    const h = el('tr');
-    ['#', 'rule', 'matched', 'returned'].forEach(x => h.appendChild(el('td', {}, x)));
-    t.appendChild(h);
-    step.rewrites.forEach((r, i) => {
-      const tr = el('tr');
-      [String(i), r[0], r[1], r[2]].forEach(x => tr.appendChild(el('td', {}, x)));
-      t.appendChild(tr);
-    });
-    rules.appendChild(t);
-    if (step.events > step.rewrites.length) {
-      rules.appendChild(el('p', {class: 'n'}, (step.events - step.rewrites.length) + ' more not listed'));
-    }
-  }
-  const texts = document.getElementById('texts');
-  texts.replaceChildren();
-  group.texts.forEach(([title, text]) => {
-    texts.appendChild(el('h2', {}, title));
-    texts.appendChild(el('pre', {class: 'text'}, text));
-  });
-}
-const list = document.getElementById('groups');
-data.groups.forEach((group, g) => {
-  list.appendChild(el('li', {class: 'group', 'data-g': g, 'data-s': -1}, group.label));
-  list.lastChild.appendChild(el('span', {class: 'n'}, '  ' + group.steps.length + ' steps'));
-  group.steps.forEach((step, s) => {
-    const li = el('li', {class: 'step' + (step.events ? '' : ' none'), 'data-g': g, 'data-s': s},
-                  step.name + ' ');
-    li.appendChild(el('span', {class: 'n'}, '(' + step.events + ')'));
-    li.onclick = () => show(g, s);
-    list.appendChild(li);
-  });
-});
-if (data.default_group >= 0) show(data.default_group, data.default_step);
-</script></body></html>
-)html";
-
 }  // namespace
 
 std::string UOpGraphToDot(const UOp* root, const absl::flat_hash_set<const UOp*>& highlight,
@@ -418,7 +328,9 @@ absl::StatusOr<std::string> RenderVizPage(const std::vector<RewriteGroup>& group
   // Inside <script>, `</` would end the element early; JSON allows `<\/`.
   std::string json = absl::StrReplaceAll(page.dump(), {{"</", "<\\/"}});
   std::string title = absl::StrReplaceAll(options.title, {{"&", "&amp;"}, {"<", "&lt;"}, {">", "&gt;"}});
-  std::string html = absl::StrCat(absl::StrReplaceAll(kPageHead, {{"@TITLE@", title}}), json, kPageTail);
+  // One pass over the template: what is put in is not searched for placeholders again.
+  std::string html = absl::StrReplaceAll(
+      viz_page::kHtml, {{"@TITLE@", title}, {"@STYLE@", viz_page::kCss}, {"@SCRIPT@", viz_page::kJs}, {"@DATA@", json}});
   sum.bytes = static_cast<int64_t>(html.size());
   if (summary != nullptr) *summary = sum;
   return html;
