@@ -33,33 +33,53 @@ namespace {
 // tinygrad's VIZ palette, by op.
 absl::string_view FillColor(Ops op) {
   switch (op) {
-    case Ops::LOAD: return "#ffc0c0";
-    case Ops::STORE: return "#87ceeb";
+    case Ops::LOAD:
+      return "#ffc0c0";
+    case Ops::STORE:
+      return "#87ceeb";
     case Ops::CONST:
-    case Ops::VCONST: return "#e0e0e0";
+    case Ops::VCONST:
+      return "#e0e0e0";
     case Ops::DEFINE_GLOBAL:
     case Ops::DEFINE_LOCAL:
-    case Ops::DEFINE_VAR: return "#ffe0b0";
-    case Ops::DEFINE_ACC: return "#aaaaaa";
+    case Ops::DEFINE_VAR:
+      return "#ffe0b0";
+    case Ops::DEFINE_ACC:
+      return "#aaaaaa";
     case Ops::RANGE:
-    case Ops::ENDRANGE: return "#c8a0e0";
-    case Ops::SPECIAL: return "#c0c0ff";
-    case Ops::INDEX: return "#e8ffa0";
-    case Ops::ASSIGN: return "#909090";
-    case Ops::BARRIER: return "#ff8080";
+    case Ops::ENDRANGE:
+      return "#c8a0e0";
+    case Ops::SPECIAL:
+      return "#c0c0ff";
+    case Ops::INDEX:
+      return "#e8ffa0";
+    case Ops::ASSIGN:
+      return "#909090";
+    case Ops::BARRIER:
+      return "#ff8080";
     case Ops::IF:
-    case Ops::ENDIF: return "#c8b0c0";
-    case Ops::WMMA: return "#efefc0";
-    case Ops::VIEW: return "#c8f9d4";
-    case Ops::REDUCE_AXIS: return "#ff6b6b";
-    case Ops::REDUCE: return "#ff5b5b";
-    case Ops::BUFFER: return "#b0bdff";
-    case Ops::COPY: return "#a040a0";
-    case Ops::SINK: return "#ffffff";
+    case Ops::ENDIF:
+      return "#c8b0c0";
+    case Ops::WMMA:
+      return "#efefc0";
+    case Ops::VIEW:
+      return "#c8f9d4";
+    case Ops::REDUCE_AXIS:
+      return "#ff6b6b";
+    case Ops::REDUCE:
+      return "#ff5b5b";
+    case Ops::BUFFER:
+      return "#b0bdff";
+    case Ops::COPY:
+      return "#a040a0";
+    case Ops::SINK:
+      return "#ffffff";
     case Ops::VECTORIZE:
     case Ops::GEP:
-    case Ops::CAT: return "#f0d0ff";
-    default: return groups::kALU.contains(op) ? "#ffffc0" : "#f5f5f5";
+    case Ops::CAT:
+      return "#f0d0ff";
+    default:
+      return groups::kALU.contains(op) ? "#ffffc0" : "#f5f5f5";
   }
 }
 
@@ -96,11 +116,14 @@ std::string NodeSummary(const UOp* u) {
   return s;
 }
 
-int64_t CountNodes(const UOp* root) { return root == nullptr ? 0 : static_cast<int64_t>(root->Toposort().size()); }
+int64_t CountNodes(const UOp* root) {
+  return root == nullptr ? 0 : static_cast<int64_t>(root->Toposort().size());
+}
 
 // Runs `dot -Tsvg` once over `dot_graphs` (one process for many graphs) and returns one SVG per graph, or an
 // error when dot is missing or fails.
-absl::StatusOr<std::vector<std::string>> LayOutChunk(absl::Span<const std::string> dot_graphs, const std::string& dot) {
+absl::StatusOr<std::vector<std::string>> LayOutChunk(absl::Span<const std::string> dot_graphs,
+                                                     const std::string& dot) {
   if (dot_graphs.empty()) return std::vector<std::string>{};
   char in_path[] = "/tmp/uopc_viz_dot_XXXXXX";
   int fd = mkstemp(in_path);
@@ -125,7 +148,8 @@ absl::StatusOr<std::vector<std::string>> LayOutChunk(absl::Span<const std::strin
   if (rc != 0) {
     if (WIFEXITED(rc) && WEXITSTATUS(rc) == 127) {
       return absl::UnavailableError(
-          "viz: Graphviz's `dot` was not found; install it (Debian: apt-get install graphviz) to draw graphs");
+          "viz: Graphviz's `dot` was not found; "
+          "install it (Debian: apt-get install graphviz) to draw graphs");
     }
     return absl::InternalError(absl::StrCat("viz: dot failed: ", Shorten(out, 400)));
   }
@@ -155,14 +179,15 @@ absl::StatusOr<std::vector<std::string>> LayOutChunk(absl::Span<const std::strin
     pos = end + 6;
   }
   if (svgs.size() != dot_graphs.size()) {
-    return absl::InternalError(
-        absl::StrCat("viz: dot drew ", svgs.size(), " graphs of ", dot_graphs.size(), ": ", Shorten(out, 400)));
+    return absl::InternalError(absl::StrCat("viz: dot drew ", svgs.size(), " graphs of ", dot_graphs.size(),
+                                            ": ", Shorten(out, 400)));
   }
   return svgs;
 }
 
 // LayOutChunk over all graphs, in one dot process per core.
-absl::StatusOr<std::vector<std::string>> LayOut(const std::vector<std::string>& dot_graphs, const std::string& dot) {
+absl::StatusOr<std::vector<std::string>> LayOut(const std::vector<std::string>& dot_graphs,
+                                                const std::string& dot) {
   const size_t workers = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 16);
   const size_t chunk = (dot_graphs.size() + workers - 1) / std::max<size_t>(workers, 1);
   if (chunk == 0) return std::vector<std::string>{};
@@ -196,9 +221,10 @@ std::string UOpGraphToDot(const UOp* root, const absl::flat_hash_set<const UOp*>
   std::vector<const UOp*> order = root->Toposort();
   absl::flat_hash_map<const UOp*, size_t> id;
   id.reserve(order.size());
-  std::string out = absl::StrCat("digraph ", DotQuote(graph_name), " {\n",
-                                 "  node [shape=box style=\"rounded,filled\" fontname=\"monospace\" fontsize=10];\n",
-                                 "  edge [arrowsize=0.6];\n");
+  std::string out =
+      absl::StrCat("digraph ", DotQuote(graph_name), " {\n",
+                   "  node [shape=box style=\"rounded,filled\" fontname=\"monospace\" fontsize=10];\n",
+                   "  edge [arrowsize=0.6];\n");
   for (size_t i = 0; i < order.size(); ++i) {
     const UOp* u = order[i];
     id[u] = i;
@@ -247,10 +273,11 @@ absl::StatusOr<std::string> RenderVizPage(const std::vector<RewriteGroup>& group
       const UOp* shown = out != nullptr ? out : in;
       if (shown == nullptr) {
         step["note"] = "This rewrite failed before it produced a graph.";
-      } else if (out_nodes > options.max_graph_nodes || (out == nullptr && in_nodes > options.max_graph_nodes)) {
-        step["note"] = absl::StrCat("The graph has ", out != nullptr ? out_nodes : in_nodes,
-                                    " nodes; graphs over ", options.max_graph_nodes,
-                                    " nodes are not drawn (VIZ_MAX_NODES raises the cap).");
+      } else if (out_nodes > options.max_graph_nodes ||
+                 (out == nullptr && in_nodes > options.max_graph_nodes)) {
+        step["note"] =
+            absl::StrCat("The graph has ", out != nullptr ? out_nodes : in_nodes, " nodes; graphs over ",
+                         options.max_graph_nodes, " nodes are not drawn (VIZ_MAX_NODES raises the cap).");
         ++sum.graphs_capped;
       } else {
         absl::flat_hash_set<const UOp*> before;
@@ -264,7 +291,8 @@ absl::StatusOr<std::string> RenderVizPage(const std::vector<RewriteGroup>& group
           }
         }
         step["highlighted"] = fresh.size();
-        // Steps in which nothing changed show the graph the step before showed: lay each distinct graph out once.
+        // Steps in which nothing changed show the graph the step before showed: lay out each distinct
+        // graph once.
         std::string dot = UOpGraphToDot(shown, fresh);
         auto [it, inserted] = dot_index.try_emplace(dot, dot_graphs.size());
         if (inserted) dot_graphs.push_back(std::move(dot));
@@ -301,7 +329,8 @@ absl::StatusOr<std::string> RenderVizPage(const std::vector<RewriteGroup>& group
   }
   if (jgroups.empty()) {
     return absl::InvalidArgumentError(
-        "viz: nothing was recorded (no graph rewrite ran while recording was on), so there is no page to write");
+        "viz: nothing was recorded (no graph rewrite ran while recording was on), "
+        "so there is no page to write");
   }
   std::vector<std::string> svgs;
   absl::StatusOr<std::vector<std::string>> laid_out = LayOut(dot_graphs, options.dot_binary);
@@ -330,7 +359,8 @@ absl::StatusOr<std::string> RenderVizPage(const std::vector<RewriteGroup>& group
   std::string title = absl::StrReplaceAll(options.title, {{"&", "&amp;"}, {"<", "&lt;"}, {">", "&gt;"}});
   // One pass over the template: what is put in is not searched for placeholders again.
   std::string html = absl::StrReplaceAll(
-      viz_page::kHtml, {{"@TITLE@", title}, {"@STYLE@", viz_page::kCss}, {"@SCRIPT@", viz_page::kJs}, {"@DATA@", json}});
+      viz_page::kHtml,
+      {{"@TITLE@", title}, {"@STYLE@", viz_page::kCss}, {"@SCRIPT@", viz_page::kJs}, {"@DATA@", json}});
   sum.bytes = static_cast<int64_t>(html.size());
   if (summary != nullptr) *summary = sum;
   return html;
@@ -379,10 +409,11 @@ void WritePageAtExit() {
     std::cerr << "VIZ: " << s.status().message() << "\n";
     return;
   }
-  std::cerr << "VIZ: wrote " << path << " (" << s->groups << " groups, " << s->steps << " rewrites, " << s->events
-            << " rule applications, " << s->graphs_drawn << " graphs drawn"
-            << (s->graphs_capped > 0 ? absl::StrCat(", ", s->graphs_capped, " too large to draw") : "") << ", "
-            << s->bytes / 1024 << " KiB)" << (s->dot_missing ? "; install graphviz to draw graphs" : "") << "\n";
+  std::cerr << "VIZ: wrote " << path << " (" << s->groups << " groups, " << s->steps << " rewrites, "
+            << s->events << " rule applications, " << s->graphs_drawn << " graphs drawn"
+            << (s->graphs_capped > 0 ? absl::StrCat(", ", s->graphs_capped, " too large to draw") : "")
+            << ", " << s->bytes / 1024 << " KiB)"
+            << (s->dot_missing ? "; install graphviz to draw graphs" : "") << "\n";
 }
 
 const bool kVizFromEnvironment = [] {
