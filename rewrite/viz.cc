@@ -211,8 +211,35 @@ absl::StatusOr<std::vector<std::string>> LayOut(const std::vector<std::string>& 
   return svgs;
 }
 
-// A step worth listing: a named rewrite, or any rewrite in which a rule fired.
-bool Listed(const TracedRewrite& r) { return !r.name.empty() || !r.events.empty(); }
+// The depth of a group's outermost calls (a group opened inside a rewrite starts deeper than 0).
+int TopDepth(const std::vector<TracedRewrite>& rewrites) {
+  int top = rewrites.empty() ? 0 : rewrites.front().depth;
+  for (const TracedRewrite& r : rewrites) top = std::min(top, r.depth);
+  return top;
+}
+
+// The rewrites of a group worth listing: each one in which a rule fired, in it or in a rewrite it made in
+// turn (a substitute inside the lowerer's rules), and, in a kernel's group (`steps_always`), every named step
+// of its codegen, so that the page shows the whole pipeline. The rest changed nothing and would bury the
+// steps.
+std::vector<bool> ListedRewrites(const std::vector<TracedRewrite>& rewrites, bool steps_always) {
+  // A group's calls are in the order they started: the calls a call made follow it, each deeper than it.
+  const int top = TopDepth(rewrites);
+  std::vector<bool> listed(rewrites.size(), false);
+  for (size_t i = 0; i < rewrites.size(); ++i) {
+    if (steps_always && rewrites[i].depth == top && !rewrites[i].name.empty()) {
+      listed[i] = true;
+      continue;
+    }
+    for (size_t j = i; j < rewrites.size() && (j == i || rewrites[j].depth > rewrites[i].depth); ++j) {
+      if (!rewrites[j].events.empty()) {
+        listed[i] = true;
+        break;
+      }
+    }
+  }
+  return listed;
+}
 
 }  // namespace
 
@@ -250,10 +277,15 @@ absl::StatusOr<std::string> RenderVizPage(const std::vector<RewriteGroup>& group
   int default_group = -1, default_step = -1;
   for (const RewriteGroup& group : groups) {
     nlohmann::json jsteps = nlohmann::json::array();
-    for (const TracedRewrite& r : group.rewrites) {
-      if (!Listed(r)) continue;
+    const bool is_kernel = !group.texts.empty();
+    const std::vector<bool> listed = ListedRewrites(group.rewrites, /*steps_always=*/is_kernel);
+    const int top = TopDepth(group.rewrites);
+    for (size_t i = 0; i < group.rewrites.size(); ++i) {
+      if (!listed[i]) continue;
+      const TracedRewrite& r = group.rewrites[i];
       nlohmann::json step;
       step["name"] = r.name.empty() ? "(unnamed rewrite)" : r.name;
+      step["depth"] = r.depth - top;
       step["bottom_up"] = r.bottom_up;
       step["events"] = r.events.size();
       const UOp* in = r.input.get();
@@ -307,12 +339,11 @@ absl::StatusOr<std::string> RenderVizPage(const std::vector<RewriteGroup>& group
     for (const auto& [title, text] : group.texts) jtexts.push_back({title, text});
     // The first kernel's first drawn step is what the page opens on (the scheduler's group otherwise).
     if (!jsteps.empty()) {
-      bool is_kernel = !group.texts.empty();
       if (default_group < 0 || (is_kernel && !jgroups[default_group]["is_kernel"].get<bool>())) {
-        // The first named step with a drawn graph (unnamed ones are small simplifications along the way).
+        // The first step with a drawn graph (not one made inside a step: those are small simplifications).
         int first_drawn = 0;
         for (size_t s = 0; s < jsteps.size(); ++s) {
-          if (jsteps[s]["svg"].get<int64_t>() >= 0 && jsteps[s]["name"] != "(unnamed rewrite)") {
+          if (jsteps[s]["svg"].get<int64_t>() >= 0 && jsteps[s]["depth"].get<int>() == 0) {
             first_drawn = static_cast<int>(s);
             break;
           }
@@ -390,7 +421,12 @@ namespace {
 // VIZ=1 in any program linking this library: record from the start, write the page at exit.
 void WritePageAtExit() {
   RewriteRecorder::SetEnabled(false);
-  std::vector<RewriteGroup> groups = RewriteRecorder::Take();
+  // The recorded nodes are never freed: exit has destroyed this thread's thread_locals already, and freeing a
+  // node uses them (UOp's node pool and release queue), which corrupted the heap now and then. A global keeps
+  // them reachable, so a leak checker does not report them.
+  static const std::vector<RewriteGroup>* recorded_at_exit = nullptr;
+  recorded_at_exit = new std::vector<RewriteGroup>(RewriteRecorder::Take());
+  const std::vector<RewriteGroup>& groups = *recorded_at_exit;
   const char* path_env = std::getenv("VIZ_PATH");
   std::string path;
   if (path_env != nullptr && *path_env != '\0') {

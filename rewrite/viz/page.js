@@ -58,6 +58,8 @@ data.groups.forEach((group, g) => {
     const li = el('li', {class: 'step' + (step.events ? '' : ' none'), 'data-g': g, 'data-s': s},
                   step.name + ' ');
     li.appendChild(el('span', {class: 'n'}, '(' + step.events + ')'));
+    // A rewrite made inside another is listed under it, indented by how deep it was made.
+    if (step.depth > 0) li.style.paddingLeft = (22 + 14 * step.depth) + 'px';
     li.onclick = () => show(g, s);
     list.appendChild(li);
   });
