@@ -10,6 +10,7 @@
 #include "absl/numeric/int128.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "rewrite/rewrite_recorder.h"
 #include "rewrite/valid.h"
 #include "shapetracker/shapetracker.h"
 #include "uop/exec_alu.h"
@@ -267,6 +268,12 @@ std::vector<Access> Accesses(absl::Span<const UOp* const> nodes) {
   return out;
 }
 
+// VIZ: the rewrites a kernel's bounds proof makes (UopGivenValid's) as a group of their own; the label is
+// built only while recording.
+std::string BoundsGroupLabel(absl::string_view kernel) {
+  return RewriteRecorder::Enabled() ? absl::StrCat("bounds check ", kernel) : std::string();
+}
+
 }  // namespace
 
 const IndexProver* BuiltinIndexProver() { return builtin_prover.load(std::memory_order_acquire); }
@@ -277,6 +284,7 @@ void RegisterBuiltinIndexProver(const IndexProver* prover) {
 
 absl::Status CheckProgramBounds(absl::Span<const UOpPtr> uops, absl::string_view kernel,
                                 const IndexProver* prover) {
+  RewriteGroupScope viz_group(BoundsGroupLabel(kernel), /*join_open_group=*/true);
   std::vector<const UOp*> nodes(uops.size());
   std::transform(uops.begin(), uops.end(), nodes.begin(), [](const UOpPtr& u) { return u.get(); });
   for (const Access& a : Accesses(nodes)) {
@@ -286,6 +294,7 @@ absl::Status CheckProgramBounds(absl::Span<const UOpPtr> uops, absl::string_view
 }
 
 absl::Status CheckProgramBounds(const UOp* sink, absl::string_view kernel, const IndexProver* prover) {
+  RewriteGroupScope viz_group(BoundsGroupLabel(kernel), /*join_open_group=*/true);
   std::vector<const UOp*> nodes = sink->Toposort();
   for (const Access& a : Accesses(nodes)) {
     if (absl::Status s = CheckAccess(a, kernel, prover); !s.ok()) return s;

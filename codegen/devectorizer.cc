@@ -76,7 +76,7 @@ UOpPtr ExpandIndex(const UOpPtr& buf, const UOpPtr& vec, const UOpPtr& mask) {
   std::vector<UOpPtr> indexes;
   for (int i = 0; i < count; ++i) indexes.push_back(buf.index(vec.gep(i), mask ? mask.gep(i) : nullptr));
   static const PatternMatcher* const kIndexRules = new PatternMatcher(SymbolicFlat() + LoadStoreIndexing());
-  UOpPtr midx = GraphRewrite(UOp::Sink(indexes), *kIndexRules);
+  UOpPtr midx = GraphRewrite(UOp::Sink(indexes), *kIndexRules, {.name = "expand_index"});
   // An element whose gate can never hold became a null pointer (tinygrad fails here); leave the vector INDEX.
   for (const UOpPtr& index : midx->src()) {
     if (index->op() != Ops::INDEX) return nullptr;

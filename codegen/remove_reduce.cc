@@ -178,7 +178,7 @@ PatternMatcher BuildReduceCollapseRules() {
        [](const Match& m) {
          const UOpPtr& range = m["r"];
          UOpPtr at = m["idx"].cast(range->dtype());
-         UOpPtr expr = Substitute(m["expr"], UOpMap{{range.get(), at}});
+         UOpPtr expr = Substitute(m["expr"], UOpMap{{range.get(), at}}, "gated load at r");
          return m["buf"].index(expr, at.ge(0) & at.lt(range->src()[0]));
        }},
       // A constant selected by a variable and a condition: the variable factors out of the sum.
@@ -291,7 +291,7 @@ UOpPtr ReduceCollapse(const UOpPtr& red) {
       back.emplace_back(var, s);
     }
   }
-  UOpPtr collapse = Substitute(red, replaces);
+  UOpPtr collapse = Substitute(red, replaces, "reduce_collapse inputs");
   absl::StatusOr<UOpPtr> solved =
       TryGraphRewrite(collapse, ReduceCollapseRules(), {.name = "reduce_collapse"});
   if (!solved.ok()) return nullptr;
@@ -300,7 +300,7 @@ UOpPtr ReduceCollapse(const UOpPtr& red) {
   }
   UOpMap restore;
   for (const auto& [var, original] : back) restore.emplace(var.get(), original);
-  return Substitute(*solved, restore);
+  return Substitute(*solved, restore, "reduce_collapse restore");
 }
 
 // REDUCE -> DEFINE_ACC + ASSIGN: the accumulator starts at the op's identity and folds in the horizontal

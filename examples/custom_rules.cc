@@ -59,7 +59,7 @@ int main() {
   UOpPtr a = UOp::Variable("a", 0, 100);
   UOpPtr expr = ((a + 3) + 4) * 8;
   PatternMatcher rules = StrengthReduction() + uopc::Symbolic();
-  UOpPtr out = uopc::GraphRewrite(expr, rules);
+  UOpPtr out = uopc::GraphRewrite(expr, rules, {.name = "strength reduction"});
   std::cout << "before: " << uopc::RenderInfix(expr.get()) << "\n"
             << "after:  " << uopc::RenderInfix(out.get()) << "\n\n";
 

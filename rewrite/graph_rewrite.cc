@@ -121,6 +121,7 @@ class Engine {
       TracedRewrite& t = options_.trace->rewrites.emplace_back();
       t.name = std::string(options_.name);
       t.bottom_up = options_.bottom_up;
+      t.depth = depth_;
     }
   }
 
@@ -522,7 +523,7 @@ UOpMap GraphRewriteMap(const UOpPtr& root, const PatternMatcher& pm, const Rewri
   return *std::move(r);
 }
 
-UOpPtr Substitute(const UOpPtr& root, const UOpMap& replacements) {
+UOpPtr Substitute(const UOpPtr& root, const UOpMap& replacements, absl::string_view name) {
   if (replacements.empty()) return root;
   static const PatternMatcher* const kSubstitute = new PatternMatcher({
       {UPat(AllOps()),
@@ -533,7 +534,7 @@ UOpPtr Substitute(const UOpPtr& root, const UOpMap& replacements) {
        }},
   });
   return GraphRewrite(root, *kSubstitute,
-                      {.bottom_up = true, .ctx = const_cast<UOpMap*>(&replacements), .name = "substitute"});
+                      {.bottom_up = true, .ctx = const_cast<UOpMap*>(&replacements), .name = name});
 }
 
 }  // namespace uopc

@@ -56,6 +56,9 @@ struct RewriteEvent {
 struct TracedRewrite {
   std::string name;  // RewriteOptions::name
   bool bottom_up = false;
+  // How many graph_rewrite calls enclose this one on its thread: a call made by a rule of another call (a
+  // substitute inside the lowerer) is one deeper than that call.
+  int depth = 0;
   UOpPtr input;
   UOpPtr output;  // null when the call failed
   std::vector<RewriteEvent> events;
@@ -104,8 +107,8 @@ UOpMap GraphRewriteMap(const UOpPtr& root, const PatternMatcher& pm, const Rewri
 
 // tinygrad's UOp.substitute: a bottom-up rewrite that replaces each key of `replacements` by its value. As in
 // tinygrad, replacements apply again to the values (a->b, b->c turns a into c) and inside them. A cyclic map
-// (a->b, b->a) CHECK-fails.
-UOpPtr Substitute(const UOpPtr& root, const UOpMap& replacements);
+// (a->b, b->a) CHECK-fails. `name` labels the call (RewriteOptions::name).
+UOpPtr Substitute(const UOpPtr& root, const UOpMap& replacements, absl::string_view name = "substitute");
 
 }  // namespace uopc
 

@@ -98,6 +98,8 @@ RewriteGroupScope::~RewriteGroupScope() {
   if (state_ == nullptr) return;
   current_group = state_->outer;
   std::unique_ptr<State> state(state_);
+  // A group in which nothing was recorded has nothing to show (scopes are opened freely: one per tensor op).
+  if (state->trace.rewrites.empty() && state->group.texts.empty()) return;
   state->group.rewrites = std::move(state->trace.rewrites);
   Record& record = TheRecord();
   std::lock_guard<std::mutex> lock(record.mu);

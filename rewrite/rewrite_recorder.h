@@ -50,9 +50,10 @@ class RewriteRecorder {
   static void FinishCall(RewriteTrace* trace);
 };
 
-// Opens a group on this thread for its lifetime (nested scopes stack: the innermost gets the calls). With
-// `join_open_group`, a scope opened while another is open on this thread joins that one instead (a kernel's opts
-// and its codegen are one group when compiled together, two when a schedule runs them on different threads).
+// Opens a group on this thread for its lifetime (nested scopes stack: the innermost gets the calls); a group
+// in which nothing was recorded is dropped when its scope ends. With `join_open_group`, a scope opened while
+// another is open on this thread joins that one instead (a kernel's opts and its codegen are one group when
+// compiled together, two when a schedule runs them on different threads).
 class RewriteGroupScope {
  public:
   explicit RewriteGroupScope(absl::string_view label, bool join_open_group = false);

@@ -27,7 +27,7 @@ bool Reaches(const UOp* root, const UOp* target) {
 UOpPtr SubstituteAndSimplify(const UOpPtr& uop, const UOpPtr& from, const UOpPtr& to) {
   UOpMap replacements;
   replacements.emplace(from.get(), to);
-  return Simplify(Substitute(uop, replacements));
+  return Simplify(Substitute(uop, replacements, "uop_given_valid"));
 }
 
 UOpPtr AndAll(const std::vector<UOpPtr>& clauses) {

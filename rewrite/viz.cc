@@ -23,6 +23,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/types/span.h"
 #include "nlohmann/json.hpp"
+#include "rewrite/viz_page_assets.h"
 #include "uop/ops.h"
 #include "uop/print.h"
 
@@ -32,33 +33,53 @@ namespace {
 // tinygrad's VIZ palette, by op.
 absl::string_view FillColor(Ops op) {
   switch (op) {
-    case Ops::LOAD: return "#ffc0c0";
-    case Ops::STORE: return "#87ceeb";
+    case Ops::LOAD:
+      return "#ffc0c0";
+    case Ops::STORE:
+      return "#87ceeb";
     case Ops::CONST:
-    case Ops::VCONST: return "#e0e0e0";
+    case Ops::VCONST:
+      return "#e0e0e0";
     case Ops::DEFINE_GLOBAL:
     case Ops::DEFINE_LOCAL:
-    case Ops::DEFINE_VAR: return "#ffe0b0";
-    case Ops::DEFINE_ACC: return "#aaaaaa";
+    case Ops::DEFINE_VAR:
+      return "#ffe0b0";
+    case Ops::DEFINE_ACC:
+      return "#aaaaaa";
     case Ops::RANGE:
-    case Ops::ENDRANGE: return "#c8a0e0";
-    case Ops::SPECIAL: return "#c0c0ff";
-    case Ops::INDEX: return "#e8ffa0";
-    case Ops::ASSIGN: return "#909090";
-    case Ops::BARRIER: return "#ff8080";
+    case Ops::ENDRANGE:
+      return "#c8a0e0";
+    case Ops::SPECIAL:
+      return "#c0c0ff";
+    case Ops::INDEX:
+      return "#e8ffa0";
+    case Ops::ASSIGN:
+      return "#909090";
+    case Ops::BARRIER:
+      return "#ff8080";
     case Ops::IF:
-    case Ops::ENDIF: return "#c8b0c0";
-    case Ops::WMMA: return "#efefc0";
-    case Ops::VIEW: return "#c8f9d4";
-    case Ops::REDUCE_AXIS: return "#ff6b6b";
-    case Ops::REDUCE: return "#ff5b5b";
-    case Ops::BUFFER: return "#b0bdff";
-    case Ops::COPY: return "#a040a0";
-    case Ops::SINK: return "#ffffff";
+    case Ops::ENDIF:
+      return "#c8b0c0";
+    case Ops::WMMA:
+      return "#efefc0";
+    case Ops::VIEW:
+      return "#c8f9d4";
+    case Ops::REDUCE_AXIS:
+      return "#ff6b6b";
+    case Ops::REDUCE:
+      return "#ff5b5b";
+    case Ops::BUFFER:
+      return "#b0bdff";
+    case Ops::COPY:
+      return "#a040a0";
+    case Ops::SINK:
+      return "#ffffff";
     case Ops::VECTORIZE:
     case Ops::GEP:
-    case Ops::CAT: return "#f0d0ff";
-    default: return groups::kALU.contains(op) ? "#ffffc0" : "#f5f5f5";
+    case Ops::CAT:
+      return "#f0d0ff";
+    default:
+      return groups::kALU.contains(op) ? "#ffffc0" : "#f5f5f5";
   }
 }
 
@@ -95,11 +116,14 @@ std::string NodeSummary(const UOp* u) {
   return s;
 }
 
-int64_t CountNodes(const UOp* root) { return root == nullptr ? 0 : static_cast<int64_t>(root->Toposort().size()); }
+int64_t CountNodes(const UOp* root) {
+  return root == nullptr ? 0 : static_cast<int64_t>(root->Toposort().size());
+}
 
 // Runs `dot -Tsvg` once over `dot_graphs` (one process for many graphs) and returns one SVG per graph, or an
 // error when dot is missing or fails.
-absl::StatusOr<std::vector<std::string>> LayOutChunk(absl::Span<const std::string> dot_graphs, const std::string& dot) {
+absl::StatusOr<std::vector<std::string>> LayOutChunk(absl::Span<const std::string> dot_graphs,
+                                                     const std::string& dot) {
   if (dot_graphs.empty()) return std::vector<std::string>{};
   char in_path[] = "/tmp/uopc_viz_dot_XXXXXX";
   int fd = mkstemp(in_path);
@@ -124,7 +148,8 @@ absl::StatusOr<std::vector<std::string>> LayOutChunk(absl::Span<const std::strin
   if (rc != 0) {
     if (WIFEXITED(rc) && WEXITSTATUS(rc) == 127) {
       return absl::UnavailableError(
-          "viz: Graphviz's `dot` was not found; install it (Debian: apt-get install graphviz) to draw graphs");
+          "viz: Graphviz's `dot` was not found; "
+          "install it (Debian: apt-get install graphviz) to draw graphs");
     }
     return absl::InternalError(absl::StrCat("viz: dot failed: ", Shorten(out, 400)));
   }
@@ -154,14 +179,15 @@ absl::StatusOr<std::vector<std::string>> LayOutChunk(absl::Span<const std::strin
     pos = end + 6;
   }
   if (svgs.size() != dot_graphs.size()) {
-    return absl::InternalError(
-        absl::StrCat("viz: dot drew ", svgs.size(), " graphs of ", dot_graphs.size(), ": ", Shorten(out, 400)));
+    return absl::InternalError(absl::StrCat("viz: dot drew ", svgs.size(), " graphs of ", dot_graphs.size(),
+                                            ": ", Shorten(out, 400)));
   }
   return svgs;
 }
 
 // LayOutChunk over all graphs, in one dot process per core.
-absl::StatusOr<std::vector<std::string>> LayOut(const std::vector<std::string>& dot_graphs, const std::string& dot) {
+absl::StatusOr<std::vector<std::string>> LayOut(const std::vector<std::string>& dot_graphs,
+                                                const std::string& dot) {
   const size_t workers = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 16);
   const size_t chunk = (dot_graphs.size() + workers - 1) / std::max<size_t>(workers, 1);
   if (chunk == 0) return std::vector<std::string>{};
@@ -185,99 +211,35 @@ absl::StatusOr<std::vector<std::string>> LayOut(const std::vector<std::string>& 
   return svgs;
 }
 
-// A step worth listing: a named rewrite, or any rewrite in which a rule fired.
-bool Listed(const TracedRewrite& r) { return !r.name.empty() || !r.events.empty(); }
-
-constexpr absl::string_view kPageHead = R"html(<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>@TITLE@</title>
-<style>
-body{margin:0;font:13px system-ui,sans-serif;display:flex;height:100vh;color:#222}
-#side{width:320px;overflow:auto;border-right:1px solid #ccc;background:#fafafa;flex:none}
-#main{flex:1;overflow:auto;padding:8px 16px}
-h1{font-size:15px;margin:8px}h2{font-size:14px;margin:12px 0 4px}
-ul{list-style:none;margin:0;padding:0}
-li{padding:3px 8px;cursor:pointer;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
-li:hover{background:#eef}li.sel{background:#d0d8ff}
-li.step{padding-left:22px;color:#444}li.step.none{color:#999}
-.n{color:#888;font-size:11px}
-#graph svg{max-width:100%;height:auto;border:1px solid #ddd}
-table{border-collapse:collapse;font:12px monospace}td{border-bottom:1px solid #eee;padding:2px 6px;vertical-align:top}
-pre{background:#f6f6f6;padding:8px;overflow:auto;font-size:12px}
-.note{background:#fff6d0;padding:6px;border:1px solid #e0d080}
-</style></head><body>
-<div id="side"><h1>@TITLE@</h1><ul id="groups"></ul></div>
-<div id="main"><div id="head"></div><div id="graph"></div><div id="rules"></div><div id="texts"></div></div>
-<script id="viz-data" type="application/json">)html";
-
-constexpr absl::string_view kPageTail = R"html(</script>
-<script>
-const data = JSON.parse(document.getElementById('viz-data').textContent);
-function el(tag, attrs, text) {
-  const e = document.createElement(tag);
-  for (const k in attrs || {}) e.setAttribute(k, attrs[k]);
-  if (text !== undefined) e.textContent = text;
-  return e;
+// The depth of a group's outermost calls (a group opened inside a rewrite starts deeper than 0).
+int TopDepth(const std::vector<TracedRewrite>& rewrites) {
+  int top = rewrites.empty() ? 0 : rewrites.front().depth;
+  for (const TracedRewrite& r : rewrites) top = std::min(top, r.depth);
+  return top;
 }
-let cur = {g: -1, s: -1};
-function show(g, s) {
-  cur = {g, s};
-  document.querySelectorAll('#groups li').forEach(li => {
-    li.classList.toggle('sel', +li.dataset.g === g && +li.dataset.s === s);
-  });
-  const group = data.groups[g], step = group.steps[s];
-  const head = document.getElementById('head');
-  head.replaceChildren(el('h2', {id: 'step-title'}, group.label + ' / ' + step.name));
-  head.appendChild(el('div', {class: 'n'}, step.input_nodes + ' nodes in, ' + step.output_nodes +
-      ' nodes out, ' + step.events + ' rewrites' + (step.bottom_up ? ', bottom-up' : '') +
-      (step.highlighted ? '; ' + step.highlighted + ' new nodes in red' : '')));
-  const graph = document.getElementById('graph');
-  graph.replaceChildren();
-  if (step.svg >= 0) {
-    graph.innerHTML = data.svgs[step.svg];
-    graph.firstElementChild.setAttribute('id', 'step-graph');
-  } else {
-    graph.appendChild(el('p', {class: 'note', id: 'graph-note'}, step.note));
-  }
-  const rules = document.getElementById('rules');
-  rules.replaceChildren();
-  if (step.rewrites.length) {
-    rules.appendChild(el('h2', {}, 'Rules that fired'));
-    const t = el('table', {id: 'rule-table'});
-    const h = el('tr');
-    ['#', 'rule', 'matched', 'returned'].forEach(x => h.appendChild(el('td', {}, x)));
-    t.appendChild(h);
-    step.rewrites.forEach((r, i) => {
-      const tr = el('tr');
-      [String(i), r[0], r[1], r[2]].forEach(x => tr.appendChild(el('td', {}, x)));
-      t.appendChild(tr);
-    });
-    rules.appendChild(t);
-    if (step.events > step.rewrites.length) {
-      rules.appendChild(el('p', {class: 'n'}, (step.events - step.rewrites.length) + ' more not listed'));
+
+// The rewrites of a group worth listing: each one in which a rule fired, in it or in a rewrite it made in
+// turn (a substitute inside the lowerer's rules), and, in a kernel's group (`steps_always`), every named step
+// of its codegen, so that the page shows the whole pipeline. The rest changed nothing and would bury the
+// steps.
+std::vector<bool> ListedRewrites(const std::vector<TracedRewrite>& rewrites, bool steps_always) {
+  // A group's calls are in the order they started: the calls a call made follow it, each deeper than it.
+  const int top = TopDepth(rewrites);
+  std::vector<bool> listed(rewrites.size(), false);
+  for (size_t i = 0; i < rewrites.size(); ++i) {
+    if (steps_always && rewrites[i].depth == top && !rewrites[i].name.empty()) {
+      listed[i] = true;
+      continue;
+    }
+    for (size_t j = i; j < rewrites.size() && (j == i || rewrites[j].depth > rewrites[i].depth); ++j) {
+      if (!rewrites[j].events.empty()) {
+        listed[i] = true;
+        break;
+      }
     }
   }
-  const texts = document.getElementById('texts');
-  texts.replaceChildren();
-  group.texts.forEach(([title, text]) => {
-    texts.appendChild(el('h2', {}, title));
-    texts.appendChild(el('pre', {class: 'text'}, text));
-  });
+  return listed;
 }
-const list = document.getElementById('groups');
-data.groups.forEach((group, g) => {
-  list.appendChild(el('li', {class: 'group', 'data-g': g, 'data-s': -1}, group.label));
-  list.lastChild.appendChild(el('span', {class: 'n'}, '  ' + group.steps.length + ' steps'));
-  group.steps.forEach((step, s) => {
-    const li = el('li', {class: 'step' + (step.events ? '' : ' none'), 'data-g': g, 'data-s': s},
-                  step.name + ' ');
-    li.appendChild(el('span', {class: 'n'}, '(' + step.events + ')'));
-    li.onclick = () => show(g, s);
-    list.appendChild(li);
-  });
-});
-if (data.default_group >= 0) show(data.default_group, data.default_step);
-</script></body></html>
-)html";
 
 }  // namespace
 
@@ -286,9 +248,10 @@ std::string UOpGraphToDot(const UOp* root, const absl::flat_hash_set<const UOp*>
   std::vector<const UOp*> order = root->Toposort();
   absl::flat_hash_map<const UOp*, size_t> id;
   id.reserve(order.size());
-  std::string out = absl::StrCat("digraph ", DotQuote(graph_name), " {\n",
-                                 "  node [shape=box style=\"rounded,filled\" fontname=\"monospace\" fontsize=10];\n",
-                                 "  edge [arrowsize=0.6];\n");
+  std::string out =
+      absl::StrCat("digraph ", DotQuote(graph_name), " {\n",
+                   "  node [shape=box style=\"rounded,filled\" fontname=\"monospace\" fontsize=10];\n",
+                   "  edge [arrowsize=0.6];\n");
   for (size_t i = 0; i < order.size(); ++i) {
     const UOp* u = order[i];
     id[u] = i;
@@ -314,10 +277,15 @@ absl::StatusOr<std::string> RenderVizPage(const std::vector<RewriteGroup>& group
   int default_group = -1, default_step = -1;
   for (const RewriteGroup& group : groups) {
     nlohmann::json jsteps = nlohmann::json::array();
-    for (const TracedRewrite& r : group.rewrites) {
-      if (!Listed(r)) continue;
+    const bool is_kernel = !group.texts.empty();
+    const std::vector<bool> listed = ListedRewrites(group.rewrites, /*steps_always=*/is_kernel);
+    const int top = TopDepth(group.rewrites);
+    for (size_t i = 0; i < group.rewrites.size(); ++i) {
+      if (!listed[i]) continue;
+      const TracedRewrite& r = group.rewrites[i];
       nlohmann::json step;
       step["name"] = r.name.empty() ? "(unnamed rewrite)" : r.name;
+      step["depth"] = r.depth - top;
       step["bottom_up"] = r.bottom_up;
       step["events"] = r.events.size();
       const UOp* in = r.input.get();
@@ -337,10 +305,11 @@ absl::StatusOr<std::string> RenderVizPage(const std::vector<RewriteGroup>& group
       const UOp* shown = out != nullptr ? out : in;
       if (shown == nullptr) {
         step["note"] = "This rewrite failed before it produced a graph.";
-      } else if (out_nodes > options.max_graph_nodes || (out == nullptr && in_nodes > options.max_graph_nodes)) {
-        step["note"] = absl::StrCat("The graph has ", out != nullptr ? out_nodes : in_nodes,
-                                    " nodes; graphs over ", options.max_graph_nodes,
-                                    " nodes are not drawn (VIZ_MAX_NODES raises the cap).");
+      } else if (out_nodes > options.max_graph_nodes ||
+                 (out == nullptr && in_nodes > options.max_graph_nodes)) {
+        step["note"] =
+            absl::StrCat("The graph has ", out != nullptr ? out_nodes : in_nodes, " nodes; graphs over ",
+                         options.max_graph_nodes, " nodes are not drawn (VIZ_MAX_NODES raises the cap).");
         ++sum.graphs_capped;
       } else {
         absl::flat_hash_set<const UOp*> before;
@@ -354,7 +323,8 @@ absl::StatusOr<std::string> RenderVizPage(const std::vector<RewriteGroup>& group
           }
         }
         step["highlighted"] = fresh.size();
-        // Steps in which nothing changed show the graph the step before showed: lay each distinct graph out once.
+        // Steps in which nothing changed show the graph the step before showed: lay out each distinct
+        // graph once.
         std::string dot = UOpGraphToDot(shown, fresh);
         auto [it, inserted] = dot_index.try_emplace(dot, dot_graphs.size());
         if (inserted) dot_graphs.push_back(std::move(dot));
@@ -369,12 +339,11 @@ absl::StatusOr<std::string> RenderVizPage(const std::vector<RewriteGroup>& group
     for (const auto& [title, text] : group.texts) jtexts.push_back({title, text});
     // The first kernel's first drawn step is what the page opens on (the scheduler's group otherwise).
     if (!jsteps.empty()) {
-      bool is_kernel = !group.texts.empty();
       if (default_group < 0 || (is_kernel && !jgroups[default_group]["is_kernel"].get<bool>())) {
-        // The first named step with a drawn graph (unnamed ones are small simplifications along the way).
+        // The first step with a drawn graph (not one made inside a step: those are small simplifications).
         int first_drawn = 0;
         for (size_t s = 0; s < jsteps.size(); ++s) {
-          if (jsteps[s]["svg"].get<int64_t>() >= 0 && jsteps[s]["name"] != "(unnamed rewrite)") {
+          if (jsteps[s]["svg"].get<int64_t>() >= 0 && jsteps[s]["depth"].get<int>() == 0) {
             first_drawn = static_cast<int>(s);
             break;
           }
@@ -391,7 +360,8 @@ absl::StatusOr<std::string> RenderVizPage(const std::vector<RewriteGroup>& group
   }
   if (jgroups.empty()) {
     return absl::InvalidArgumentError(
-        "viz: nothing was recorded (no graph rewrite ran while recording was on), so there is no page to write");
+        "viz: nothing was recorded (no graph rewrite ran while recording was on), "
+        "so there is no page to write");
   }
   std::vector<std::string> svgs;
   absl::StatusOr<std::vector<std::string>> laid_out = LayOut(dot_graphs, options.dot_binary);
@@ -418,7 +388,10 @@ absl::StatusOr<std::string> RenderVizPage(const std::vector<RewriteGroup>& group
   // Inside <script>, `</` would end the element early; JSON allows `<\/`.
   std::string json = absl::StrReplaceAll(page.dump(), {{"</", "<\\/"}});
   std::string title = absl::StrReplaceAll(options.title, {{"&", "&amp;"}, {"<", "&lt;"}, {">", "&gt;"}});
-  std::string html = absl::StrCat(absl::StrReplaceAll(kPageHead, {{"@TITLE@", title}}), json, kPageTail);
+  // One pass over the template: what is put in is not searched for placeholders again.
+  std::string html = absl::StrReplaceAll(
+      viz_page::kHtml,
+      {{"@TITLE@", title}, {"@STYLE@", viz_page::kCss}, {"@SCRIPT@", viz_page::kJs}, {"@DATA@", json}});
   sum.bytes = static_cast<int64_t>(html.size());
   if (summary != nullptr) *summary = sum;
   return html;
@@ -448,7 +421,12 @@ namespace {
 // VIZ=1 in any program linking this library: record from the start, write the page at exit.
 void WritePageAtExit() {
   RewriteRecorder::SetEnabled(false);
-  std::vector<RewriteGroup> groups = RewriteRecorder::Take();
+  // The recorded nodes are never freed: exit has destroyed this thread's thread_locals already, and freeing a
+  // node uses them (UOp's node pool and release queue), which corrupted the heap now and then. A global keeps
+  // them reachable, so a leak checker does not report them.
+  static const std::vector<RewriteGroup>* recorded_at_exit = nullptr;
+  recorded_at_exit = new std::vector<RewriteGroup>(RewriteRecorder::Take());
+  const std::vector<RewriteGroup>& groups = *recorded_at_exit;
   const char* path_env = std::getenv("VIZ_PATH");
   std::string path;
   if (path_env != nullptr && *path_env != '\0') {
@@ -467,10 +445,11 @@ void WritePageAtExit() {
     std::cerr << "VIZ: " << s.status().message() << "\n";
     return;
   }
-  std::cerr << "VIZ: wrote " << path << " (" << s->groups << " groups, " << s->steps << " rewrites, " << s->events
-            << " rule applications, " << s->graphs_drawn << " graphs drawn"
-            << (s->graphs_capped > 0 ? absl::StrCat(", ", s->graphs_capped, " too large to draw") : "") << ", "
-            << s->bytes / 1024 << " KiB)" << (s->dot_missing ? "; install graphviz to draw graphs" : "") << "\n";
+  std::cerr << "VIZ: wrote " << path << " (" << s->groups << " groups, " << s->steps << " rewrites, "
+            << s->events << " rule applications, " << s->graphs_drawn << " graphs drawn"
+            << (s->graphs_capped > 0 ? absl::StrCat(", ", s->graphs_capped, " too large to draw") : "")
+            << ", " << s->bytes / 1024 << " KiB)"
+            << (s->dot_missing ? "; install graphviz to draw graphs" : "") << "\n";
 }
 
 const bool kVizFromEnvironment = [] {

@@ -108,6 +108,70 @@ TEST_F(VizTest, RecordingDoesNotChangeResults) {
   EXPECT_EQ(GraphRewrite(in, identities, {.bottom_up = true}), off);
 }
 
+TEST_F(VizTest, GroupsThatRecordedNothingAreDropped) {
+  Recording on;
+  { RewriteGroupScope empty("nothing here"); }
+  {
+    RewriteGroupScope group("something");
+    GraphRewrite(a + 0, identities, {.name = "fold"});
+  }
+  std::vector<RewriteGroup> groups = RewriteRecorder::Take();
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_EQ(groups[0].label, "something");
+}
+
+// A rule that substitutes inside the node it matched: its graph_rewrite runs inside the outer one's.
+class NestedVizTest : public VizTest {
+ protected:
+  PatternMatcher substituting{
+      {UPat::Var("x") * 2,
+       [this](const Match& m) {
+         return Substitute(m["x"], UOpMap{{a.get(), b}}, "a to b") * 3;
+       }},
+  };
+};
+
+TEST_F(NestedVizTest, RewritesMadeInsideAStepAreRecordedUnderIt) {
+  Recording on;
+  {
+    RewriteGroupScope group("g");
+    GraphRewrite((a + 1) * 2, substituting, {.name = "outer"});
+  }
+  std::vector<RewriteGroup> groups = RewriteRecorder::Take();
+  ASSERT_EQ(groups.size(), 1u);
+  const std::vector<TracedRewrite>& r = groups[0].rewrites;
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0].name, "outer");
+  EXPECT_EQ(r[0].depth, 0);
+  EXPECT_EQ(r[1].name, "a to b");
+  EXPECT_EQ(r[1].depth, 1);
+  EXPECT_EQ(r[1].output, b + 1);
+}
+
+TEST_F(NestedVizTest, PageListsRewritesMadeInsideAStepIndentedWhenARuleFiredInThem) {
+  std::vector<RewriteGroup> groups;
+  {
+    Recording on;
+    {
+      RewriteGroupScope group("g");
+      GraphRewrite((a + 1) * 2, substituting, {.name = "outer"});
+      GraphRewrite((b + 1) * 2, substituting, {.name = "substitutes nothing"});
+      GraphRewrite(a * b, identities, {.name = "nothing fires"});
+    }
+    groups = RewriteRecorder::Take();
+  }
+  VizSummary summary;
+  absl::StatusOr<std::string> html =
+      RenderVizPage(groups, {.dot_binary = "/nonexistent/uopc-no-dot"}, &summary);
+  ASSERT_TRUE(html.ok()) << html.status();
+  // outer, its substitute (depth 1), and "substitutes nothing" (its own rule fired); not its substitute of
+  // b, in which nothing fired, nor "nothing fires" (this is not a kernel's group).
+  EXPECT_EQ(summary.steps, 3);
+  EXPECT_THAT(*html, HasSubstr("\"depth\":1,\"events\":1"));
+  EXPECT_EQ(Count(*html, "\"name\":\"a to b\""), 1);
+  EXPECT_THAT(*html, Not(HasSubstr("nothing fires")));
+}
+
 TEST_F(VizTest, DotHasOneNodePerUOpAndOneEdgePerSource) {
   UOpPtr g = (a + b) * a;  // a, b, a + b, (a + b) * a
   std::string dot = UOpGraphToDot(g.get(), {g.get()});
@@ -151,6 +215,7 @@ TEST_F(VizTest, PageListsGroupsStepsAndRules) {
 TEST_F(VizTest, LargeGraphsAreCappedWithANote) {
   std::vector<RewriteGroup> groups(1);
   groups[0].label = "big";
+  groups[0].texts = {{"source", "void big() {}"}};  // a kernel's group: its steps are listed
   UOpPtr g = a;
   for (int i = 0; i < 50; ++i) g = g * (b + i);
   groups[0].rewrites.push_back({.name = "step", .input = g, .output = g, .events = {}});
@@ -165,6 +230,7 @@ TEST_F(VizTest, LargeGraphsAreCappedWithANote) {
 TEST_F(VizTest, MissingDotLeavesANoteInsteadOfAGraph) {
   std::vector<RewriteGroup> groups(1);
   groups[0].label = "k";
+  groups[0].texts = {{"source", "void k() {}"}};
   groups[0].rewrites.push_back({.name = "step", .input = a + 0, .output = a, .events = {}});
   VizSummary summary;
   absl::StatusOr<std::string> html =

@@ -144,16 +144,19 @@ UOpPtr FixKernelAst(const Match& m) {
       bufs.push_back(s->op() == Ops::BUFFER ? s : BaseOf(s));
     }
   }
-  UOpPtr out = Substitute(ast, parents_rep);
+  UOpPtr out = Substitute(ast, parents_rep, "replace realized");
   RewriteOptions options;
   options.ctx = &ctx;
+  options.name = "Main View Left";
   absl::StatusOr<UOpPtr> step = TryGraphRewrite(out, ViewLeft(), options);
+  options.name = "Main View Right";
   if (step.ok()) step = TryGraphRewrite(*step, ViewRight(), options);
   std::vector<UOpPtr> saved_bufs = std::move(ctx.bufs);
   ctx.bufs = bufs;
   if (step.ok()) {
     RewriteOptions bottom_up = options;
     bottom_up.bottom_up = true;
+    bottom_up.name = "replace buffer";
     static const PatternMatcher* const pm =
         new PatternMatcher(MergeViews() + AddBufferOps() + FixKernelOps());
     step = TryGraphRewrite(*step, *pm, bottom_up);

@@ -32,6 +32,7 @@ Arg ReduceArg(const UOp* r, absl::Span<const int64_t> axes) {
 UOpPtr ApplySwizzle(Context& ctx, const UOpPtr& u) {
   RewriteOptions options;
   options.ctx = &ctx;
+  options.name = "Sub View Left";
   absl::StatusOr<UOpPtr> out = TryGraphRewrite(u, ViewLeft(), options);
   if (!out.ok()) {
     ctx.Fail(out.status());

@@ -48,6 +48,7 @@ RewriteStats& RunStats() {
 
 RewriteOptions StatsOptions() {
   RewriteOptions options;
+  options.name = "simplify";
   if (absl::GetFlag(FLAGS_stats)) options.stats = &RunStats();
   return options;
 }

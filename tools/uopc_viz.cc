@@ -40,8 +40,8 @@ bool IsTensorGraph(const UOpPtr& root) {
 absl::Status CompileRecorded(const UOpPtr& root, const Renderer& renderer, const CompileOptions& options,
                              KernelNameCounter* names) {
   if (root->op() != Ops::SINK) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("expected a kernel AST or a tensor graph whose root is a SINK, got ", OpName(root->op())));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "expected a kernel AST or a tensor graph whose root is a SINK, got ", OpName(root->op())));
   }
   if (!IsTensorGraph(root)) return CompileKernel(root, renderer, options, names).status();
   absl::StatusOr<Schedule> schedule = CreateSchedule(root);
@@ -82,12 +82,16 @@ absl::Status RunViz(absl::Span<const std::string> args, std::ostream& out) {
       ++line_number;
       if (absl::StripAsciiWhitespace(line).empty()) continue;
       nlohmann::json record = nlohmann::json::parse(line.begin(), line.end(), nullptr, false);
-      if (record.is_discarded() || !record.is_object() || !record.contains("ast") || !record["ast"].is_string()) {
+      if (record.is_discarded() || !record.is_object() || !record.contains("ast") ||
+          !record["ast"].is_string()) {
         return absl::InvalidArgumentError(
             absl::StrCat(name, ":", line_number, ": expected a JSON object with an \"ast\" string"));
       }
       absl::StatusOr<UOpPtr> ast = ParseIrSingle(record["ast"].get<std::string>());
-      if (!ast.ok()) return absl::InvalidArgumentError(absl::StrCat(name, ":", line_number, ": ast:", ast.status().message()));
+      if (!ast.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(name, ":", line_number, ": ast:", ast.status().message()));
+      }
       roots.push_back(*std::move(ast));
     }
   } else {
@@ -117,9 +121,13 @@ absl::Status RunViz(absl::Span<const std::string> args, std::ostream& out) {
   if (!s.ok()) return absl::Status(s.status().code(), absl::StrCat(name, ": ", s.status().message()));
   out << "wrote " << path << ": " << s->groups << " groups, " << s->steps << " rewrites, " << s->events
       << " rule applications, " << s->graphs_drawn << " graphs drawn";
-  if (s->graphs_capped > 0) out << ", " << s->graphs_capped << " over " << viz.max_graph_nodes << " nodes not drawn";
+  if (s->graphs_capped > 0) {
+    out << ", " << s->graphs_capped << " over " << viz.max_graph_nodes << " nodes not drawn";
+  }
   out << ", " << s->bytes << " bytes\n";
-  if (s->dot_missing) std::cerr << "uopc viz: Graphviz's dot was not found; install graphviz to draw the graphs\n";
+  if (s->dot_missing) {
+    std::cerr << "uopc viz: Graphviz's dot was not found; install graphviz to draw the graphs\n";
+  }
   return absl::OkStatus();
 }
 

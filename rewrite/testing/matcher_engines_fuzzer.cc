@@ -66,6 +66,7 @@ void CompareAll(const PatternMatcher& pm, const UOpPtr& expr) {
     RewriteOptions options;
     options.bottom_up = bottom_up;
     options.max_steps = 20000;
+    options.name = "matcher engines fuzzer";
     std::vector<Application> compiled, reference;
     internal::SetFireObserver(&Record, &compiled);
     SetMatcherEngine(MatcherEngine::kCompiled);

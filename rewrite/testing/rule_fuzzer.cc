@@ -837,6 +837,7 @@ std::optional<RuleFailure> CheckImpl(const PatternMatcher& pm, const RuleFuzzerO
   f.original_size = static_cast<int>(std::get<0>(SizeOf(expr.get())));
   RewriteOptions ro;
   ro.max_steps = o.max_steps;
+  ro.name = "rule fuzzer";
   if (coverage != nullptr) coverage->Begin();
   absl::StatusOr<UOpPtr> rewritten = TryGraphRewrite(expr, pm, ro);
   if (coverage != nullptr) coverage->End();
