@@ -123,7 +123,7 @@ UOpPtr ModToAndGivenValid(const UOpPtr& valid) {
     }
   }
   if (replacements.empty()) return nullptr;
-  return Substitute(valid, replacements);
+  return Substitute(valid, replacements, "gate mod as and");
 }
 
 }  // namespace

@@ -291,7 +291,7 @@ const PatternMatcher& Symbolic() {
   return *pm;
 }
 
-UOpPtr Simplify(const UOpPtr& u) { return GraphRewrite(u, Symbolic()); }
+UOpPtr Simplify(const UOpPtr& u) { return GraphRewrite(u, Symbolic(), {.name = "simplify"}); }
 
 absl::StatusOr<ConstValue> SymInfer(const UOp* root, const absl::flat_hash_map<std::string, int64_t>& values) {
   absl::flat_hash_map<const UOp*, ConstValue> value_of;

@@ -132,9 +132,9 @@ absl::Status FixAssign(ScheduleState& state) {
     }
   }
   if (!assign_rep.empty()) {
-    UOpPtr fixed = Substitute(state.graph, assign_rep);
+    UOpPtr fixed = Substitute(state.graph, assign_rep, "fix_assign");
     // Every node maps through the substitution.
-    for (auto& [k, v] : state.map) v = Substitute(v, assign_rep);
+    for (auto& [k, v] : state.map) v = Substitute(v, assign_rep, "fix_assign");
     state.graph = fixed;
   }
   return absl::OkStatus();
@@ -189,6 +189,7 @@ absl::Status OrderKernels(ScheduleState& state) {
     UnbindContext unbind{&schedule.var_vals};
     RewriteOptions unbind_options;
     unbind_options.ctx = &unbind;
+    unbind_options.name = "unbind vars";
     UOPC_ASSIGN_OR_RETURN(UOpPtr ast, TryGraphRewrite(KernelAst(k), Unbind(), unbind_options));
     ScheduleItem item;
     item.ast = ast;
@@ -237,7 +238,7 @@ absl::Status BecomesMap(ScheduleState& state) {
     values.push_back(it->second);
   }
   if (!values.empty()) {
-    UOpPtr substituted = Substitute(UOp::Sink(values), replacements);
+    UOpPtr substituted = Substitute(UOp::Sink(values), replacements, "becomes_map");
     for (size_t i = 0; i < changed.size(); ++i)
       state.schedule.becomes_map[changed[i]] = substituted->src()[i];
   }

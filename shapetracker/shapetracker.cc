@@ -86,12 +86,12 @@ std::pair<UOpPtr, UOpPtr> ViewsToIndexedUopsUncached(absl::Span<const View> view
     for (const Sint& s : Unravel(view.shape(), Sint::FromUOp(idx))) unraveled.push_back(s.ToUOp());
     std::tie(idx, valid) = view.ToIndexedUops(absl::MakeConstSpan(unraveled), valid);
   }
-  UOpPtr sink = GraphRewrite(UOp::Sink({idx, valid}), SymbolicFlat());
+  UOpPtr sink = GraphRewrite(UOp::Sink({idx, valid}), SymbolicFlat(), {.name = "indexing sym @ 1"});
   idx = sink->src(0)->ref();
   valid = sink->src(1)->ref();
   if (UOpPtr new_valid = SimplifyValid(valid)) valid = new_valid;
   if (UOpPtr new_idx = UopGivenValid(valid, idx)) idx = new_idx;
-  sink = GraphRewrite(UOp::Sink({idx, valid}), SymbolicFlatUpcast());
+  sink = GraphRewrite(UOp::Sink({idx, valid}), SymbolicFlatUpcast(), {.name = "indexing sym @ 2"});
   return {sink->src(0)->ref(), sink->src(1)->ref()};
 }
 
@@ -585,7 +585,7 @@ bool ShapeTracker::AxisIsMasked(int64_t axis) const {
   if (std::none_of(views_.begin(), views_.end(), [](const View& v) { return v.mask().has_value(); })) {
     return false;
   }
-  UOpPtr valid = GraphRewrite(ToIndexedUops().second, SymbolicFlat());
+  UOpPtr valid = GraphRewrite(ToIndexedUops().second, SymbolicFlat(), {.name = "axis_is_masked"});
   for (const UOp* x : valid->Toposort()) {
     if (x->op() == Ops::RANGE && x->arg().as_int() == axis) return true;
   }

@@ -717,7 +717,9 @@ std::pair<View, absl::flat_hash_map<UOpPtr, int64_t>> View::Unbind() const {
     values[v->src(0)->ref()] = v->src(1)->const_value().AsInt64();
   }
   if (unbound.empty()) return {*this, values};
-  auto sub = [&](const Sint& s) { return s.is_int() ? s : Sint::FromUOp(Substitute(s.uop(), unbound)); };
+  auto sub = [&](const Sint& s) {
+    return s.is_int() ? s : Sint::FromUOp(Substitute(s.uop(), unbound, "unbind"));
+  };
   SintVec shape, strides;
   for (const Sint& s : shape_) shape.push_back(sub(s));
   for (const Sint& s : strides_) strides.push_back(sub(s));
