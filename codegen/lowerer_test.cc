@@ -30,7 +30,9 @@ class GpuTestRenderer : public Renderer {
     global_max_ = std::move(global_max);
     local_max_ = std::move(local_max);
   }
-  absl::StatusOr<std::string> Render(absl::Span<const UOp* const>) const override { return ""; }
+
+ protected:
+  absl::StatusOr<std::string> RenderProgram(absl::Span<const UOp* const>) const override { return ""; }
 };
 
 UOpPtr Special(const std::string& name, int64_t size) {

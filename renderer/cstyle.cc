@@ -246,24 +246,33 @@ bool IsGatedLoad(const UOp* u) {
   return index->op() == Ops::INDEX && index->num_src() == 3;
 }
 
-// tinygrad's CStyleLanguage code_for_op.
-const std::vector<RenderRule<CStyleContext>>& CodeForOp() {
-  static const std::vector<RenderRule<CStyleContext>>* const rules =
-      new std::vector<RenderRule<CStyleContext>>{
-          {Ops::SQRT, "sqrt({0})"},      {Ops::RECIP, "(1/{0})"},  {Ops::NEG, "-{0}"},
-          {Ops::EXP2, "exp2({0})"},      {Ops::LOG2, "log2({0})"}, {Ops::SIN, "sin({0})"},
-          {Ops::AND, "({0}&{1})"},       {Ops::XOR, "({0}^{1})"},  {Ops::OR, "({0}|{1})"},
-          {Ops::ADD, "({0}+{1})"},       {Ops::SUB, "({0}-{1})"},  {Ops::MUL, "({0}*{1})"},
-          {Ops::MOD, "({0}%{1})"},       {Ops::IDIV, "({0}/{1})"}, {Ops::CMPNE, "({0}!={1})"},
-          {Ops::SHR, "({0}>>{1})"},      {Ops::SHL, "({0}<<{1})"}, {Ops::CMPLT, "({0}<{1})"},
-          {Ops::WHERE, "({0}?{1}:{2})"},
-      };
-  return *rules;
-}
+// tinygrad's CStyleLanguage code_for_op: how C spells each ALU op a C-style target renders itself.
+struct AluSpelling {
+  Ops op;
+  const char* format;
+};
+constexpr AluSpelling kCodeForOp[] = {
+    {Ops::SQRT, "sqrt({0})"},      {Ops::RECIP, "(1/{0})"},  {Ops::NEG, "-{0}"},
+    {Ops::EXP2, "exp2({0})"},      {Ops::LOG2, "log2({0})"}, {Ops::SIN, "sin({0})"},
+    {Ops::AND, "({0}&{1})"},       {Ops::XOR, "({0}^{1})"},  {Ops::OR, "({0}|{1})"},
+    {Ops::ADD, "({0}+{1})"},       {Ops::SUB, "({0}-{1})"},  {Ops::MUL, "({0}*{1})"},
+    {Ops::MOD, "({0}%{1})"},       {Ops::IDIV, "({0}/{1})"}, {Ops::CMPNE, "({0}!={1})"},
+    {Ops::SHR, "({0}>>{1})"},      {Ops::SHL, "({0}<<{1})"}, {Ops::CMPLT, "({0}<{1})"},
+    {Ops::WHERE, "({0}?{1}:{2})"},
+};
+// Its keys: every C-style target's supported_ops, less what a target leaves to codegen's fallbacks.
+constexpr OpSet kCodeForOpOps = [] {
+  OpSet ops;
+  for (const AluSpelling& a : kCodeForOp) ops.Insert(a.op);
+  return ops;
+}();
+// The ALU op every C-style target writes although no code_for_op lists it: FDIV, which codegen never makes
+// for C but a hand-written kernel may hold (uopc's addition).
+constexpr OpSet kUnlistedAluOps{Ops::FDIV};
 
 }  // namespace
 
-CStyleRules CStyleRenderer::SharedRules(OpSet alu_ops) {
+CStyleRules CStyleRenderer::SharedRules() {
   using C = CStyleContext;
   std::vector<RenderRule<C>> rules = {
       {Ops::DEFINE_ACC, "{0}"},
@@ -297,8 +306,7 @@ CStyleRules CStyleRenderer::SharedRules(OpSet alu_ops) {
          if (x->num_src() < 1) return std::nullopt;
          return c.r.RenderBitcast(x->dtype(), c.Name(x->src(0)));
        }},
-      // No tinygrad target has FDIV in its code_for_op (codegen makes none for C); a hand-written kernel may
-      // hold one (uopc's addition).
+      // kUnlistedAluOps.
       {Ops::FDIV, "({0}/{1})"},
       {Ops::DEFINE_LOCAL, "{smem}{base} {x}[{size}];"},
       {Ops::BARRIER, "{barrier}"},
@@ -352,18 +360,18 @@ CStyleRules CStyleRenderer::SharedRules(OpSet alu_ops) {
          return FormatCustom(x->arg().as_string(), args);
        }},
   };
-  for (const RenderRule<C>& rule : CodeForOp()) {
-    if (!(rule.pat.ops() & alu_ops).empty()) rules.push_back(rule);
-  }
+  for (const AluSpelling& a : kCodeForOp) rules.emplace_back(a.op, a.format);
   return CStyleRules(rules);
 }
 
+CStyleRenderer::CStyleRenderer() { supported_ops_ = kCodeForOpOps; }
+
 const CStyleRules& CStyleRenderer::rules() const {
-  static const CStyleRules* const rules = new CStyleRules(SharedRules(groups::kALU));
+  static const CStyleRules* const rules = new CStyleRules(SharedRules());
   return *rules;
 }
 
-absl::StatusOr<std::string> CStyleRenderer::Render(absl::Span<const UOp* const> uops) const {
+absl::StatusOr<std::string> CStyleRenderer::RenderProgram(absl::Span<const UOp* const> uops) const {
   CStyleContext ctx(*this);
   const CStyleRules& text_rules = rules();
   for (const UOp* u : uops) {
@@ -377,21 +385,12 @@ absl::StatusOr<std::string> CStyleRenderer::Render(absl::Span<const UOp* const> 
   std::string name = "test";
   for (size_t pos = 0; pos < uops.size(); ++pos) {
     const UOp* u = uops[pos];
-    auto error = [&](absl::string_view what) {
-      return absl::InvalidArgumentError(absl::StrCat("cannot render uop ", pos, " (", OpName(u->op()), " ",
-                                                     u->dtype().ToString(), "): ", what));
-    };
+    auto error = [&](absl::string_view what) { return RenderError(pos, u, what); };
     if (u->op() == Ops::SINK) {
       if (const KernelInfo* info = KernelInfoOf(u)) name = info->name;
       continue;
     }
     if (u->op() == Ops::DEFINE_GLOBAL || u->op() == Ops::DEFINE_VAR) {
-      if (u->op() == Ops::DEFINE_GLOBAL && !u->arg().is_int())
-        return error("a DEFINE_GLOBAL needs a buffer number");
-      if (u->op() == Ops::DEFINE_VAR &&
-          (!u->arg().is_tuple() || u->arg().size() == 0 || !u->arg()[0].is_string())) {
-        return error("a DEFINE_VAR needs a name");
-      }
       ctx.names[u] = u->op() == Ops::DEFINE_GLOBAL ? absl::StrCat("data", u->arg().as_int()) : u->var_name();
       if (!param_of.contains(u)) {
         param_of[u] = params.size();
@@ -409,8 +408,6 @@ absl::StatusOr<std::string> CStyleRenderer::Render(absl::Span<const UOp* const> 
     }
     std::optional<std::string> prefix;
     if (u->op() == Ops::SPECIAL) {
-      if (!u->arg().is_tuple() || u->arg().size() == 0 || !u->arg()[0].is_string())
-        return error("bad SPECIAL arg");
       ctx.names[u] = u->arg()[0].as_string();
     } else if (u->op() == Ops::RANGE) {
       ctx.names[u] = absl::StrCat("ridx", u->arg().ToString());
@@ -419,11 +416,10 @@ absl::StatusOr<std::string> CStyleRenderer::Render(absl::Span<const UOp* const> 
       ctx.names[u] = absl::StrCat(*prefix, counters[*prefix]);
     }
     ctx.missing = false;
-    if (groups::kALU.contains(u->op())) {
-      const size_t arity = groups::kTernary.contains(u->op()) ? 3 : groups::kBinary.contains(u->op()) ? 2 : 1;
-      if (u->num_src() != arity) return error("an ALU op with the wrong number of sources");
-    }
-    std::optional<std::string> line = text_rules.Render(ctx, u);
+    // An ALU op the target leaves to codegen's fallbacks has no rendering, though the shared rules spell it.
+    std::optional<std::string> line;
+    if (!groups::kALU.contains(u->op()) || (supported_ops_ | kUnlistedAluOps).contains(u->op()))
+      line = text_rules.Render(ctx, u);
     if (!line.has_value()) return error("the target has no rendering for it");
     if (ctx.missing) return error("a source is not rendered before its use");
     if (u->op() == Ops::ENDIF || u->op() == Ops::ENDRANGE) --depth;
@@ -476,11 +472,9 @@ ClangRenderer::ClangRenderer(CoreSplit split) {
   core_split_ = split;
   // The launch index of a kernel split across cores (tinygrad's code_for_workitem on its threaded CPU).
   code_for_workitem_ = {{'g', "core_id"}};
-  // tinygrad's CStyleLanguage code_for_op without EXP2, SIN and LOG2 (the CPU gets their polynomial
+  // tinygrad's ClangRenderer code_for_op: without EXP2, LOG2 and SIN (the CPU gets their polynomial
   // fallbacks).
-  supported_ops_ =
-      OpSet{Ops::SQRT, Ops::RECIP, Ops::NEG,  Ops::AND,   Ops::XOR, Ops::OR,  Ops::ADD,   Ops::SUB,
-            Ops::MUL,  Ops::MOD,   Ops::IDIV, Ops::CMPNE, Ops::SHR, Ops::SHL, Ops::CMPLT, Ops::WHERE};
+  supported_ops_ = supported_ops_ - OpSet{Ops::EXP2, Ops::LOG2, Ops::SIN};
   float4_ = "(float4)";
   infinity_ = "__builtin_inff()";
   nan_ = "__builtin_nanf(\"\")";
@@ -512,14 +506,13 @@ const PatternMatcher* ClangRenderer::extra_matcher() const {
 }
 
 const CStyleRules& ClangRenderer::rules() const {
-  // tinygrad's ClangRenderer code_for_op: the C-style one with builtin square roots and without EXP2, LOG2
-  // and SIN (the CPU gets their polynomial fallbacks).
+  // tinygrad's ClangRenderer code_for_op: the C-style one with builtin square roots.
   static const CStyleRules* const rules =
       new CStyleRules(CStyleRules({
                           {RenderPat(Ops::SQRT).dtype(dtypes::kFloat64), "__builtin_sqrt({0})"},
                           {Ops::SQRT, "__builtin_sqrtf({0})"},
                       }) +
-                      SharedRules(groups::kALU - OpSet{Ops::EXP2, Ops::LOG2, Ops::SIN}));
+                      SharedRules());
   return *rules;
 }
 

@@ -61,7 +61,9 @@ using CStyleRules = RenderRules<CStyleContext>;
 
 class CStyleRenderer : public Renderer {
  public:
-  absl::StatusOr<std::string> Render(absl::Span<const UOp* const> uops) const override;
+  // supported_ops: the ALU ops of tinygrad's CStyleLanguage code_for_op (the keys of the shared table of
+  // their spellings); a target that leaves some to codegen's fallbacks removes them in its constructor.
+  CStyleRenderer();
   const PatternMatcher* extra_matcher() const override { return &CStyleExtraMatcher(); }
 
   // A dtype as the language spells it: `float`, `float4`, `_Bool`, `float*` (pointers get the buffer or
@@ -94,11 +96,13 @@ class CStyleRenderer : public Renderer {
   // Parameters after the buffers and variables (Metal's thread position arguments).
   std::vector<std::string> extra_args_;
 
+  // Writes the program in one pass. An ALU op is written only if supported_ops has it, or it is FDIV (which
+  // codegen never makes for C, but a hand-written kernel may hold).
+  absl::StatusOr<std::string> RenderProgram(absl::Span<const UOp* const> uops) const override;
   // The text rules: the target's, then the shared ones (SharedRules()).
   virtual const CStyleRules& rules() const;
-  // The rules every C-style target shares, then tinygrad's CStyleLanguage code_for_op for the ALU ops in
-  // `alu_ops` (a target without EXP2 leaves it out, so that rendering one fails).
-  static CStyleRules SharedRules(OpSet alu_ops);
+  // The rules every C-style target shares, then tinygrad's CStyleLanguage code_for_op.
+  static CStyleRules SharedRules();
   // The whole source: the function around the kernel's lines.
   virtual std::string RenderKernel(const std::string& function_name, const std::vector<std::string>& lines,
                                    const std::vector<Param>& params, absl::Span<const UOp* const> uops) const;

@@ -10,11 +10,6 @@
 namespace uopc {
 namespace {
 
-// tinygrad's CStyleLanguage code_for_op keys: what every C-style GPU target renders.
-constexpr OpSet kCStyleOps{Ops::SQRT,  Ops::RECIP, Ops::NEG, Ops::EXP2,  Ops::LOG2, Ops::SIN, Ops::AND,
-                           Ops::XOR,   Ops::OR,    Ops::ADD, Ops::SUB,   Ops::MUL,  Ops::MOD, Ops::IDIV,
-                           Ops::CMPNE, Ops::SHR,   Ops::SHL, Ops::CMPLT, Ops::WHERE};
-
 // The non-pointer dtypes of the program, in order of first use (tinygrad's uops_to_dtypes).
 std::vector<DType> UsedDTypes(absl::Span<const UOp* const> uops) {
   std::vector<DType> out;
@@ -47,7 +42,6 @@ std::string WithPrefix(const std::vector<std::string>& prefix, const std::string
 
 OpenCLRenderer::OpenCLRenderer() {
   device_ = "GPU";
-  supported_ops_ = kCStyleOps;
   kernel_prefix_ = "__kernel ";
   buffer_prefix_ = "__global ";
   smem_align_ = "__attribute__ ((aligned (16))) ";
@@ -82,7 +76,6 @@ std::string OpenCLRenderer::RenderKernel(const std::string& function_name,
 MetalRenderer::MetalRenderer() {
   device_ = "METAL";
   shared_max_ = 32768;
-  supported_ops_ = kCStyleOps;
   kernel_prefix_ = "kernel ";
   buffer_prefix_ = "device ";
   smem_prefix_ = "threadgroup ";
@@ -101,7 +94,7 @@ std::string MetalRenderer::RenderBitcast(DType dt, absl::string_view val) const 
 
 const CStyleRules& MetalRenderer::rules() const {
   static const CStyleRules* const rules =
-      new CStyleRules(CStyleRules({{Ops::SIN, "precise::sin({0})"}}) + SharedRules(kCStyleOps));
+      new CStyleRules(CStyleRules({{Ops::SIN, "precise::sin({0})"}}) + SharedRules());
   return *rules;
 }
 
@@ -136,7 +129,6 @@ CUDARenderer::CUDARenderer(std::string arch) : arch_(std::move(arch)) {
   local_max_ = std::vector<int64_t>{1024, 1024, 64};
   shared_max_ = 49152;
   tensor_cores_ = CudaTensorCores(arch_);
-  supported_ops_ = kCStyleOps;
   kernel_prefix_ = "extern \"C\" __global__ ";
   smem_prefix_ = "__shared__ ";
   smem_prefix_for_cast_ = false;
@@ -162,7 +154,7 @@ const CStyleRules& CUDARenderer::rules() const {
                           {RenderPat(Ops::SQRT).when(IsHalfScalar), "hsqrt({0})"},
                           {RenderPat(Ops::RECIP).when(IsHalfScalar), "hrcp({0})"},
                       }) +
-                      SharedRules(kCStyleOps));
+                      SharedRules());
   return *rules;
 }
 

@@ -416,7 +416,7 @@ const PatternMatcher* LLVMRenderer::extra_matcher() const {
   return pm;
 }
 
-absl::StatusOr<std::string> LLVMRenderer::Render(absl::Span<const UOp* const> uops) const {
+absl::StatusOr<std::string> LLVMRenderer::RenderProgram(absl::Span<const UOp* const> uops) const {
   LlvmContext r;
   const RenderRules<LlvmContext>& rules = Rules();
   std::vector<std::pair<std::string, DType>> args;
@@ -442,16 +442,11 @@ absl::StatusOr<std::string> LLVMRenderer::Render(absl::Span<const UOp* const> uo
   const UOp* core_id = nullptr;  // a kernel split across cores takes its chunk's number last
   for (size_t pos = 0; pos < uops.size(); ++pos) {
     const UOp* u = uops[pos];
-    auto error = [&](absl::string_view what) {
-      return absl::InvalidArgumentError(absl::StrCat("cannot render uop ", pos, " (", OpName(u->op()), " ",
-                                                     u->dtype().ToString(), "): ", what));
-    };
+    auto error = [&](absl::string_view what) { return RenderError(pos, u, what); };
     switch (u->op()) {
       case Ops::SPECIAL:
-        if (!u->arg().is_tuple() || u->arg().size() != 2 || !u->arg()[0].is_string() ||
-            u->arg()[0].as_string() != "gidx0" || u->dtype() != dtypes::kInt32 || core_id != nullptr) {
+        if (u->arg()[0].as_string() != "gidx0" || u->dtype() != dtypes::kInt32 || core_id != nullptr)
           return error("the only launch index on LLVM is the core id, gidx0");
-        }
         core_id = u;
         r.Set(u, "%core_id");
         continue;
@@ -459,13 +454,10 @@ absl::StatusOr<std::string> LLVMRenderer::Render(absl::Span<const UOp* const> uo
         if (const KernelInfo* info = KernelInfoOf(u)) name = info->name;
         continue;
       case Ops::DEFINE_GLOBAL:
-        if (!u->arg().is_int()) return error("a DEFINE_GLOBAL needs a buffer number");
         r.Set(u, absl::StrCat("%data", u->arg().as_int()));
         args.emplace_back(r.Name(u), u->dtype());
         continue;
       case Ops::DEFINE_VAR:
-        if (!u->arg().is_tuple() || u->arg().size() == 0 || !u->arg()[0].is_string())
-          return error("a DEFINE_VAR needs a name");
         r.Set(u, absl::StrCat("%", u->var_name()));
         args.emplace_back(r.Name(u), u->dtype());
         continue;

@@ -44,10 +44,12 @@ class LLVMRenderer : public Renderer {
   // RECIP as FDIV, a cast to bool as `!= 0`, MAX as CMPLT + WHERE, and bfloat16 math and casts through
   // float (tinygrad's LLVMRenderer.extra_matcher).
   const PatternMatcher* extra_matcher() const override;
+
+ protected:
   // The module text: the kernel function, then its attribute group. Errors for a uop without an LLVM
   // rendering (tinygrad raises for those too): SPECIAL, WMMA, unary math, an op a dtype has no instruction
   // for.
-  absl::StatusOr<std::string> Render(absl::Span<const UOp* const> uops) const override;
+  absl::StatusOr<std::string> RenderProgram(absl::Span<const UOp* const> uops) const override;
 };
 
 std::unique_ptr<Renderer> MakeLLVMRenderer();

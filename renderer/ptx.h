@@ -33,7 +33,9 @@ class PTXRenderer : public Renderer {
 
   const std::string& arch() const { return arch_; }
   const PatternMatcher* extra_matcher() const override { return &PtxExtraMatcher(); }
-  absl::StatusOr<std::string> Render(absl::Span<const UOp* const> uops) const override;
+
+ protected:
+  absl::StatusOr<std::string> RenderProgram(absl::Span<const UOp* const> uops) const override;
 
  private:
   std::string arch_;

@@ -11,13 +11,16 @@
 #define UOPC_RENDERER_RENDERER_H_
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "rewrite/pattern_matcher.h"
 #include "uop/dtype.h"
@@ -56,6 +59,10 @@ struct TensorCore {
   std::string ToString() const;
 };
 
+// The error for uop `pos` of a program, which a renderer cannot write: "cannot render uop 3 (EXP2
+// dtypes.float): <what>".
+absl::Status RenderError(size_t pos, const UOp* u, absl::string_view what);
+
 class Renderer {
  public:
   virtual ~Renderer() = default;
@@ -82,10 +89,15 @@ class Renderer {
   virtual const PatternMatcher* extra_matcher() const { return nullptr; }
 
   // The source of the linear program `uops` (SINK last, its arg a KernelInfo naming the function); an error
-  // for a uop this target cannot express.
-  virtual absl::StatusOr<std::string> Render(absl::Span<const UOp* const> uops) const = 0;
+  // for a uop this target cannot express. What every target needs of a uop is checked here, once, before
+  // the target's RenderProgram writes any: the args a render reads without asking (a DEFINE_GLOBAL's
+  // buffer number, a DEFINE_VAR's name, a SPECIAL's (name, size)) and an ALU op's source count.
+  absl::StatusOr<std::string> Render(absl::Span<const UOp* const> uops) const;
 
  protected:
+  // The target's source for a program that passed Render's checks.
+  virtual absl::StatusOr<std::string> RenderProgram(absl::Span<const UOp* const> uops) const = 0;
+
   std::string device_;
   bool supports_float4_ = true;
   bool has_local_ = true;

@@ -23,7 +23,7 @@ TensorCore Tc(std::array<int64_t, 3> dims, int64_t threads, std::array<int64_t, 
 
 }  // namespace
 
-absl::StatusOr<std::string> DescriptionOnlyRenderer::Render(absl::Span<const UOp* const>) const {
+absl::StatusOr<std::string> DescriptionOnlyRenderer::RenderProgram(absl::Span<const UOp* const>) const {
   return absl::UnimplementedError("a target description for tests renders nothing");
 }
 

@@ -14,10 +14,9 @@
 namespace uopc {
 
 class DescriptionOnlyRenderer : public Renderer {
- public:
-  absl::StatusOr<std::string> Render(absl::Span<const UOp* const> uops) const override;
-
  protected:
+  absl::StatusOr<std::string> RenderProgram(absl::Span<const UOp* const> uops) const override;
+
   friend DescriptionOnlyRenderer OpenClTarget();
   friend DescriptionOnlyRenderer MetalTarget(bool with_tensor_cores);
   friend DescriptionOnlyRenderer CudaSm80Target();
