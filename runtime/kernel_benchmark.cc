@@ -27,6 +27,7 @@
 #include "nlohmann/json.hpp"
 #include "runtime/cpu_device.h"
 #include "runtime/device.h"
+#include "runtime/exec_item.h"
 #include "runtime/llvm_device.h"
 #include "runtime/search_driver.h"
 #include "uop/kernel_info.h"
@@ -161,7 +162,7 @@ absl::StatusOr<Compiled> Compile(Device& device, const std::vector<UOpPtr>& asts
     absl::StatusOr<ProgramSpec> spec = CompileKernel(ast, *device.renderer(), options, &names);
     if (!spec.ok()) return spec.status();
     Step step;
-    for (size_t i = 0; spec->global_size && i < 3; ++i) step.launch.global_size[i] = (*spec->global_size)[i];
+    step.launch = LaunchDims(*spec);
     absl::StrAppend(
         &c.description, c.description.empty() ? "" : " ", spec->name,
         step.launch.global_size[0] > 1 ? absl::StrCat("[", step.launch.global_size[0], " cores]") : "");

@@ -25,6 +25,7 @@
 #include "absl/strings/str_join.h"
 #include "codegen/kernel.h"
 #include "runtime/compile_cache.h"
+#include "runtime/exec_item.h"
 #include "uop/status_macros.h"
 
 namespace uopc {
@@ -40,17 +41,6 @@ int64_t EnvInt(const char* name, int64_t fallback) {
 
 double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
-}
-
-LaunchParams LaunchParamsOf(const ProgramSpec& spec) {
-  LaunchParams launch;
-  for (size_t i = 0; spec.global_size && i < spec.global_size->size() && i < 3; ++i) {
-    launch.global_size[i] = (*spec.global_size)[i];
-  }
-  for (size_t i = 0; spec.local_size && i < spec.local_size->size() && i < 3; ++i) {
-    launch.local_size[i] = (*spec.local_size)[i];
-  }
-  return launch;
 }
 
 // tinygrad's time_to_str.
@@ -229,7 +219,7 @@ absl::StatusOr<std::vector<double>> DeviceEvaluator::TimeInProcess(const TimingJ
       return absl::InternalError("a global out of range");
     params.push_back(&buffers_[g]);
   }
-  const LaunchParams launch = LaunchParamsOf(*job.program);
+  const LaunchParams launch = LaunchDims(*job.program);
   std::vector<double> times;
   for (int64_t r = 0; r < runs; ++r) {
     double seconds = 0;
@@ -306,7 +296,7 @@ void DeviceEvaluator::ChildMain(int socket) {
       SendError(socket, "a global out of range");
       continue;
     }
-    const LaunchParams launch = LaunchParamsOf(*job.program);
+    const LaunchParams launch = LaunchDims(*job.program);
     double best = kInf;
     absl::Status status;
     for (int64_t r = 0; r < command.runs && status.ok(); ++r) {
