@@ -16,7 +16,6 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/functional/function_ref.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -28,6 +27,7 @@
 #include "uop/parallel_for.h"
 #include "uop/print.h"
 #include "uop/status_macros.h"
+#include "uop/util.h"
 
 namespace uopc {
 namespace {
@@ -60,23 +60,12 @@ absl::StatusOr<Device*> DeviceFor(const std::string& name) {
   return GetDevice(name);
 }
 
-// tinygrad's time_to_str.
-std::string TimeToStr(double t, int w) {
-  if (t > 10) return absl::StrFormat("%*.2fs ", w, t);
-  if (t > 10e-3) return absl::StrFormat("%*.2fms", w, t * 1e3);
-  return absl::StrFormat("%*.2fus", w, t * 1e6);
-}
-
 struct CompiledKernel {
   UOpPtr ast;
   ProgramSpec spec;
   std::unique_ptr<Program> program;
   double compile_seconds = 0;
 };
-
-double SecondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 // A SINK item's kernel: its AST on the device of its first buffer.
 struct KernelRequest {
@@ -363,17 +352,10 @@ size_t BufferStore::size() {
 
 RealizeOptions RealizeOptions::FromEnvironment() {
   RealizeOptions options;
-  auto read = [](const char* name) {
-    int value = 0;
-    const char* s = std::getenv(name);
-    return s != nullptr && absl::SimpleAtoi(s, &value) ? value : 0;
-  };
-  options.debug = read("DEBUG");
-  options.noopt = read("NOOPT") != 0;
-  options.beam = read("BEAM");
-  if (const char* s = std::getenv("UOPC_COMPILE_THREADS"); s != nullptr) {
-    absl::SimpleAtoi(s, &options.compile_threads);
-  }
+  options.debug = static_cast<int>(EnvInt("DEBUG", 0));
+  options.noopt = EnvFlag("NOOPT");
+  options.beam = static_cast<int>(EnvInt("BEAM", 0));
+  options.compile_threads = static_cast<int>(EnvInt("UOPC_COMPILE_THREADS", options.compile_threads));
   return options;
 }
 
