@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "uop/util.h"
 
 namespace uopc {
 
@@ -45,7 +46,7 @@ absl::Status CpuProgram::Launch(absl::Span<Buffer* const> buffers, absl::Span<co
                [&](int64_t core_id) { entry_(pointers.data(), ints.data(), static_cast<int>(core_id)); });
   }
   if (seconds != nullptr) {
-    *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    *seconds = SecondsSince(start);
   }
   return absl::OkStatus();
 }

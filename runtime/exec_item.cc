@@ -11,16 +11,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "uop/status_macros.h"
+#include "uop/util.h"
 
 namespace uopc {
 namespace {
-
-// tinygrad's time_to_str.
-std::string TimeToStr(double t, int w) {
-  if (t > 10) return absl::StrFormat("%*.2fs ", w, t);
-  if (t > 10e-3) return absl::StrFormat("%*.2fms", w, t * 1e3);
-  return absl::StrFormat("%*.2fus", w, t * 1e6);
-}
 
 // The process's DEBUG=2 count of runs and their summed time (tinygrad's GlobalCounters).
 struct DebugCounters {
@@ -123,7 +117,7 @@ absl::StatusOr<KernelRun> ExecItem::Run(const BufferReplacements& replace, const
     UOPC_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, buffers[1]->ToBytes());
     UOPC_RETURN_IF_ERROR(buffers[0]->CopyIn(bytes));
     if (options.timed) {
-      run.run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      run.run_seconds = SecondsSince(start);
     }
   } else {
     UOPC_RETURN_IF_ERROR(

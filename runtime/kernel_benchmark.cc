@@ -32,6 +32,7 @@
 #include "runtime/search_driver.h"
 #include "uop/kernel_info.h"
 #include "uop/text_ir.h"
+#include "uop/util.h"
 
 namespace uopc {
 namespace {
@@ -102,8 +103,7 @@ std::vector<UOpPtr> WorkloadAsts(const std::string& name) {
 // environment (2 when unset, tinygrad's usual); the winners are kept in the BEAM cache, so only the first run
 // of the benchmark searches (IGNORE_BEAM_CACHE=1 searches again). The search's progress goes to stderr.
 absl::StatusOr<CompileOptions> BeamOptions(const UOpPtr& ast, Device& device) {
-  int64_t width = 2;
-  if (const char* s = std::getenv("BEAM"); s != nullptr && std::atoi(s) > 0) width = std::atoi(s);
+  const int64_t width = EnvInt("BEAM", 0) > 0 ? EnvInt("BEAM", 0) : 2;
   DeviceBeamOptions options = DeviceBeamOptions::FromEnvironment(width, /*debug=*/1);
   absl::StatusOr<DeviceBeamResult> searched = BeamSearchOnDevice(ast, device, options);
   if (!searched.ok()) return searched.status();

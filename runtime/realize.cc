@@ -15,7 +15,6 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/functional/function_ref.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -27,6 +26,7 @@
 #include "uop/parallel_for.h"
 #include "uop/print.h"
 #include "uop/status_macros.h"
+#include "uop/util.h"
 
 namespace uopc {
 namespace {
@@ -65,10 +65,6 @@ struct CompiledKernel {
   std::unique_ptr<Program> program;
   double compile_seconds = 0;
 };
-
-double SecondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 // A SINK item's kernel: its AST on the device of its first buffer.
 struct KernelRequest {
@@ -432,17 +428,10 @@ size_t BufferStore::size() {
 
 RealizeOptions RealizeOptions::FromEnvironment() {
   RealizeOptions options;
-  auto read = [](const char* name) {
-    int value = 0;
-    const char* s = std::getenv(name);
-    return s != nullptr && absl::SimpleAtoi(s, &value) ? value : 0;
-  };
-  options.debug = read("DEBUG");
-  options.noopt = read("NOOPT") != 0;
-  options.beam = read("BEAM");
-  if (const char* s = std::getenv("UOPC_COMPILE_THREADS"); s != nullptr) {
-    absl::SimpleAtoi(s, &options.compile_threads);
-  }
+  options.debug = static_cast<int>(EnvInt("DEBUG", 0));
+  options.noopt = EnvFlag("NOOPT");
+  options.beam = static_cast<int>(EnvInt("BEAM", 0));
+  options.compile_threads = static_cast<int>(EnvInt("UOPC_COMPILE_THREADS", options.compile_threads));
   return options;
 }
 

@@ -23,6 +23,7 @@
 #include "tools/uopc_subcommand.h"
 #include "uop/print.h"
 #include "uop/text_ir.h"
+#include "uop/util.h"
 
 ABSL_DECLARE_FLAG(bool, jsonl);
 ABSL_DECLARE_FLAG(bool, time);
@@ -115,7 +116,7 @@ absl::Status CompileJsonLines(const std::string& path, const Renderer& renderer,
         KernelNameCounter names;  // each line compiles as if alone
         const auto start = std::chrono::steady_clock::now();
         absl::StatusOr<ProgramSpec> p = CompileKernel(*ast, renderer, options, &names);
-        seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        seconds += SecondsSince(start);
         if (p.ok()) {
           result = ProgramJson(id, *p);
         } else {
