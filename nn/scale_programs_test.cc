@@ -29,6 +29,7 @@
 #include "schedule/schedule.h"
 #include "tensor/tensor.h"
 #include "tensor/testing/graph_compare.h"
+#include "uop/testing/sample.h"
 
 namespace uopc {
 namespace {
@@ -1018,7 +1019,7 @@ TEST_P(ScaleProgramTest, KernelsAreTinygrads) {
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryProgram, ScaleProgramTest,
-                         ::testing::Range(0, static_cast<int>(Programs().size())),
+                         ::testing::ValuesIn(TestSampleOf(static_cast<int>(Programs().size()))),
                          [](const ::testing::TestParamInfo<int>& info) {
                            return Programs()[info.param].first;
                          });
