@@ -105,7 +105,9 @@ std::string TimeToStr(double seconds, int width) {
 absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents) {
   std::string temp;
   const int fd = CreateTemporaryBeside(path, temp);
-  if (fd < 0) return absl::ErrnoToStatus(errno, absl::StrCat("cannot create a temporary file beside ", path));
+  if (fd < 0) {
+    return absl::ErrnoToStatus(errno, absl::StrCat("cannot write ", path, ": no temporary file beside it"));
+  }
   absl::Status written = WriteAll(fd, contents);
   if (written.ok() && fsync(fd) != 0) written = absl::ErrnoToStatus(errno, "fsync");
   if (close(fd) != 0 && written.ok()) written = absl::ErrnoToStatus(errno, "close");
