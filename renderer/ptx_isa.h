@@ -2,7 +2,7 @@
 // renderer emits. ptxas rejects a combination the ISA lacks (`sqrt.approx.f64`: "Illegal modifier '.approx'
 // for instruction 'sqrt'"), but ptxas is only on machines with the CUDA toolkit; this table lets every test
 // machine check a render. It lists only what the renderer can emit (for the types of its registers: 16-, 32-
-// and 64-bit integers, f16, f32, f64, pred), checked against ptxas 13.0 for sm_80 (//codegen:ptx_isa_test
+// and 64-bit integers, f16, f32, f64, pred), checked against ptxas 13.0 for sm_80 (//runtime:ptx_isa_test
 // checks it again wherever ptxas is installed).
 //
 //   std::vector<std::string> bad = IllegalPtxInstructions(src);   // {"sqrt.approx.f64 (line 30)"}

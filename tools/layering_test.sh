@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Checks that each stage's transitive dependencies stay in its own layer or below (ARCHITECTURE.md §2), so a
-# user who depends on one stage builds nothing above it.
+# Checks that each stage's transitive dependencies stay in its own layer or below (docs/architecture.md,
+# "Layers"), so a user who depends on one stage builds nothing above it.
 # Usage: layering_test.sh DEPS_FILE ALLOWED_PACKAGES [DEPS_FILE ALLOWED_PACKAGES ...]
 # DEPS_FILE is a genquery of `deps(//stage)`; ALLOWED_PACKAGES is a space-separated list of the top-level
 # packages its labels in this workspace may come from, and of labels it must not reach, each written `!//pkg:name`

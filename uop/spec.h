@@ -7,8 +7,9 @@
 // sources) belong to the shapetracker layer; here a VIEW's arg only has to be a payload named "ShapeTracker".
 // A few rules are stricter than tinygrad where tinygrad's patterns let an ill-typed node fall through to a
 // looser rule (a CMPLT that produces an int, a WHERE with an int condition, ALU ops with the wrong number of
-// sources); each is marked in spec.cc. tinygrad proves INDEX bounds with z3 where range analysis cannot; uopc
-// has no z3, so only an index whose whole range lies outside the buffer is rejected.
+// sources); each is marked in spec.cc. tinygrad proves INDEX bounds with z3 where range analysis cannot; this
+// layer has no prover, so only an index whose whole range lies outside the buffer is rejected here (codegen's
+// bounds check, codegen/bounds_check.h, proves the rest with z3).
 //
 // A violation is an absl::InvalidArgumentError naming the node: its position (in toposort order, or in the
 // program), op, dtype, arg and source ops, and the rule it broke.
