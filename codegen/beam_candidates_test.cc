@@ -60,12 +60,6 @@ bool IsCleanError(const absl::Status& s) {
          s.code() == absl::StatusCode::kOutOfRange;
 }
 
-std::string Compact(const std::vector<Opt>& opts) {
-  std::vector<std::string> parts;
-  for (const Opt& o : opts) parts.push_back(o.ToCompactString());
-  return absl::StrJoin(parts, " ");
-}
-
 struct Count {
   int64_t kernels = 0;
   int64_t candidates = 0;  // actions that apply, as KernelActions gives them (in the test's sample)
@@ -102,7 +96,7 @@ Count CompileCandidates(absl::string_view target, absl::string_view set, int64_t
       } else if (IsCleanError(program.status())) {
         ++count.refused;
       } else {
-        ADD_FAILURE() << ck.id << " on " << target << " with [" << Compact(*options.opts)
+        ADD_FAILURE() << ck.id << " on " << target << " with [" << OptListToCompactString(*options.opts)
                       << "]: " << program.status();
       }
     }

@@ -69,16 +69,8 @@ TEST(KernelCorpusTest, OptimizedAstAndNameMatchTinygrad) {
 
 // ---------------------------------------------------------------- unit tests
 
-UOpPtr CorpusAst(absl::string_view id) {
-  for (const CorpusKernel& ck : KernelCorpus()) {
-    if (ck.id == id) return ParseCorpusGraph(ck.ast);
-  }
-  ADD_FAILURE() << "no corpus kernel " << id;
-  return nullptr;
-}
-
 Kernel Make(absl::string_view id, const Renderer& r) {
-  absl::StatusOr<Kernel> k = Kernel::Create(CorpusAst(id), r);
+  absl::StatusOr<Kernel> k = Kernel::Create(CorpusKernelAst(id), r);
   EXPECT_TRUE(k.ok()) << k.status();
   return *std::move(k);
 }
@@ -148,7 +140,7 @@ TEST(KernelTest, CreateMergesAdjacentDimsAndMovesReducesLast) {
 
 TEST(KernelTest, CreateRejectsANonSink) {
   ClangRenderer clang;
-  UOpPtr ast = CorpusAst("add_int3/0");
+  UOpPtr ast = CorpusKernelAst("add_int3/0");
   EXPECT_FALSE(Kernel::Create(ast->src()[0], clang).ok());
   EXPECT_FALSE(Kernel::Create(nullptr, clang).ok());
 }

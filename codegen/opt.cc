@@ -177,4 +177,8 @@ std::string OptListToString(const std::vector<Opt>& opts) {
       "[", absl::StrJoin(opts, ", ", [](std::string* o, const Opt& x) { o->append(x.ToString()); }), "]");
 }
 
+std::string OptListToCompactString(absl::Span<const Opt> opts) {
+  return absl::StrJoin(opts, " ", [](std::string* o, const Opt& x) { o->append(x.ToCompactString()); });
+}
+
 }  // namespace uopc

@@ -16,6 +16,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 
 namespace uopc {
 
@@ -61,6 +62,8 @@ absl::StatusOr<Opt> ParseOpt(absl::string_view text);
 absl::StatusOr<std::vector<Opt>> ParseOptList(absl::string_view text);
 // tinygrad's repr of a list: [Opt(...), Opt(...)].
 std::string OptListToString(const std::vector<Opt>& opts);
+// The compact forms separated by spaces, as ParseOptList reads them: "UPCAST:0:4 LOCAL:1:8".
+std::string OptListToCompactString(absl::Span<const Opt> opts);
 
 }  // namespace uopc
 

@@ -27,20 +27,6 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-UOpPtr CorpusAst(const std::string& id) {
-  for (const CorpusKernel& ck : KernelCorpus()) {
-    if (ck.id == id) return ParseCorpusGraph(ck.ast);
-  }
-  ADD_FAILURE() << "no corpus kernel " << id;
-  return nullptr;
-}
-
-std::string Compact(const std::vector<Opt>& opts) {
-  std::vector<std::string> parts;
-  for (const Opt& o : opts) parts.push_back(o.ToCompactString());
-  return absl::StrJoin(parts, " ");
-}
-
 // Ranks candidates by a function of their program, taking no time; records what the search asked for.
 class CostEvaluator : public CandidateEvaluator {
  public:
@@ -152,7 +138,7 @@ TEST(KernelActionsTest, SameAsTinygradOnCorpusKernels) {
     const Renderer& r = target == "clang"    ? static_cast<const Renderer&>(clang)
                         : target == "opencl" ? static_cast<const Renderer&>(opencl)
                                              : static_cast<const Renderer&>(cuda);
-    absl::StatusOr<Kernel> k = Kernel::Create(CorpusAst(row["id"]), r);
+    absl::StatusOr<Kernel> k = Kernel::Create(CorpusKernelAst(row["id"]), r);
     ASSERT_TRUE(k.ok()) << k.status();
     for (const auto& o : row["prefix"]) {
       absl::StatusOr<Opt> opt = ParseOpt(o.get<std::string>());
@@ -181,7 +167,7 @@ TEST(KernelActionsTest, SameAsTinygradOnCorpusKernels) {
 
 TEST(BeamSearchTest, FindsTheCheapestOptsAndStopsWhenARoundDoesNotImprove) {
   ClangRenderer clang;
-  absl::StatusOr<Kernel> k = Kernel::Create(CorpusAst("matmul_64/0"), clang);
+  absl::StatusOr<Kernel> k = Kernel::Create(CorpusKernelAst("matmul_64/0"), clang);
   ASSERT_TRUE(k.ok()) << k.status();
   CostEvaluator evaluator(OptsCost);
   BeamSearchOptions options;
@@ -190,7 +176,7 @@ TEST(BeamSearchTest, FindsTheCheapestOptsAndStopsWhenARoundDoesNotImprove) {
   ASSERT_TRUE(r.ok()) << r.status();
   // Round 1: UPCAST 1 4 (50), then UNROLL 0 4 (80). Round 2: both orders give one program (40), timed once.
   // Round 3: everything costs 10% more, so the search stops.
-  EXPECT_EQ(Compact(r->opts), "UPCAST:1:4 UNROLL:0:4");
+  EXPECT_EQ(OptListToCompactString(r->opts), "UPCAST:1:4 UNROLL:0:4");
   EXPECT_DOUBLE_EQ(r->seconds, 40);
   EXPECT_EQ(r->rounds, 3);
   absl::flat_hash_set<std::string> unique(evaluator.timed_sources.begin(), evaluator.timed_sources.end());
@@ -200,20 +186,20 @@ TEST(BeamSearchTest, FindsTheCheapestOptsAndStopsWhenARoundDoesNotImprove) {
 
 TEST(BeamSearchTest, BeamWidthOneIsGreedy) {
   ClangRenderer clang;
-  absl::StatusOr<Kernel> k = Kernel::Create(CorpusAst("matmul_64/0"), clang);
+  absl::StatusOr<Kernel> k = Kernel::Create(CorpusKernelAst("matmul_64/0"), clang);
   ASSERT_TRUE(k.ok());
   CostEvaluator evaluator(OptsCost);
   BeamSearchOptions options;
   options.beam_width = 1;
   absl::StatusOr<BeamResult> r = BeamSearch(*k, evaluator, options);
   ASSERT_TRUE(r.ok()) << r.status();
-  EXPECT_EQ(Compact(r->opts), "UPCAST:1:4 UNROLL:0:4");
+  EXPECT_EQ(OptListToCompactString(r->opts), "UPCAST:1:4 UNROLL:0:4");
 }
 
 // The early cut: nothing in the first round until something is timed, then 3x the best known.
 TEST(BeamSearchTest, EarlyStopIsThreeTimesTheBestSoFar) {
   ClangRenderer clang;
-  absl::StatusOr<Kernel> k = Kernel::Create(CorpusAst("matmul_64/0"), clang);
+  absl::StatusOr<Kernel> k = Kernel::Create(CorpusKernelAst("matmul_64/0"), clang);
   ASSERT_TRUE(k.ok());
   std::vector<double> costs;
   CostEvaluator evaluator([&](const ProgramSpec& p) {
@@ -237,7 +223,7 @@ TEST(BeamSearchTest, EarlyStopIsThreeTimesTheBestSoFar) {
 // Candidates that fail to compile or to run are dropped, and the search goes on without them.
 TEST(BeamSearchTest, FailingCandidatesAreDropped) {
   ClangRenderer clang;
-  absl::StatusOr<Kernel> k = Kernel::Create(CorpusAst("matmul_64/0"), clang);
+  absl::StatusOr<Kernel> k = Kernel::Create(CorpusKernelAst("matmul_64/0"), clang);
   ASSERT_TRUE(k.ok());
   CostEvaluator evaluator(OptsCost);
   evaluator.fail_compile = [](const ProgramSpec& p) { return Has(p.applied_opts, OptOps::kUnroll); };
@@ -247,7 +233,7 @@ TEST(BeamSearchTest, FailingCandidatesAreDropped) {
   absl::StatusOr<BeamResult> r = BeamSearch(*k, evaluator, BeamSearchOptions{});
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_GT(r->failed, 0);
-  EXPECT_FALSE(Has(r->opts, OptOps::kUnroll)) << Compact(r->opts);
+  EXPECT_FALSE(Has(r->opts, OptOps::kUnroll)) << OptListToCompactString(r->opts);
   ASSERT_FALSE(r->opts.empty());
   EXPECT_NE(r->opts[0], Opt(OptOps::kUpcast, 1, int64_t{4}));
 }
@@ -255,7 +241,7 @@ TEST(BeamSearchTest, FailingCandidatesAreDropped) {
 // When every candidate fails, the kernel comes back as given.
 TEST(BeamSearchTest, NothingTimedKeepsTheKernel) {
   ClangRenderer clang;
-  absl::StatusOr<Kernel> k = Kernel::Create(CorpusAst("sum_all/0"), clang);
+  absl::StatusOr<Kernel> k = Kernel::Create(CorpusKernelAst("sum_all/0"), clang);
   ASSERT_TRUE(k.ok());
   CostEvaluator evaluator(OptsCost);
   evaluator.fail_compile = [](const ProgramSpec&) { return true; };
@@ -308,7 +294,7 @@ TEST(BeamSearchTest, SeededCostsMatchASerialReference) {
   ClangRenderer clang;
   int compared = 0;
   for (const char* id : {"matmul_64/0", "bigger_sum/0"}) {
-    absl::StatusOr<Kernel> k = Kernel::Create(CorpusAst(id), clang);
+    absl::StatusOr<Kernel> k = Kernel::Create(CorpusKernelAst(id), clang);
     ASSERT_TRUE(k.ok());
     for (uint64_t seed : {1u, 2u}) {
       for (int64_t width : {1, 3}) {
@@ -323,7 +309,7 @@ TEST(BeamSearchTest, SeededCostsMatchASerialReference) {
           CostEvaluator evaluator([&](const ProgramSpec& p) { return SeededCost(seed, p.src); });
           absl::StatusOr<BeamResult> r = BeamSearch(*k, evaluator, options);
           ASSERT_TRUE(r.ok()) << r.status();
-          EXPECT_EQ(Compact(r->opts), Compact(expected))
+          EXPECT_EQ(OptListToCompactString(r->opts), OptListToCompactString(expected))
               << id << " seed " << seed << " width " << width << " threads " << threads;
           ++compared;
         }
@@ -337,7 +323,7 @@ TEST(BeamSearchTest, SeededCostsMatchASerialReference) {
 // serial search that never saw the failing ones picks.
 TEST(BeamSearchTest, PartlyFailingCandidatesLeaveTheBestOfTheRest) {
   ClangRenderer clang;
-  absl::StatusOr<Kernel> k = Kernel::Create(CorpusAst("matmul_64/0"), clang);
+  absl::StatusOr<Kernel> k = Kernel::Create(CorpusKernelAst("matmul_64/0"), clang);
   ASSERT_TRUE(k.ok());
   constexpr uint64_t kSeed = 3;
   // The cheaper half of the candidates fails: those with an odd-sized source to compile, the others to run.
@@ -361,7 +347,7 @@ TEST(BeamSearchTest, PartlyFailingCandidatesLeaveTheBestOfTheRest) {
       const double t = SeededCost(kSeed, src);
       return t < 1.5 ? kInf : t;
     });
-    EXPECT_EQ(Compact(r->opts), Compact(expected)) << "width " << width;
+    EXPECT_EQ(OptListToCompactString(r->opts), OptListToCompactString(expected)) << "width " << width;
   }
 }
 
@@ -369,7 +355,7 @@ TEST(BeamSearchTest, PartlyFailingCandidatesLeaveTheBestOfTheRest) {
 // and returns it, from the compile phase or from timing.
 TEST(BeamSearchTest, AnErrorMarkedEndBeamSearchEndsTheSearch) {
   ClangRenderer clang;
-  absl::StatusOr<Kernel> k = Kernel::Create(CorpusAst("matmul_64/0"), clang);
+  absl::StatusOr<Kernel> k = Kernel::Create(CorpusKernelAst("matmul_64/0"), clang);
   ASSERT_TRUE(k.ok());
   const absl::Status lost = EndBeamSearch(absl::UnavailableError("the device is lost"));
   {
@@ -409,7 +395,7 @@ TEST(EndBeamSearchTest, MarksAnErrorAndKeepsItsCodeAndMessage) {
 
 TEST(BeamSearchTest, ReportsProgress) {
   ClangRenderer clang;
-  absl::StatusOr<Kernel> k = Kernel::Create(CorpusAst("matmul_64/0"), clang);
+  absl::StatusOr<Kernel> k = Kernel::Create(CorpusKernelAst("matmul_64/0"), clang);
   ASSERT_TRUE(k.ok());
   CostEvaluator evaluator(OptsCost);
   BeamSearchOptions options;
@@ -434,7 +420,7 @@ TEST(BeamSearchTest, ReportsProgress) {
 
 TEST(ShrinkForTimingTest, CutsTheLeadingGlobalAxesAndSaysByHowMuch) {
   ClangRenderer clang;
-  absl::StatusOr<Kernel> k = Kernel::Create(CorpusAst("matmul_64/0"), clang);
+  absl::StatusOr<Kernel> k = Kernel::Create(CorpusKernelAst("matmul_64/0"), clang);
   ASSERT_TRUE(k.ok());
   ASSERT_TRUE(k->ApplyOpt(Opt(OptOps::kUpcast, 1, int64_t{4})).ok());  // 64 16 64 4
   absl::StatusOr<UOpPtr> optimized = k->GetOptimizedAst(nullptr, "test");
@@ -473,7 +459,7 @@ TEST(TestGlobalSizeTest, HalvesFromTheLastDimAsTinygrad) {
 }
 
 TEST(TimingBuffersTest, OnePerDefineGlobalSizedByItsViews) {
-  absl::StatusOr<std::vector<TimingBuffer>> bufs = TimingBuffers(CorpusAst("matmul_64/0"));
+  absl::StatusOr<std::vector<TimingBuffer>> bufs = TimingBuffers(CorpusKernelAst("matmul_64/0"));
   ASSERT_TRUE(bufs.ok()) << bufs.status();
   ASSERT_EQ(bufs->size(), 3u);
   for (int i = 0; i < 3; ++i) {

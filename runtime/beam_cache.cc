@@ -72,10 +72,8 @@ bool BeamCache::Put(absl::string_view key, absl::Span<const Opt> opts) const {
   std::error_code error;
   std::filesystem::create_directories(directory_, error);
   if (error) return false;
-  std::vector<std::string> compact;
-  for (const Opt& o : opts) compact.push_back(o.ToCompactString());
   std::string text = absl::StrCat(kCacheMagic, "\n", key.size(), "\n", key,
-                                  "\nopts: ", absl::StrJoin(compact, " "), "\nend\n");
+                                  "\nopts: ", OptListToCompactString(opts), "\nend\n");
   return WriteFileAtomically(EntryPath(key), text).ok();
 }
 

@@ -17,20 +17,6 @@
 namespace uopc {
 namespace {
 
-UOpPtr CorpusAst(const std::string& id) {
-  for (const CorpusKernel& ck : KernelCorpus()) {
-    if (ck.id == id) return ParseCorpusGraph(ck.ast);
-  }
-  ADD_FAILURE() << "no corpus kernel " << id;
-  return nullptr;
-}
-
-std::string Compact(const std::vector<Opt>& opts) {
-  std::vector<std::string> parts;
-  for (const Opt& o : opts) parts.push_back(o.ToCompactString());
-  return absl::StrJoin(parts, " ");
-}
-
 std::string TempDirectory(const std::string& name) {
   const char* base = std::getenv("TEST_TMPDIR");
   std::string dir = absl::StrCat(base != nullptr ? base : "/tmp", "/beam_cache_", name);
@@ -41,7 +27,7 @@ std::string TempDirectory(const std::string& name) {
 TEST(BeamCacheTest, RoundTrips) {
   const std::string dir = TempDirectory("round_trip");
   BeamCache cache(dir);
-  UOpPtr ast = CorpusAst("matmul_64/0");
+  UOpPtr ast = CorpusKernelAst("matmul_64/0");
   std::string key = BeamCache::Key(ast, 2, true, "CPU");
   EXPECT_FALSE(cache.Get(key).has_value());
   std::vector<Opt> opts = {Opt(OptOps::kUpcast, 1, int64_t{4}), Opt(OptOps::kUnroll, 0, int64_t{4}),
@@ -59,7 +45,7 @@ TEST(BeamCacheTest, RoundTrips) {
   // Keys differ by every part.
   EXPECT_NE(BeamCache::Key(ast, 2, false, "CPU"), key);
   EXPECT_NE(BeamCache::Key(ast, 2, true, "LLVM"), key);
-  EXPECT_NE(BeamCache::Key(CorpusAst("matmul_odd/0"), 2, true, "CPU"), key);
+  EXPECT_NE(BeamCache::Key(CorpusKernelAst("matmul_odd/0"), 2, true, "CPU"), key);
   // No temporary files left behind.
   int files = 0;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
@@ -71,7 +57,7 @@ TEST(BeamCacheTest, RoundTrips) {
 
 TEST(BeamCacheTest, IgnoresCorruptAndHalfWrittenEntries) {
   BeamCache cache(TempDirectory("corrupt"));
-  std::string key = BeamCache::Key(CorpusAst("sum_all/0"), 2, true, "CPU");
+  std::string key = BeamCache::Key(CorpusKernelAst("sum_all/0"), 2, true, "CPU");
   ASSERT_TRUE(cache.Put(key, {Opt(OptOps::kUpcast, 0, int64_t{4})}));
   std::string path = cache.EntryPath(key);
   std::string whole;
@@ -98,7 +84,7 @@ TEST(BeamCacheTest, IgnoresCorruptAndHalfWrittenEntries) {
   EXPECT_FALSE(cache.Get(key).has_value());
   write(whole + "x");
   EXPECT_FALSE(cache.Get(key).has_value());
-  std::string other_key = BeamCache::Key(CorpusAst("sum_all/0"), 4, true, "CPU");
+  std::string other_key = BeamCache::Key(CorpusKernelAst("sum_all/0"), 4, true, "CPU");
   std::string other = whole;
   other.replace(other.find(key), key.size(), other_key);
   write(other);
@@ -108,7 +94,7 @@ TEST(BeamCacheTest, IgnoresCorruptAndHalfWrittenEntries) {
   ASSERT_TRUE(cache.Get(key).has_value());
   write("garbage");
   ASSERT_TRUE(cache.Put(key, {Opt(OptOps::kUnroll, 0, int64_t{4})}));
-  EXPECT_EQ(Compact(*cache.Get(key)), "UNROLL:0:4");
+  EXPECT_EQ(OptListToCompactString(*cache.Get(key)), "UNROLL:0:4");
 }
 
 TEST(BeamCacheTest, DisabledCachesNothing) {

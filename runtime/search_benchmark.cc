@@ -115,9 +115,7 @@ void BM_BeamSearch(benchmark::State& state, const std::string& workload, const s
       render_seconds += r->search.render_seconds;
       compile_seconds += r->search.compile_seconds;
       timing_seconds += r->search.timing_seconds;
-      std::vector<std::string> opts;
-      for (const Opt& o : r->opts) opts.push_back(o.ToCompactString());
-      chosen.push_back("[" + absl::StrJoin(opts, " ") + "]");
+      chosen.push_back("[" + OptListToCompactString(r->opts) + "]");
       CompileOptions searched, hand_coded;
       searched.opts = r->opts;
       searched_seconds += BestSeconds(**device, k.ast, searched, 5);

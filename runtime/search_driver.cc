@@ -402,12 +402,10 @@ absl::StatusOr<DeviceBeamResult> BeamSearchOnDevice(const UOpPtr& ast, Device& d
   result.wall_seconds = SecondsSince(start);
   if (options.write_cache) cache.Put(key, result.opts);
   if (terminal || per_round) {
-    std::vector<std::string> opts;
-    for (const Opt& o : result.opts) opts.push_back(o.ToCompactString());
     std::fprintf(stderr, "BEAM %s: %s in %.2fs (%d rounds, %d programs timed, %d dropped): [%s]\n",
                  kernel.BaseName().c_str(), TimeToStr(result.search.seconds).c_str(), result.wall_seconds,
                  static_cast<int>(result.search.rounds), static_cast<int>(result.search.timed),
-                 static_cast<int>(result.search.failed), absl::StrJoin(opts, " ").c_str());
+                 static_cast<int>(result.search.failed), OptListToCompactString(result.opts).c_str());
     // Codegen failing a candidate is a kernel the target cannot take, or a uopc bug worth a look.
     if (options.debug >= 1 && !result.search.first_failure.ok()) {
       std::fprintf(stderr, "BEAM %s: the first candidate dropped: %s\n", kernel.BaseName().c_str(),

@@ -52,12 +52,6 @@ DeviceBeamOptions TestOptions(const std::string& cache_name) {
   return o;
 }
 
-std::string Compact(const std::vector<Opt>& opts) {
-  std::vector<std::string> parts;
-  for (const Opt& o : opts) parts.push_back(o.ToCompactString());
-  return absl::StrJoin(parts, " ");
-}
-
 // The DType of each stored-to buffer of a corpus kernel, by arg.
 DType OutputDType(const CorpusKernel& ck, const std::string& arg) {
   for (const CorpusBuffer& b : ck.buffers) {
@@ -91,7 +85,7 @@ void ExpectSearchedEqualsUnoptimized(const std::string& device_name, const std::
   ASSERT_EQ(got->size(), want->size());
   for (const auto& [arg, values] : want->items()) {
     EXPECT_EQ(CorpusValuesMismatch(OutputDType(ck, arg), (*got)[arg], values), "")
-        << id << " on " << device_name << " with [" << Compact(r->opts) << "]";
+        << id << " on " << device_name << " with [" << OptListToCompactString(r->opts) << "]";
   }
 }
 
@@ -119,7 +113,7 @@ TEST(BeamSearchOnDeviceTest, TheCacheAnswersARepeatedSearch) {
   absl::StatusOr<DeviceBeamResult> second = BeamSearchOnDevice(ast, **cpu, options);
   ASSERT_TRUE(second.ok());
   EXPECT_TRUE(second->from_cache);
-  EXPECT_EQ(Compact(second->opts), Compact(first->opts));
+  EXPECT_EQ(OptListToCompactString(second->opts), OptListToCompactString(first->opts));
   // IGNORE_BEAM_CACHE: searched again.
   options.read_cache = false;
   absl::StatusOr<DeviceBeamResult> third = BeamSearchOnDevice(ast, **cpu, options);
@@ -277,7 +271,7 @@ TEST(BeamSearchOnDeviceTest, RefusedCandidatesAreDropped) {
   EXPECT_GT(r->search.timed, 0);
   EXPECT_EQ(r->search.first_failure.code(), absl::StatusCode::kInvalidArgument) << r->search.first_failure;
   ASSERT_FALSE(r->opts.empty());
-  for (const Opt& o : r->opts) EXPECT_NE(o.op, OptOps::kUpcast) << Compact(r->opts);
+  for (const Opt& o : r->opts) EXPECT_NE(o.op, OptOps::kUpcast) << OptListToCompactString(r->opts);
 }
 
 // A candidate after whose run the device no longer synchronizes has lost the device: the search ends with

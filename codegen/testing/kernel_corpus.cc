@@ -102,6 +102,13 @@ const std::vector<CorpusKernel>& KernelCorpus() {
   return *corpus;
 }
 
+UOpPtr CorpusKernelAst(absl::string_view id) {
+  for (const CorpusKernel& k : KernelCorpus()) {
+    if (k.id == id) return ParseCorpusGraph(k.ast);
+  }
+  Die(absl::StrCat("no corpus kernel ", id));
+}
+
 UOpPtr ParseCorpusGraph(absl::string_view text) {
   // The KernelInfo parser registers itself when kernel_info.cc is linked; make sure it is.
   (void)KernelInfoAsArg(KernelInfo{});

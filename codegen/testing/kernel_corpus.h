@@ -66,6 +66,8 @@ const std::vector<CorpusKernel>& KernelCorpus();
 
 // Parses a graph in textual IR; CHECK-fails on malformed text (the corpus is ours).
 UOpPtr ParseCorpusGraph(absl::string_view text);
+// The AST of the corpus kernel `id` ("reduce_sum/0"); CHECK-fails when the corpus has none.
+UOpPtr CorpusKernelAst(absl::string_view id);
 
 // One codegen step, as the corpus tests call it.
 using CorpusStep = std::function<absl::StatusOr<UOpPtr>(const UOpPtr&)>;
