@@ -7,20 +7,13 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
+#include "shapetracker/sint.h"
 #include "uop/check.h"
 #include "uop/ops.h"
 #include "uop/status_macros.h"
 
 namespace uopc {
 namespace {
-
-std::string ShapeString(const SintVec& shape) {
-  return absl::StrCat(
-      "(",
-      absl::StrJoin(shape, ", ", [](std::string* out, const Sint& s) { absl::StrAppend(out, s.ToString()); }),
-      shape.size() == 1 ? ",)" : ")");
-}
 
 absl::StatusOr<SintVec> SintsOf(const Arg& arg, Ops op) {
   if (!arg.is_tuple()) return absl::InvalidArgumentError(absl::StrCat(OpName(op), ": arg is not a tuple"));
@@ -132,7 +125,7 @@ absl::StatusOr<const ShapeTracker*> TensorShapes::TrySt(const UOpPtr& root) {
       else if (absl::StatusOr<ShapeTracker> st = ApplyMovementOp(*s.st, op, u->arg()); st.ok())
         entry.st = *st;
       else
-        fail(absl::StrCat("on shape ", ShapeString(s.st->shape()), ": ", st.status().message()));
+        fail(absl::StrCat("on shape ", TupleString(s.st->shape()), ": ", st.status().message()));
     } else if (groups::kBuffer.contains(op)) {
       for (const UOpPtr& s : u->src()) {
         if (s->op() == Ops::VIEW) {
@@ -164,8 +157,8 @@ absl::StatusOr<const ShapeTracker*> TensorShapes::TrySt(const UOpPtr& root) {
         if (first == nullptr) {
           first = &*e.st;
         } else if (first->shape() != e.st->shape()) {
-          fail(absl::StrCat("sources have different shapes ", ShapeString(first->shape()), " and ",
-                            ShapeString(e.st->shape())));
+          fail(absl::StrCat("sources have different shapes ", TupleString(first->shape()), " and ",
+                            TupleString(e.st->shape())));
           break;
         }
       }
@@ -180,7 +173,7 @@ absl::StatusOr<const ShapeTracker*> TensorShapes::TrySt(const UOpPtr& root) {
           } else {
             for (int64_t a : *axes) {
               if (a < 0 || a >= static_cast<int64_t>(shape.size())) {
-                fail(absl::StrCat("axis ", a, " out of range for shape ", ShapeString(shape)));
+                fail(absl::StrCat("axis ", a, " out of range for shape ", TupleString(shape)));
                 break;
               }
             }
