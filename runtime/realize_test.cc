@@ -94,10 +94,10 @@ absl::Status FillInputs(const UOpPtr& graph, const json& inputs) {
       bytes = CorpusInputBytes(u->dtype(), in["arg"].get<int64_t>(), u->arg().as_int());
     } else {
       for (const json& v : in["values"]) {
-        if (absl::Status s = AppendValue(u->dtype(), v, &bytes); !s.ok()) return s;
+        UOPC_RETURN_IF_ERROR(AppendValue(u->dtype(), v, &bytes));
       }
     }
-    if (absl::Status s = BufferStore::Global().Write(u->ref(), bytes); !s.ok()) return s;
+    UOPC_RETURN_IF_ERROR(BufferStore::Global().Write(u->ref(), bytes));
   }
   return absl::OkStatus();
 }

@@ -14,6 +14,7 @@
 #include "rewrite/rewrite_recorder.h"
 #include "schedule/schedule.h"
 #include "uop/parallel_for.h"
+#include "uop/status_macros.h"
 
 namespace uopc {
 namespace {
@@ -92,7 +93,7 @@ absl::StatusOr<CompilePhases> MeasureCompilePhases(const std::function<Tensor()>
     }
   });
   p.opts = SecondsSince(start);
-  if (absl::Status s = FirstError(statuses, "opts"); !s.ok()) return s;
+  UOPC_RETURN_IF_ERROR(FirstError(statuses, "opts"));
 
   start = std::chrono::steady_clock::now();
   KernelNameCounter counter;
@@ -107,7 +108,7 @@ absl::StatusOr<CompilePhases> MeasureCompilePhases(const std::function<Tensor()>
     }
   });
   p.prep = SecondsSince(start);
-  if (absl::Status s = FirstError(statuses, "prep"); !s.ok()) return s;
+  UOPC_RETURN_IF_ERROR(FirstError(statuses, "prep"));
 
   start = std::chrono::steady_clock::now();
   std::vector<std::vector<UOpPtr>> programs(n);
@@ -121,7 +122,7 @@ absl::StatusOr<CompilePhases> MeasureCompilePhases(const std::function<Tensor()>
     }
   });
   p.rewrite = SecondsSince(start);
-  if (absl::Status s = FirstError(statuses, "rewrite"); !s.ok()) return s;
+  UOPC_RETURN_IF_ERROR(FirstError(statuses, "rewrite"));
   for (const std::vector<UOpPtr>& program : programs)
     p.uop_counts.push_back(static_cast<int64_t>(program.size()));
 
@@ -140,7 +141,7 @@ absl::StatusOr<CompilePhases> MeasureCompilePhases(const std::function<Tensor()>
       }
     });
     p.render = SecondsSince(start);
-    if (absl::Status s = FirstError(statuses, "render"); !s.ok()) return s;
+    UOPC_RETURN_IF_ERROR(FirstError(statuses, "render"));
   }
   return p;
 }
