@@ -30,6 +30,7 @@
 #include "gtest/gtest.h"
 #include "renderer/targets.h"
 #include "uop/check.h"
+#include "uop/testing/sample.h"
 
 namespace uopc {
 namespace {
@@ -67,7 +68,7 @@ std::string Compact(const std::vector<Opt>& opts) {
 
 struct Count {
   int64_t kernels = 0;
-  int64_t candidates = 0;  // actions that apply, as KernelActions gives them
+  int64_t candidates = 0;  // actions that apply, as KernelActions gives them (in the test's sample)
   int64_t compiled = 0;
   int64_t refused = 0;  // clean errors
 };
@@ -88,7 +89,9 @@ Count CompileCandidates(absl::string_view target, absl::string_view set, int64_t
       continue;
     }
     ++count.kernels;
+    int64_t index = 0;
     for (const KernelAction& action : KernelActions(*k, actions)) {
+      if (!InTestSample(index++)) continue;
       ++count.candidates;
       CompileOptions options;
       options.opts = action.kernel.applied_opts();

@@ -236,13 +236,23 @@ std::vector<Kernel::UpcastedAxis> Kernel::upcasted_axis(int64_t i) const {
   return out;
 }
 
-std::vector<std::string> Kernel::colors() const {
-  std::vector<std::string> c(global_dims(), dont_use_locals_ ? "BLUE" : "blue");
-  c.insert(c.end(), local_dims_, "cyan");
-  c.insert(c.end(), group_for_reduces_, "green");
-  c.insert(c.end(), first_upcast() - (first_reduce() + group_for_reduces_), "red");
+std::vector<AxisType> Kernel::axis_types() const {
+  std::vector<AxisType> t(global_dims(), AxisType::kGlobal);
+  t.insert(t.end(), local_dims_, AxisType::kLocal);
+  t.insert(t.end(), group_for_reduces_, AxisType::kGroupReduce);
+  t.insert(t.end(), first_upcast() - (first_reduce() + group_for_reduces_), AxisType::kReduce);
   for (int64_t i = first_upcast(); i < shape_len(); ++i) {
-    c.push_back(SintNe(full_shape()[i], output_shape()[i]) ? "magenta" : "yellow");
+    t.push_back(SintNe(full_shape()[i], output_shape()[i]) ? AxisType::kUnroll : AxisType::kUpcast);
+  }
+  return t;
+}
+
+std::vector<std::string> Kernel::colors() const {
+  // Indexed by AxisType.
+  static constexpr const char* kColors[] = {"blue", "cyan", "green", "red", "yellow", "magenta"};
+  std::vector<std::string> c;
+  for (AxisType t : axis_types()) {
+    c.push_back(t == AxisType::kGlobal && dont_use_locals_ ? "BLUE" : kColors[static_cast<int>(t)]);
   }
   return c;
 }

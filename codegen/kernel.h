@@ -64,6 +64,17 @@ struct TensorCoreOptions {
   }
 };
 
+// What an axis of a Kernel's shape is, from its place in the shape. tinygrad v0.10.3 tells them apart by their
+// colors in colors(); each type's color is given beside it.
+enum class AxisType {
+  kGlobal,       // blue (BLUE when locals are off)
+  kLocal,        // cyan
+  kGroupReduce,  // green: a reduce axis shared by a group of threads (GROUP/GROUPTOP)
+  kReduce,       // red: a reduce loop
+  kUpcast,       // yellow: an upcasted output axis (UPCAST)
+  kUnroll,       // magenta: an upcasted reduce axis (UNROLL)
+};
+
 class Kernel {
  public:
   // Analyzes `ast` (a SINK of STOREs whose buffer ops carry VIEWs); the renderer must outlive the kernel.
@@ -122,8 +133,13 @@ class Kernel {
     bool reduced;
   };
   std::vector<UpcastedAxis> upcasted_axis(int64_t i) const;
+  // The type of each axis of full_shape().
+  std::vector<AxisType> axis_types() const;
   // tinygrad's colors(): blue/BLUE global, cyan local, green group, red reduce, magenta/yellow upcasted.
   std::vector<std::string> colors() const;
+  // tinygrad's real_axis: the shape axis an opt's axis names (UNROLL counts from the first reduce axis,
+  // GROUP/GROUPTOP from the first reduce axis after the group axes); -1 for an opt without an axis.
+  int64_t RealAxis(const Opt& opt) const;
   // The full shape with each dim colored, e.g. for logs.
   std::string ColoredShape() const;
   // The index in bufs() of `u`, or -1.
@@ -149,7 +165,6 @@ class Kernel {
                                   int64_t opt_level);
   std::optional<TensorCoreOptions> CreateTcOpts(const UOp* reduceop, const TensorCore& tc, int64_t axis,
                                                 int64_t opt_level) const;
-  int64_t RealAxis(const Opt& opt) const;
 
   const Renderer* renderer_ = nullptr;
   UOpPtr ast_;

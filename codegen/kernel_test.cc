@@ -134,6 +134,7 @@ TEST(KernelTest, ShapeAnalysisOfAMatmul) {
   EXPECT_EQ(k.sts().size(), 3u + 2u + 1u);   // buffers, reduce out/in, full shape
   ASSERT_NE(k.reduceop(), nullptr);
   EXPECT_EQ(k.colors(), (std::vector<std::string>{"blue", "blue", "red"}));
+  EXPECT_EQ(k.axis_types(), (std::vector<AxisType>{AxisType::kGlobal, AxisType::kGlobal, AxisType::kReduce}));
   EXPECT_EQ(k.BaseName(), "r_64_64_64");
 }
 
@@ -160,6 +161,7 @@ TEST(KernelTest, Upcast) {
   EXPECT_EQ(k.upcasted(), 1);
   EXPECT_EQ(k.first_upcast(), 1);
   EXPECT_EQ(k.colors(), (std::vector<std::string>{"blue", "yellow"}));
+  EXPECT_EQ(k.axis_types(), (std::vector<AxisType>{AxisType::kGlobal, AxisType::kUpcast}));
   EXPECT_EQ(Name(k), "E_256_4");
   // An amount of 0 upcasts the whole axis; the axis of size 1 left is dropped.
   Kernel whole = Make("add_int3/0", clang);
@@ -176,6 +178,7 @@ TEST(KernelTest, Unroll) {
   EXPECT_EQ(Ints(k.full_shape()), (std::vector<int64_t>{250, 4}));
   EXPECT_EQ(k.first_reduce(), 0);
   EXPECT_EQ(k.colors(), (std::vector<std::string>{"red", "magenta"}));
+  EXPECT_EQ(k.axis_types(), (std::vector<AxisType>{AxisType::kReduce, AxisType::kUnroll}));
   EXPECT_EQ(Name(k), "r_250_4");
   Kernel full = Make("sum_axis1/0", clang);
   ASSERT_TRUE(full.ApplyOpt(Opt(OptOps::kUnroll, 0, 0)).ok());
@@ -191,6 +194,7 @@ TEST(KernelTest, LocalOnAGpuTarget) {
   EXPECT_EQ(k.local_dims(), 1);
   EXPECT_EQ(k.global_dims(), 1);
   EXPECT_EQ(k.colors(), (std::vector<std::string>{"blue", "cyan"}));
+  EXPECT_EQ(k.axis_types(), (std::vector<AxisType>{AxisType::kGlobal, AxisType::kLocal}));
   KernelNameCounter names;
   absl::StatusOr<UOpPtr> ast = k.GetOptimizedAst(&names);
   ASSERT_TRUE(ast.ok());
@@ -205,6 +209,7 @@ TEST(KernelTest, GroupAndGroupTopUseALocalBuffer) {
     EXPECT_EQ(k.group_for_reduces(), 1);
     EXPECT_EQ(Ints(k.full_shape()), (std::vector<int64_t>{16, 16}));
     EXPECT_EQ(k.colors(), (std::vector<std::string>{"green", "red"}));
+    EXPECT_EQ(k.axis_types(), (std::vector<AxisType>{AxisType::kGroupReduce, AxisType::kReduce}));
     KernelNameCounter names;
     absl::StatusOr<UOpPtr> ast = k.GetOptimizedAst(&names);
     ASSERT_TRUE(ast.ok()) << ast.status();
@@ -257,6 +262,7 @@ TEST(KernelTest, NoLocals) {
   ASSERT_TRUE(k.ApplyOpt(Opt(OptOps::kNoLocals, kNone, kNone)).ok());
   EXPECT_TRUE(k.dont_use_locals());
   EXPECT_EQ(k.colors(), (std::vector<std::string>{"BLUE"}));
+  EXPECT_EQ(k.axis_types(), std::vector<AxisType>{AxisType::kGlobal});
   KernelNameCounter names;
   absl::StatusOr<UOpPtr> ast = k.GetOptimizedAst(&names);
   ASSERT_TRUE(ast.ok());

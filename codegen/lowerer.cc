@@ -12,20 +12,16 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "rewrite/graph_rewrite.h"
 #include "rewrite/pattern_matcher.h"
 #include "shapetracker/contraction.h"
 #include "shapetracker/shapetracker.h"
 #include "uop/kernel_info.h"
 #include "uop/status_macros.h"
+#include "uop/util.h"
 
 namespace uopc {
 namespace {
-
-std::string IntsString(absl::Span<const int64_t> v) {
-  return absl::StrCat("(", absl::StrJoin(v, ", "), v.size() == 1 ? ",)" : ")");
-}
 
 // Merges adjacent dims, leftmost first, until they fit `max_sizes` (tinygrad's _group_dims); nullopt when no
 // merge helps.
@@ -62,7 +58,7 @@ absl::StatusOr<std::vector<int64_t>> SplitDims(const std::vector<int64_t>& dims,
   if (fits) return dims;
   if (max_sizes.size() < 3 || dims.size() > 3) {
     return absl::InvalidArgumentError(
-        absl::StrCat("cannot limit dim ", IntsString(dims), " to ", IntsString(max_sizes)));
+        absl::StrCat("cannot limit dim ", TupleString(dims), " to ", TupleString(max_sizes)));
   }
   std::vector<int64_t> d = dims;
   d.resize(3, 1);
@@ -78,7 +74,7 @@ absl::StatusOr<std::vector<int64_t>> SplitDims(const std::vector<int64_t>& dims,
       }
       if (div == 1) {
         return absl::InvalidArgumentError(
-            absl::StrCat("cannot limit dim ", IntsString(dims), " to ", IntsString(max_sizes)));
+            absl::StrCat("cannot limit dim ", TupleString(dims), " to ", TupleString(max_sizes)));
       }
       d[i] /= div;
       d[(i + 1) % 3] *= div;
@@ -339,7 +335,7 @@ absl::StatusOr<std::vector<UOpPtr>> GetGroupedDims(absl::string_view prefix, abs
     if (grouped && !grouped->empty()) limited = *grouped;
     if (limited.size() > max_sizes->size()) {
       return absl::InvalidArgumentError(
-          absl::StrCat("cannot limit dim ", IntsString(ints), " to ", IntsString(*max_sizes)));
+          absl::StrCat("cannot limit dim ", TupleString(ints), " to ", TupleString(*max_sizes)));
     }
     if (limited == ints) {
       UOPC_ASSIGN_OR_RETURN(limited, SplitDims(ints, *max_sizes));

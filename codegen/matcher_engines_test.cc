@@ -2,7 +2,11 @@
 // corpora exercise: sym, symbolic, symbolic_flat and symbolic_simple on tinygrad's random expression DAGs,
 // and every codegen pass (clang with hand-coded opts and without) on the 93 corpus kernels. Each run records
 // every rule application (rule, op and dtype before and after) and its outputs; both engines must make the
-// same applications in the same order and produce the same graphs, programs and source.
+// same applications in the same order and produce the same graphs, programs and source. An unrecorded run
+// comes first and its outputs stay alive through both recorded ones: which intermediates the engine rewrites
+// again depends on which nodes are alive elsewhere (a dropped node that is still held keeps its memo), so
+// both recorded runs must start from the same live nodes, and the first one's outputs, interned, are the
+// second's.
 #include <string>
 #include <tuple>
 #include <vector>
@@ -85,6 +89,7 @@ TEST(MatcherEnginesTest, SymbolicRuleSetsOnTheRewriteGraphCorpus) {
     for (bool bottom_up : {false, true}) {
       RewriteOptions options;
       options.bottom_up = bottom_up;
+      const UOpPtr warm_out = GraphRewrite(corpus->sink, *pm, options);
       UOpPtr compiled_out, reference_out;
       std::vector<Application> compiled, reference;
       {
@@ -139,8 +144,8 @@ TEST(MatcherEnginesTest, CodegenOfEveryCorpusKernel) {
     const UOpPtr ast = ParseCorpusGraph(k.ast);
     for (bool optimize : {true, false}) {
       // Once first, unrecorded: the process's caches (memoized index expressions, kernel opts) then hold what
-      // this kernel needs for both recorded runs alike.
-      CompileWith(MatcherEngine::kInterpreted, ast, optimize);
+      // this kernel needs for both recorded runs alike, and its stages keep the same nodes alive for both.
+      const Compiled warm = CompileWith(MatcherEngine::kInterpreted, ast, optimize);
       const Compiled c = CompileWith(MatcherEngine::kCompiled, ast, optimize);
       const Compiled ref = CompileWith(MatcherEngine::kInterpreted, ast, optimize);
       const std::string what = absl::StrCat(k.id, optimize ? " (opts)" : " (no opts)");
@@ -159,7 +164,7 @@ TEST(MatcherEnginesTest, CodegenOfEveryCorpusKernel) {
     ++kernels;
   }
   EXPECT_EQ(kernels, 93);
-  EXPECT_GT(applications, 10000u);
+  EXPECT_GT(applications, 9000u);  // a floor that shows the engines did the work (9,958)
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "uop/status_macros.h"
+#include "uop/util.h"
 
 namespace uopc {
 namespace {
@@ -30,7 +31,7 @@ std::string ArgString(const Opt& opt, bool compact) {
   if (std::holds_alternative<std::monostate>(opt.arg)) return compact ? "" : "None";
   if (opt.has_int_arg()) return absl::StrCat(opt.int_arg());
   const Opt::TcArg& tc = std::get<Opt::TcArg>(opt.arg);
-  return compact ? absl::StrJoin(tc, ",") : absl::StrCat("(", absl::StrJoin(tc, ", "), ")");
+  return compact ? absl::StrJoin(tc, ",") : TupleString(tc);
 }
 
 absl::StatusOr<int64_t> ParseInt(absl::string_view s, absl::string_view what, absl::string_view text) {

@@ -1,37 +1,22 @@
 #include "codegen/search.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <limits>
 #include <mutex>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
-#include "absl/strings/ascii.h"
 #include "absl/strings/cord.h"
-#include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
-#include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
 #include "codegen/codegen.h"
 #include "shapetracker/shapetracker.h"
 #include "uop/parallel_for.h"
-#include "uop/text_ir.h"
+#include "uop/util.h"
 
 namespace uopc {
 namespace {
@@ -41,35 +26,8 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // The payload that marks an error as the search's end (its value is unused).
 constexpr absl::string_view kEndsBeamSearchPayload = "uopc/ends_beam_search";
 
-int64_t EnvInt(const char* name, int64_t fallback) {
-  const char* s = std::getenv(name);
-  int64_t value = 0;
-  return s != nullptr && absl::SimpleAtoi(s, &value) ? value : fallback;
-}
-
-double EnvDouble(const char* name, double fallback) {
-  const char* s = std::getenv(name);
-  double value = 0;
-  return s != nullptr && absl::SimpleAtod(s, &value) ? value : fallback;
-}
-
-// tinygrad's Kernel.real_axis: UNROLL counts from the first reduce axis, GROUP/GROUPTOP from the first
-// unreduced one after the group axes.
-int64_t RealAxis(const Kernel& k, const Opt& opt) {
-  if (!opt.axis) return -1;
-  if (opt.op == OptOps::kUnroll) return k.first_reduce() + *opt.axis;
-  if (opt.op == OptOps::kGroup || opt.op == OptOps::kGroupTop) {
-    return k.first_reduce() + k.group_for_reduces() + *opt.axis;
-  }
-  return *opt.axis;
-}
-
 // The largest value a dim can take (its value when it is an integer).
 int64_t DimMax(const Sint& s) { return s.is_int() ? s.value() : s.vmax(); }
-
-double Seconds(std::chrono::steady_clock::time_point since) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
-}
 
 // One kernel of a round on its way through codegen, compiling and timing.
 struct Candidate {
@@ -106,7 +64,7 @@ class ProgressReporter {
     p.done = done;
     p.total = total;
     p.best_seconds = best;
-    p.elapsed_seconds = Seconds(start_);
+    p.elapsed_seconds = SecondsSince(start_);
     p.finished = finished;
     callback_(p);
   }
@@ -209,7 +167,7 @@ std::vector<KernelAction> KernelActions(const Kernel& k, absl::Span<const Opt> a
   for (size_t i = 0; i < all.size(); ++i) {
     const Opt& a = all[i];
     if (a.axis.has_value() && a.op != OptOps::kTC) {
-      int64_t ax = RealAxis(k, a);
+      int64_t ax = k.RealAxis(a);
       if (ax >= k.shape_len()) continue;
       // An amount equal to the whole axis repeats the action with amount 0 (tinygrad looks for that action
       // at the real axis).
@@ -223,11 +181,11 @@ std::vector<KernelAction> KernelActions(const Kernel& k, absl::Span<const Opt> a
     int64_t up = 1, local = 1, tc_up = 1;
     if (const TensorCore* tc = next.tensor_core())
       tc_up = (tc->dims[0] * tc->dims[1] * tc->dims[2]) / tc->threads;
-    std::vector<std::string> colors = next.colors();
-    for (size_t d = 0; d < colors.size(); ++d) {
-      const std::string& c = colors[d];
-      if (c == "magenta" || c == "yellow") up *= DimMax(next.full_shape()[d]);
-      if (c == "cyan" || c == "green" || c == "white") local *= DimMax(next.full_shape()[d]);
+    std::vector<AxisType> types = next.axis_types();
+    for (size_t d = 0; d < types.size(); ++d) {
+      const AxisType t = types[d];
+      if (t == AxisType::kUpcast || t == AxisType::kUnroll) up *= DimMax(next.full_shape()[d]);
+      if (t == AxisType::kLocal || t == AxisType::kGroupReduce) local *= DimMax(next.full_shape()[d]);
     }
     if (up / tc_up > limits.upcast_max || local > limits.local_max) continue;
     out.push_back({static_cast<int64_t>(i) + 1, std::move(next)});
@@ -245,11 +203,11 @@ BeamSearchOptions BeamSearchOptions::FromEnvironment(int64_t beam_width) {
   o.uops_max = EnvInt("BEAM_UOPS_MAX", o.uops_max);
   o.limits.upcast_max = EnvInt("BEAM_UPCAST_MAX", o.limits.upcast_max);
   o.limits.local_max = EnvInt("BEAM_LOCAL_MAX", o.limits.local_max);
-  o.limits.tc_search_over_shape = EnvInt("TC_SEARCH_OVER_SHAPE", 1) != 0;
-  o.actions.padto = EnvInt("BEAM_PADTO", 1) != 0;
+  o.limits.tc_search_over_shape = EnvFlag("TC_SEARCH_OVER_SHAPE", true);
+  o.actions.padto = EnvFlag("BEAM_PADTO", true);
   o.actions.use_tensor_cores = EnvInt("TC", 1);
   o.actions.tc_opt = EnvInt("TC_OPT", 2);
-  o.actions.nolocals = EnvInt("NOLOCALS", 0) != 0;
+  o.actions.nolocals = EnvFlag("NOLOCALS");
   o.threads = static_cast<int>(EnvInt("PARALLEL", 0));
   return o;
 }
@@ -439,7 +397,7 @@ absl::StatusOr<BeamResult> BeamSearch(const Kernel& kernel, CandidateEvaluator& 
       progress.Report(round, "render", ++rendered, n, beam[0].seconds);
     });
 
-    result.render_seconds += Seconds(phase_start);
+    result.render_seconds += SecondsSince(phase_start);
 
     // Choose what to compile, in order: drop failures, too many uops, programs seen before (this round or an
     // earlier one) and kernels with 1000x the operations of the leanest.
@@ -476,7 +434,7 @@ absl::StatusOr<BeamResult> BeamSearch(const Kernel& kernel, CandidateEvaluator& 
       progress.Report(round, "compile", ++compiled, m, beam[0].seconds);
     });
     result.compiled += m;
-    result.compile_seconds += Seconds(phase_start);
+    result.compile_seconds += SecondsSince(phase_start);
     phase_start = std::chrono::steady_clock::now();
 
     // Time them one at a time, in order.
@@ -516,7 +474,7 @@ absl::StatusOr<BeamResult> BeamSearch(const Kernel& kernel, CandidateEvaluator& 
       }
       evaluator.FinishTiming();
     }
-    result.timing_seconds += Seconds(phase_start);
+    result.timing_seconds += SecondsSince(phase_start);
 
     // Keep the fastest; stop when the round did not improve on the beam's best.
     std::vector<int64_t> timed;
@@ -545,89 +503,6 @@ absl::StatusOr<BeamResult> BeamSearch(const Kernel& kernel, CandidateEvaluator& 
   result.opts = beam[0].kernel.applied_opts();
   result.seconds = beam[0].seconds;
   return result;
-}
-
-// ---------------------------------------------------------------- the cache
-
-namespace {
-
-constexpr absl::string_view kCacheMagic = "uopc beam cache 1";
-
-// FNV-1a, 64 bits: a file name that stays the same across processes (absl::Hash does not).
-uint64_t StableHash(absl::string_view s) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
-}  // namespace
-
-std::string BeamCache::Key(const UOpPtr& ast, int64_t beam_width, bool allow_test_size,
-                           absl::string_view device) {
-  return absl::StrCat("beam ", beam_width, " test_size ", allow_test_size ? 1 : 0, "\ndevice ", device,
-                      "\nast\n", PrintIr(ast.get()));
-}
-
-std::string BeamCache::EntryPath(absl::string_view key) const {
-  if (!enabled()) return "";
-  return absl::StrCat(directory_, "/", absl::StrFormat("%016x", StableHash(key)));
-}
-
-// An entry: the magic line, the key's length and the key, the opts in compact form on one line, "end".
-std::optional<std::vector<Opt>> BeamCache::Get(absl::string_view key) const {
-  if (!enabled()) return std::nullopt;
-  std::ifstream in(EntryPath(key), std::ios::binary);
-  if (!in) return std::nullopt;
-  std::stringstream contents;
-  contents << in.rdbuf();
-  std::string text = contents.str();
-  std::string expected_head = absl::StrCat(kCacheMagic, "\n", key.size(), "\n", key, "\n");
-  if (text.size() < expected_head.size() || text.compare(0, expected_head.size(), expected_head) != 0) {
-    return std::nullopt;
-  }
-  absl::string_view rest = absl::string_view(text).substr(expected_head.size());
-  std::vector<absl::string_view> lines = absl::StrSplit(rest, '\n');
-  // "opts: ...", "end", and the empty string after the last newline.
-  if (lines.size() != 3 || lines[1] != "end" || !lines[2].empty() || !absl::StartsWith(lines[0], "opts:")) {
-    return std::nullopt;
-  }
-  absl::string_view opts_text = absl::StripAsciiWhitespace(lines[0].substr(5));
-  if (opts_text.empty()) return std::vector<Opt>{};
-  absl::StatusOr<std::vector<Opt>> opts = ParseOptList(opts_text);
-  if (!opts.ok()) return std::nullopt;
-  return *opts;
-}
-
-bool BeamCache::Put(absl::string_view key, absl::Span<const Opt> opts) const {
-  if (!enabled()) return false;
-  std::error_code error;
-  std::filesystem::create_directories(directory_, error);
-  if (error) return false;
-  std::vector<std::string> compact;
-  for (const Opt& o : opts) compact.push_back(o.ToCompactString());
-  std::string text = absl::StrCat(kCacheMagic, "\n", key.size(), "\n", key,
-                                  "\nopts: ", absl::StrJoin(compact, " "), "\nend\n");
-  std::string path = EntryPath(key);
-  std::string temp = absl::StrCat(path, ".tmp-XXXXXX");
-  int fd = mkstemp(temp.data());
-  if (fd < 0) return false;
-  bool ok = true;
-  for (size_t written = 0; ok && written < text.size();) {
-    ssize_t w = write(fd, text.data() + written, text.size() - written);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0)
-      ok = false;
-    else
-      written += static_cast<size_t>(w);
-  }
-  ok = ok && fsync(fd) == 0;
-  ok = close(fd) == 0 && ok;
-  if (ok) ok = std::rename(temp.c_str(), path.c_str()) == 0;
-  if (!ok) std::remove(temp.c_str());
-  return ok;
 }
 
 }  // namespace uopc

@@ -9,7 +9,8 @@
 // Codegen and compiling run on a thread pool (oneTBB); the timing runs one candidate at a time. What a
 // device does is behind `CandidateEvaluator` (compile a program, time it), so codegen stays below the
 // runtime layer and tests can rank candidates with a cost function that takes no time. The runtime's
-// evaluator and the on-disk cache of the winners are wired up by runtime/search_driver.h.
+// evaluator and the on-disk cache of the winners (runtime/beam_cache.h) are wired up by
+// runtime/search_driver.h.
 //
 // Departures from tinygrad, on purpose:
 //  - Devices without launch dims (the CPU) time a "test size" too: the leading global loops of the program
@@ -202,31 +203,6 @@ std::pair<std::vector<int64_t>, double> TestGlobalSize(std::vector<int64_t> glob
 // tinygrad's Estimates.ops of a linear program (ALU ops times the trip counts around them; index math not
 // counted).
 double EstimateOps(const ProgramSpec& program);
-
-// ---- the on-disk cache of winners ----
-
-// `<directory>/<hash>`: one small text file per (AST, beam width, test size, device) holding the opts. A
-// missing, unreadable, half-written or corrupt entry is a miss; entries are written to a temporary file and
-// renamed into place, so a reader never sees half of one.
-class BeamCache {
- public:
-  // An empty directory caches nothing.
-  explicit BeamCache(std::string directory) : directory_(std::move(directory)) {}
-
-  // The identity of a search: the AST's text, the beam width, the test size flag and the device (its name
-  // and whatever else decides its speed, such as its compiler's identity).
-  static std::string Key(const UOpPtr& ast, int64_t beam_width, bool allow_test_size,
-                         absl::string_view device);
-
-  bool enabled() const { return !directory_.empty(); }
-  std::string EntryPath(absl::string_view key) const;
-  std::optional<std::vector<Opt>> Get(absl::string_view key) const;
-  // Returns whether the entry was written.
-  bool Put(absl::string_view key, absl::Span<const Opt> opts) const;
-
- private:
-  std::string directory_;
-};
 
 }  // namespace uopc
 

@@ -30,6 +30,7 @@
 #include "tensor/jit.h"
 #include "tensor/tensor.h"
 #include "uop/status_macros.h"
+#include "uop/util.h"
 
 ABSL_FLAG(int, steps, 70, "training steps");
 ABSL_FLAG(int, batch, 512, "images per step (tinygrad's BS)");
@@ -45,8 +46,6 @@ namespace uopc {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 // Rows `indices` of images (N, 1, 28, 28) and labels, as uint8 tensors.
 std::pair<Tensor, Tensor> Gather(const nn::ByteArray& images, const nn::ByteArray& labels,
@@ -75,7 +74,7 @@ absl::Status Train() {
   const int64_t train_count = data.train_images.shape[0];
   const int64_t test_count = std::min<int64_t>(absl::GetFlag(FLAGS_test_images), data.test_images.shape[0]);
   std::printf("loaded %lld training and %lld test images in %.2f s\n", static_cast<long long>(train_count),
-              static_cast<long long>(data.test_images.shape[0]), Since(start));
+              static_cast<long long>(data.test_images.shape[0]), SecondsSince(start));
 
   Tensor::SetDefaultDevice(absl::GetFlag(FLAGS_device));
   Tensor::ManualSeed(absl::GetFlag(FLAGS_seed));
@@ -129,9 +128,9 @@ absl::Status Train() {
     const bool replay = train_step.captured();
     const auto call_start = Clock::now();
     UOPC_ASSIGN_OR_RETURN(std::vector<Tensor> out, train_step({x, y}));
-    const double call_seconds = Since(call_start);
+    const double call_seconds = SecondsSince(call_start);
     UOPC_ASSIGN_OR_RETURN(float loss, out[0].Item<float>());
-    const double seconds = Since(step_start);
+    const double seconds = SecondsSince(step_start);
     if (replay) {
       replay_seconds += seconds;
       // The replay's own overhead: the call (upload of the batch, buffer lookups, launches) less the kernels.
@@ -141,7 +140,7 @@ absl::Status Train() {
       first_steps_seconds += seconds;
     }
     std::string line = absl::StrFormat("step %3d/%d  loss %6.3f  %6.2f steps/s  %7.2f s", step, steps, loss,
-                                       1.0 / seconds, Since(train_start));
+                                       1.0 / seconds, SecondsSince(train_start));
     if (eval_every > 0 && step % eval_every == 0 && step != steps) {
       UOPC_ASSIGN_OR_RETURN(accuracy, test_accuracy());
       line += absl::StrFormat("  test accuracy %5.2f%%", accuracy);
@@ -149,14 +148,14 @@ absl::Status Train() {
     std::printf("%s\n", line.c_str());
     std::fflush(stdout);
   }
-  const double train_seconds = Since(train_start);
+  const double train_seconds = SecondsSince(train_start);
   UOPC_ASSIGN_OR_RETURN(accuracy, test_accuracy());
   std::printf("test accuracy %.2f%% on %lld images\n", accuracy, static_cast<long long>(test_count));
   std::printf(
       "%d steps in %.2f s (first %d: %.2f s, run and capture; then %.3f s a step, of which %.2f ms "
       "the replay's host overhead); %.2f s in all\n",
       steps, train_seconds, steps - replayed, first_steps_seconds, replayed ? replay_seconds / replayed : 0.0,
-      replayed ? 1e3 * replay_host_seconds / replayed : 0.0, Since(start));
+      replayed ? 1e3 * replay_host_seconds / replayed : 0.0, SecondsSince(start));
   std::printf("the step replays %zu kernels\n", train_step.captured_runs().kernel_count());
   if (accuracy < absl::GetFlag(FLAGS_target_accuracy)) {
     return absl::FailedPreconditionError(absl::StrFormat("test accuracy %.2f%% is below the target %.2f%%",

@@ -20,6 +20,7 @@
 
 #include "runtime/realize.h"
 #include "tensor/tensor.h"
+#include "uop/util.h"
 
 namespace {
 
@@ -149,7 +150,7 @@ int main() {
     std::printf("\n");
   }
 
-  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double wall = uopc::SecondsSince(start);
   std::printf("== %zu kernels: compiled in %.1f ms (codegen + clang), ran in %.3f ms; %.1f ms in all\n",
               report.runs.size(), report.compile_seconds * 1e3, report.run_seconds * 1e3, wall * 1e3);
   uopc::SetKernelRunListener(nullptr);

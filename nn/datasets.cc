@@ -12,8 +12,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "uop/status_macros.h"
+#include "uop/util.h"
 
 namespace uopc::nn {
 namespace {
@@ -62,9 +62,9 @@ absl::StatusOr<ByteArray> ParseIdx(absl::Span<const uint8_t> bytes, const std::s
     count = d == 0 ? 0 : (count > available ? count : count * d);
   }
   if (count != available) {
-    return absl::InvalidArgumentError(absl::StrCat(name, ": the header's shape (",
-                                                   absl::StrJoin(out.shape, ", "), ") does not match the ",
-                                                   available, " bytes of data that follow it"));
+    return absl::InvalidArgumentError(absl::StrCat(name, ": the header's shape ", TupleString(out.shape),
+                                                   " does not match the ", available,
+                                                   " bytes of data that follow it"));
   }
   out.data.assign(bytes.begin() + header, bytes.end());
   return out;
@@ -130,12 +130,12 @@ absl::StatusOr<MnistData> LoadMnist(const std::string& dir) {
     const Dims& shape = array->shape;
     if (part.images && (shape.size() != 3 || shape[1] != 28 || shape[2] != 28)) {
       return absl::InvalidArgumentError(
-          absl::StrCat(path, ": images of shape (", absl::StrJoin(shape, ", "), "), not (N, 28, 28)"));
+          absl::StrCat(path, ": images of shape ", TupleString(shape), ", not (N, 28, 28)"));
     }
     if (!part.images) {
       if (shape.size() != 1) {
         return absl::InvalidArgumentError(
-            absl::StrCat(path, ": labels of shape (", absl::StrJoin(shape, ", "), "), not (N,)"));
+            absl::StrCat(path, ": labels of shape ", TupleString(shape), ", not (N,)"));
       }
       for (size_t i = 0; i < array->data.size(); ++i) {
         if (array->data[i] > 9) {

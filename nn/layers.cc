@@ -8,7 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
+#include "uop/util.h"
 
 namespace uopc::nn {
 namespace {
@@ -323,8 +323,8 @@ Tensor LayerNorm::operator()(const Tensor& x) const {
   const Dims shape = x.Shape();
   const size_t n = normalized_shape.size();
   if (shape.size() < n || !std::equal(normalized_shape.begin(), normalized_shape.end(), shape.end() - n)) {
-    return LayerError("LayerNorm", absl::StrCat("the last axes of (", absl::StrJoin(shape, ", "),
-                                                ") must be (", absl::StrJoin(normalized_shape, ", "), ")"));
+    return LayerError("LayerNorm", absl::StrCat("the last axes of ", TupleString(shape), " must be ",
+                                                TupleString(normalized_shape)));
   }
   Dims axes;
   for (size_t i = 0; i < n; ++i) axes.push_back(-1 - static_cast<int64_t>(i));

@@ -1,17 +1,15 @@
 // Loading and saving tensors in safetensors files.
 #include "nn/safetensors.h"
 
-#include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
-#include <system_error>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "uop/util.h"
 
 namespace uopc::nn {
 
@@ -100,24 +98,9 @@ absl::Status SafeSave(const StateDict& tensors, const std::string& path,
                       const std::vector<std::pair<std::string, std::string>>& metadata) {
   absl::StatusOr<std::vector<uint8_t>> bytes = SafeSaveBytes(tensors, metadata);
   if (!bytes.ok()) return bytes.status();
-  const std::string temp = path + ".tmp";
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    if (!out) return absl::PermissionDeniedError(absl::StrCat("SafeSave: cannot write ", temp));
-    out.write(reinterpret_cast<const char*>(bytes->data()), static_cast<std::streamsize>(bytes->size()));
-    out.close();
-    if (!out) {
-      std::remove(temp.c_str());
-      return absl::DataLossError(absl::StrCat("SafeSave: error writing ", temp));
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(temp, path, ec);
-  if (ec) {
-    std::remove(temp.c_str());
-    return absl::InternalError(
-        absl::StrCat("SafeSave: cannot rename ", temp, " to ", path, ": ", ec.message()));
-  }
+  absl::Status written = WriteFileAtomically(
+      path, absl::string_view(reinterpret_cast<const char*>(bytes->data()), bytes->size()));
+  if (!written.ok()) return absl::Status(written.code(), absl::StrCat("SafeSave: ", written.message()));
   return absl::OkStatus();
 }
 

@@ -24,8 +24,8 @@ absl::StatusOr<StateDict> SafeLoad(const std::string& path, const std::string& d
 absl::StatusOr<std::vector<std::pair<std::string, std::string>>> SafeLoadMetadata(const std::string& path);
 
 // Realizes every tensor of `tensors` and writes them, in order, as tinygrad's safe_save does (compact JSON,
-// header padded with spaces to a multiple of 8, `__metadata__` first when given). The file is written beside
-// `path` and renamed over it, so a failure leaves any old file whole.
+// header padded with spaces to a multiple of 8, `__metadata__` first when given). The file is written
+// atomically (uop/util.h's WriteFileAtomically), so a failure or a crash leaves any old file whole.
 absl::StatusOr<std::vector<uint8_t>> SafeSaveBytes(
     const StateDict& tensors, const std::vector<std::pair<std::string, std::string>>& metadata = {});
 absl::Status SafeSave(const StateDict& tensors, const std::string& path,

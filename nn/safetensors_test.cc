@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -129,6 +130,15 @@ TEST(SafetensorsTest, SaveThenLoadRoundTrips) {
     EXPECT_EQ(*got.ToBytes(), *want.ToBytes()) << name;
   }
   EXPECT_EQ(*SafeLoadMetadata(path), (std::vector<std::pair<std::string, std::string>>{{"note", "ünïcode"}}));
+}
+
+TEST(SafetensorsTest, SaveIntoAMissingDirectoryIsAnErrorNamingThePath) {
+  StateDict state;
+  state.Set("w", Tensor::FromVector<float>({1, 2}, {2}));
+  const std::string path = std::string(getenv("TEST_TMPDIR")) + "/no_such_dir/w.safetensors";
+  absl::Status saved = SafeSave(state, path);
+  EXPECT_EQ(saved.code(), absl::StatusCode::kNotFound) << saved;
+  EXPECT_THAT(saved.message(), HasSubstr(absl::StrCat("SafeSave: cannot write ", path)));
 }
 
 TEST(SafetensorsTest, EveryTruncationIsAnError) {

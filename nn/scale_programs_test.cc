@@ -20,7 +20,6 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
 #include "codegen/codegen.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -30,7 +29,7 @@
 #include "schedule/schedule.h"
 #include "tensor/tensor.h"
 #include "tensor/testing/graph_compare.h"
-#include "uop/text_ir.h"
+#include "uop/testing/sample.h"
 
 namespace uopc {
 namespace {
@@ -846,32 +845,6 @@ const std::vector<std::pair<std::string, Program>>& Programs() {
   return *programs;
 }
 
-std::map<std::string, nlohmann::json> Corpus() {
-  std::map<std::string, nlohmann::json> out;
-  for (const auto& [name, line] : ReadJsonl(kCorpus)) out[name] = nlohmann::json::parse(line);
-  return out;
-}
-
-// "" when equal, else the first line where the texts differ, both sides.
-std::string FirstDifference(absl::string_view got, absl::string_view want) {
-  if (got == want) return "";
-  std::vector<absl::string_view> a = absl::StrSplit(got, '\n'), b = absl::StrSplit(want, '\n');
-  size_t k = 0;
-  while (k < a.size() && k < b.size() && a[k] == b[k]) ++k;
-  return absl::StrCat("line ", k + 1, "\n      uopc:    ", k < a.size() ? a[k] : "<end>",
-                      "\n      tinygrad: ", k < b.size() ? b[k] : "<end>");
-}
-
-// The difference between the graph `got` and the graph tinygrad printed as `want` (pointer equality after
-// parsing; the first differing line of the text otherwise).
-std::string GraphFirstDifference(const UOpPtr& got, const std::string& want) {
-  absl::StatusOr<UOpPtr> parsed = ParseIrSingle(want);
-  if (!parsed.ok()) return "cannot parse tinygrad's graph: " + parsed.status().ToString();
-  if (*parsed == got) return "";
-  std::string diff = FirstDifference(PrintIr(got.get()), want);
-  return diff.empty() ? "same text, different graph" : diff;
-}
-
 // tinygrad's C source with uopc's documented departure applied (docs/parity.md, "Integer constant folding
 // wraps"): tinygrad folds unsigned int constants with Python's unbounded integers and prints literals such as
 // `68719476736u` (2^36, in threefry's key schedule at these sizes), which uopc wraps to the dtype: a literal
@@ -974,7 +947,7 @@ std::vector<std::string> Differences(const Program& program, const nlohmann::jso
     for (const Opt& o : p.applied_opts) opts.push_back(o.ToString());
     std::string got_opts = absl::StrJoin(opts, "\n");
     std::string want_opts = absl::StrJoin(w["opts"].get<std::vector<std::string>>(), "\n");
-    if (std::string d = FirstDifference(got_opts, want_opts); !d.empty())
+    if (std::string d = FirstDifferentLine(got_opts, want_opts); !d.empty())
       diffs.push_back(label + " opts: " + d);
     if (p.name != w["name"].get<std::string>()) diffs.push_back(label + " name: uopc " + p.name);
     const std::string want_src = w["src"].get<std::string>();
@@ -982,14 +955,14 @@ std::vector<std::string> Differences(const Program& program, const nlohmann::jso
     if (p.src == WrapUnsignedLiterals(want_src)) {
       departures->push_back(label + ": unsigned literals wrapped");
     } else {
-      diffs.push_back(label + " src: " + FirstDifference(p.src, want_src));
+      diffs.push_back(label + " src: " + FirstDifferentLine(p.src, want_src));
     }
   }
   return diffs;
 }
 
 TEST(ScaleProgramsTest, EveryCorpusProgramIsWritten) {
-  std::map<std::string, nlohmann::json> corpus = Corpus();
+  std::map<std::string, nlohmann::json> corpus = ReadJsonlByProgram(kCorpus);
   ASSERT_EQ(corpus.size(), Programs().size());
   for (const auto& [name, program] : Programs()) EXPECT_TRUE(corpus.count(name)) << name;
 }
@@ -1025,7 +998,7 @@ class SummaryPrinter : public ::testing::Environment {
 class ScaleProgramTest : public ::testing::TestWithParam<int> {};
 
 TEST_P(ScaleProgramTest, KernelsAreTinygrads) {
-  static const auto* corpus = new std::map<std::string, nlohmann::json>(Corpus());
+  static const auto* corpus = new std::map<std::string, nlohmann::json>(ReadJsonlByProgram(kCorpus));
   const auto& [name, program] = Programs()[GetParam()];
   auto it = corpus->find(name);
   ASSERT_NE(it, corpus->end()) << name << " is not in " << kCorpus;
@@ -1046,7 +1019,7 @@ TEST_P(ScaleProgramTest, KernelsAreTinygrads) {
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryProgram, ScaleProgramTest,
-                         ::testing::Range(0, static_cast<int>(Programs().size())),
+                         ::testing::ValuesIn(TestSampleOf(static_cast<int>(Programs().size()))),
                          [](const ::testing::TestParamInfo<int>& info) {
                            return Programs()[info.param].first;
                          });

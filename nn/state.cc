@@ -6,13 +6,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "uop/util.h"
 
 namespace uopc::nn {
-namespace {
-
-std::string ShapeString(const Dims& shape) { return absl::StrCat("(", absl::StrJoin(shape, ", "), ")"); }
-
-}  // namespace
 
 void StateDict::Set(std::string name, Tensor tensor) {
   auto [it, inserted] = index_.try_emplace(name, entries_.size());
@@ -63,8 +59,8 @@ absl::Status LoadStateDict(const StateDict& model_state, const StateDict& state,
                                                      "\" has an error: ", source->status().message()));
     }
     if (source->Shape() != tensor.Shape()) {
-      mismatched.push_back(absl::StrCat("\"", name, "\" is ", ShapeString(source->Shape()),
-                                        " in the state dict but ", ShapeString(tensor.Shape()),
+      mismatched.push_back(absl::StrCat("\"", name, "\" is ", TupleString(source->Shape()),
+                                        " in the state dict but ", TupleString(tensor.Shape()),
                                         " in the model"));
     }
   }

@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "uop/util.h"
 
 namespace uopc {
 namespace {
@@ -177,15 +178,14 @@ std::vector<std::string> IllegalPtxInstructions(absl::string_view ptx) {
 }
 
 std::string FindPtxas() {
-  for (const char* path : {static_cast<const char*>(std::getenv("PTXAS")), "/usr/local/cuda/bin/ptxas"}) {
-    if (path != nullptr && *path != '\0' && access(path, X_OK) == 0) return path;
+  for (const std::string& path : {EnvString("PTXAS"), std::string("/usr/local/cuda/bin/ptxas")}) {
+    if (!path.empty() && access(path.c_str(), X_OK) == 0) return path;
   }
   return "";
 }
 
 std::string PtxasErrors(const std::string& ptxas, absl::string_view ptx, absl::string_view arch) {
-  const char* dir = std::getenv("TEST_TMPDIR");
-  std::string path = absl::StrCat(dir != nullptr ? dir : "/tmp", "/uopc_ptxas_XXXXXX");
+  std::string path = absl::StrCat(EnvString("TEST_TMPDIR", "/tmp"), "/uopc_ptxas_XXXXXX");
   const int fd = mkstemp(path.data());
   if (fd < 0) return "cannot create a temporary file";
   close(fd);

@@ -18,6 +18,7 @@
 #include "rewrite/pattern_matcher.h"
 #include "uop/exec_alu.h"
 #include "uop/uop.h"
+#include "uop/util.h"
 
 namespace uopc {
 namespace {
@@ -483,7 +484,7 @@ void BM_GraphRewriteFixpoint(benchmark::State& state) {
   RewriteStats stats;
   GraphRewrite(g, pm, {.stats = &stats});
   state.counters["attempts"] = static_cast<double>(stats.Total().attempts);
-  if (std::getenv("UOPC_MATCH_STATS") != nullptr) std::fprintf(stderr, "%s", stats.Report().c_str());
+  if (EnvFlag("UOPC_MATCH_STATS")) std::fprintf(stderr, "%s", stats.Report().c_str());
 }
 BENCHMARK(BM_GraphRewriteFixpoint)->Arg(100000)->Unit(benchmark::kMillisecond);
 

@@ -4,7 +4,6 @@
 #include <array>
 #include <atomic>
 #include <chrono>
-#include <cstdlib>
 #include <limits>
 #include <numeric>
 #include <utility>
@@ -14,6 +13,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "uop/util.h"
 
 namespace uopc {
 namespace internal {
@@ -1402,9 +1402,7 @@ UOpPtr PatternMatcher::RewriteCompiled(const UOpPtr& node, void* ctx, RewriteSta
 namespace {
 
 MatcherEngine EngineFromEnvironment() {
-  const char* v = std::getenv("UOPC_MATCHER");
-  return v != nullptr && absl::string_view(v) == "interpreted" ? MatcherEngine::kInterpreted
-                                                               : MatcherEngine::kCompiled;
+  return EnvString("UOPC_MATCHER") == "interpreted" ? MatcherEngine::kInterpreted : MatcherEngine::kCompiled;
 }
 
 std::atomic<MatcherEngine> matcher_engine{EngineFromEnvironment()};

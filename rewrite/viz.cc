@@ -17,7 +17,6 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
@@ -26,6 +25,7 @@
 #include "rewrite/viz_page_assets.h"
 #include "uop/ops.h"
 #include "uop/print.h"
+#include "uop/util.h"
 
 namespace uopc {
 namespace {
@@ -410,11 +410,7 @@ absl::StatusOr<VizSummary> WriteVizPage(const std::vector<RewriteGroup>& groups,
   return summary;
 }
 
-bool VizRequestedByEnvironment() {
-  const char* v = std::getenv("VIZ");
-  int level = 0;
-  return v != nullptr && absl::SimpleAtoi(v, &level) && level >= 1;
-}
+bool VizRequestedByEnvironment() { return EnvInt("VIZ", 0) >= 1; }
 
 namespace {
 
@@ -427,19 +423,10 @@ void WritePageAtExit() {
   static const std::vector<RewriteGroup>* recorded_at_exit = nullptr;
   recorded_at_exit = new std::vector<RewriteGroup>(RewriteRecorder::Take());
   const std::vector<RewriteGroup>& groups = *recorded_at_exit;
-  const char* path_env = std::getenv("VIZ_PATH");
-  std::string path;
-  if (path_env != nullptr && *path_env != '\0') {
-    path = path_env;
-  } else {
-    const char* tmp = std::getenv("TMPDIR");
-    path = absl::StrCat(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp", "/uopc_viz_", getpid(), ".html");
-  }
+  std::string path = EnvString("VIZ_PATH");
+  if (path.empty()) path = absl::StrCat(EnvString("TMPDIR", "/tmp"), "/uopc_viz_", getpid(), ".html");
   VizOptions options;
-  if (const char* cap = std::getenv("VIZ_MAX_NODES"); cap != nullptr) {
-    int64_t n = 0;
-    if (absl::SimpleAtoi(cap, &n) && n > 0) options.max_graph_nodes = n;
-  }
+  if (int64_t n = EnvInt("VIZ_MAX_NODES", 0); n > 0) options.max_graph_nodes = n;
   absl::StatusOr<VizSummary> s = WriteVizPage(groups, path, options);
   if (!s.ok()) {
     std::cerr << "VIZ: " << s.status().message() << "\n";

@@ -1,20 +1,16 @@
 #include "runtime/compile_cache.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <array>
 #include <cctype>
-#include <cerrno>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <system_error>
 
 #include "absl/strings/str_cat.h"
 #include "runtime/sha256.h"
+#include "uop/util.h"
 
 namespace uopc {
 namespace {
@@ -44,10 +40,8 @@ std::string SafeName(absl::string_view name) {
 }  // namespace
 
 std::string CompileCache::DefaultDirectory() {
-  const char* xdg = std::getenv("XDG_CACHE_HOME");
-  if (xdg != nullptr && xdg[0] != '\0') return absl::StrCat(xdg, "/uopc");
-  const char* home = std::getenv("HOME");
-  if (home != nullptr && home[0] != '\0') return absl::StrCat(home, "/.cache/uopc");
+  if (std::string xdg = EnvString("XDG_CACHE_HOME"); !xdg.empty()) return absl::StrCat(xdg, "/uopc");
+  if (std::string home = EnvString("HOME"); !home.empty()) return absl::StrCat(home, "/.cache/uopc");
   return "";
 }
 
@@ -88,23 +82,9 @@ bool CompileCache::Put(absl::string_view name, absl::string_view key, absl::stri
   std::error_code error;
   std::filesystem::create_directories(path.parent_path(), error);
   if (error) return false;
-  // A unique temporary name in the same folder, renamed over the entry: readers never see half a file.
-  std::string temp_template = path.string() + ".tmp.XXXXXX";
-  int fd = mkstemp(temp_template.data());
-  if (fd < 0) return false;
   std::string data = Header(output);
   absl::StrAppend(&data, output);
-  bool ok = true;
-  for (size_t written = 0; ok && written < data.size();) {
-    ssize_t n = write(fd, data.data() + written, data.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    ok = n > 0;
-    if (ok) written += static_cast<size_t>(n);
-  }
-  ok = close(fd) == 0 && ok;
-  if (ok) ok = std::rename(temp_template.c_str(), path.c_str()) == 0;
-  if (!ok) unlink(temp_template.c_str());
-  return ok;
+  return WriteFileAtomically(path.string(), data).ok();
 }
 
 }  // namespace uopc

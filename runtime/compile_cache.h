@@ -5,8 +5,8 @@
 // compiler's output. `key` names the compiler and everything that changes its output (version, flags, host
 // CPU), so two compilers never share an entry. The cache is best effort: a missing, unreadable, truncated or
 // corrupt entry is a miss, and a failed write is dropped, so it can slow compilation down but never break it.
-// Entries are written to a temporary file and renamed into place, so concurrent processes see either nothing
-// or a whole entry.
+// Entries are written atomically (uop/util.h's WriteFileAtomically), so concurrent processes, and a process
+// after a crash, see either nothing or a whole entry.
 //
 //   CompileCache cache(CompileCache::DefaultDirectory());
 //   if (std::optional<std::string> lib = cache.Get("clang_jit", key, src)) return *lib;

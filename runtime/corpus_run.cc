@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "runtime/corpus_values.h"
+#include "runtime/exec_item.h"
 
 namespace uopc {
 
@@ -75,14 +76,7 @@ absl::StatusOr<json> RunOnCorpusInputs(const UOpPtr& ast, const json& vars, Devi
     }
     var_values.push_back(vars[name].get<int64_t>());
   }
-  LaunchParams launch;
-  for (size_t i = 0; spec->global_size && i < spec->global_size->size() && i < 3; ++i) {
-    launch.global_size[i] = (*spec->global_size)[i];
-  }
-  for (size_t i = 0; spec->local_size && i < spec->local_size->size() && i < 3; ++i) {
-    launch.local_size[i] = (*spec->local_size)[i];
-  }
-  if (absl::Status s = (*program)->Launch(params, var_values, launch); !s.ok()) return s;
+  if (absl::Status s = (*program)->Launch(params, var_values, LaunchDims(*spec)); !s.ok()) return s;
   if (absl::Status s = device.Synchronize(); !s.ok()) return s;
 
   json outputs = json::object();

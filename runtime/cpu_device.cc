@@ -27,6 +27,7 @@
 #include "runtime/host_cpu.h"
 #include "runtime/registry.h"
 #include "uop/status_macros.h"
+#include "uop/util.h"
 
 extern char** environ;
 
@@ -39,8 +40,7 @@ namespace {
 class TempDir {
  public:
   static absl::StatusOr<TempDir> Create() {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string pattern = absl::StrCat(tmp != nullptr && tmp[0] != '\0' ? tmp : "/tmp", "/uopc-XXXXXX");
+    std::string pattern = absl::StrCat(EnvString("TMPDIR", "/tmp"), "/uopc-XXXXXX");
     if (mkdtemp(pattern.data()) == nullptr) {
       return absl::InternalError(
           absl::StrCat("cannot create a temporary directory ", pattern, ": ", std::strerror(errno)));
@@ -164,10 +164,7 @@ const std::vector<std::string>& ClangCompiler::Flags() {
   return *flags;
 }
 
-std::string ClangCompiler::DefaultCompilerPath() {
-  const char* cc = std::getenv("UOPC_CC");
-  return cc != nullptr && cc[0] != '\0' ? cc : "clang";
-}
+std::string ClangCompiler::DefaultCompilerPath() { return EnvString("UOPC_CC", "clang"); }
 
 ClangCompiler::ClangCompiler(std::string compiler_path, CompileCache cache)
     : Compiler(std::move(cache)), compiler_path_(std::move(compiler_path)) {}

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "uop/status_macros.h"
+#include "uop/util.h"
 
 namespace uopc {
 
@@ -46,7 +47,7 @@ absl::Status CpuProgram::Launch(absl::Span<Buffer* const> buffers, absl::Span<co
                [&](int64_t core_id) { entry_(pointers.data(), ints.data(), static_cast<int>(core_id)); });
   }
   if (seconds != nullptr) {
-    *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    *seconds = SecondsSince(start);
   }
   return absl::OkStatus();
 }

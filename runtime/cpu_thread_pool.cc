@@ -2,18 +2,18 @@
 
 #include <unistd.h>
 
-#include <cstdlib>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "uop/util.h"
 
 namespace uopc {
 
 absl::StatusOr<int> CpuThreadPool::ThreadsFromEnvironment() {
-  const char* value = std::getenv("CPU_THREADS");
-  if (value == nullptr || value[0] == '\0') {
+  const std::string value = EnvString("CPU_THREADS");
+  if (value.empty()) {
     return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   }
   int threads = 0;

@@ -18,6 +18,7 @@
 #include "runtime/corpus_values.h"
 #include "runtime/cuda_device.h"
 #include "runtime/device.h"
+#include "runtime/exec_item.h"
 
 namespace uopc {
 namespace {
@@ -26,7 +27,7 @@ namespace {
 // else why not.
 std::string RunAndCompare(Device& device, const CorpusKernel& kernel, const std::string& target) {
   const CorpusTarget& t = kernel.target(target);
-  ProgramSpec spec{.name = t.name, .src = t.src};
+  ProgramSpec spec{.name = t.name, .src = t.src, .global_size = t.global_size, .local_size = t.local_size};
   // tinygrad's double_ops/0 has `sqrt.approx.f64`, which PTX lacks, and its float `setp.ne` is false for NaN;
   // they run as uopc renders them (docs/parity.md).
   if (target == "ptx")
@@ -35,11 +36,7 @@ std::string RunAndCompare(Device& device, const CorpusKernel& kernel, const std:
   std::vector<CorpusBuffer> specs = kernel.buffers;
   std::sort(specs.begin(), specs.end(), [](const auto& a, const auto& b) { return a.arg < b.arg; });
   for (const CorpusBuffer& b : specs) spec.globals.push_back(b.arg);
-  LaunchParams launch;
-  for (size_t i = 0; t.global_size && i < t.global_size->size() && i < 3; ++i)
-    launch.global_size[i] = (*t.global_size)[i];
-  for (size_t i = 0; t.local_size && i < t.local_size->size() && i < 3; ++i)
-    launch.local_size[i] = (*t.local_size)[i];
+  const LaunchParams launch = LaunchDims(spec);
   absl::StatusOr<std::unique_ptr<Program>> program = device.CreateProgram(spec);
   if (!program.ok()) return absl::StrCat("compile: ", program.status().ToString());
 

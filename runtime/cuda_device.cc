@@ -18,6 +18,7 @@
 #include "renderer/ptx.h"
 #include "runtime/registry.h"
 #include "uop/status_macros.h"
+#include "uop/util.h"
 
 namespace uopc {
 namespace {
@@ -273,8 +274,7 @@ class NvrtcCompiler : public Compiler {
   NvrtcCompiler(const NvrtcApi* nvrtc, std::string arch, CompileCache cache)
       : Compiler(std::move(cache)), nvrtc_(nvrtc), arch_(std::move(arch)) {
     options_.push_back(absl::StrCat("--gpu-architecture=", arch_));
-    const char* cuda_path = std::getenv("CUDA_PATH");
-    if (cuda_path != nullptr && cuda_path[0] != '\0') {
+    if (const std::string cuda_path = EnvString("CUDA_PATH"); !cuda_path.empty()) {
       options_.push_back(absl::StrCat("-I", cuda_path, "/include"));
     } else {
       options_.insert(options_.end(), {"-I/usr/local/cuda/include", "-I/usr/include", "-I/opt/cuda/include"});
@@ -550,9 +550,8 @@ namespace {
 // Linking //runtime:cuda is what makes "CUDA" a device of the program (runtime/registry.h): CUDA C for sm_80
 // (tinygrad's tensor cores need it), or $UOPC_CUDA_ARCH.
 const bool cuda_registered = RegisterDevice("CUDA", [] {
-  const char* arch = std::getenv("UOPC_CUDA_ARCH");
   CudaDeviceOptions options;
-  options.renderer = std::shared_ptr<const Renderer>(MakeCUDARenderer(arch != nullptr ? arch : "sm_80"));
+  options.renderer = std::shared_ptr<const Renderer>(MakeCUDARenderer(EnvString("UOPC_CUDA_ARCH", "sm_80")));
   return MakeCudaDevice(options);
 });
 

@@ -420,6 +420,21 @@ class InterpretedProgram::Workgroup {
   ABSL_ATTRIBUTE_ALWAYS_INLINE absl::Status HandleAlu(const Op& op);
 
   absl::Status Error(absl::string_view what) const { return UopError(pc_, program_.ops_[pc_].uop, what); }
+  // The memory holding element `at` of the buffer `p` points into; null when `p` points into no buffer or
+  // `at` is outside it.
+  const Memory* Addressed(const Pointer& p, int64_t at) const {
+    if (p.mem < 0 || p.mem >= static_cast<int>(memories_.size())) return nullptr;
+    const Memory& mem = memories_[p.mem];
+    return at >= 0 && at < mem.size ? &mem : nullptr;
+  }
+  // Why Addressed(p, at) is null, for a `load` or a `store`.
+  absl::Status AccessError(absl::string_view access, const Pointer& p, int64_t at) const {
+    if (p.mem < 0 || p.mem >= static_cast<int>(memories_.size())) {
+      return Error(absl::StrCat(access, " through something that is not a buffer"));
+    }
+    return Error(
+        absl::StrCat(access, " out of bounds: element ", at, " of a buffer of ", memories_[p.mem].size));
+  }
   Scalar& At(int uop, int element, int lane) { return values_[uop][element * warp_ + lane]; }
   // Element e of a source, broadcasting a one-element value.
   const Scalar& Src(int uop, int element, int lane) const {
@@ -706,14 +721,9 @@ absl::Status InterpretedProgram::Workgroup::HandleLoad(const Op& op) {
         continue;
       }
       const int64_t at = p.offset + (pointer_vector ? 0 : e);
-      if (p.mem < 0 || p.mem >= static_cast<int>(memories_.size())) {
-        return Error("loads through something that is not a buffer");
-      }
-      const Memory& mem = memories_[p.mem];
-      if (at < 0 || at >= mem.size) {
-        return Error(absl::StrCat("load out of bounds: element ", at, " of a buffer of ", mem.size));
-      }
-      At(pc_, e, t).v = ReadElement(mem, at);
+      const Memory* mem = Addressed(p, at);
+      if (mem == nullptr) return AccessError("load", p, at);
+      At(pc_, e, t).v = ReadElement(*mem, at);
     }
   }
   return absl::OkStatus();
@@ -730,14 +740,9 @@ absl::Status InterpretedProgram::Workgroup::HandleStore(const Op& op) {
       const Pointer& p = Src(op.src[0], pointer_vector ? e : 0, t).p;
       if (!p.gate) continue;
       const int64_t at = p.offset + (pointer_vector ? 0 : e);
-      if (p.mem < 0 || p.mem >= static_cast<int>(memories_.size())) {
-        return Error("stores through something that is not a buffer");
-      }
-      const Memory& mem = memories_[p.mem];
-      if (at < 0 || at >= mem.size) {
-        return Error(absl::StrCat("store out of bounds: element ", at, " of a buffer of ", mem.size));
-      }
-      WriteElement(mem, at, Src(op.src[1], e, t).v);
+      const Memory* mem = Addressed(p, at);
+      if (mem == nullptr) return AccessError("store", p, at);
+      WriteElement(*mem, at, Src(op.src[1], e, t).v);
     }
   }
   return absl::OkStatus();

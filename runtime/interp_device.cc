@@ -7,6 +7,7 @@
 #include "runtime/interp.h"
 #include "runtime/registry.h"
 #include "uop/status_macros.h"
+#include "uop/util.h"
 
 namespace uopc {
 namespace {
@@ -32,7 +33,7 @@ class InterpProgram : public Program {
     const auto start = std::chrono::steady_clock::now();
     absl::Status s = program_.Run(by_arg, vars, dims);
     if (seconds != nullptr) {
-      *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      *seconds = SecondsSince(start);
     }
     if (!s.ok()) return absl::Status(s.code(), absl::StrCat(spec().name, ": ", s.message()));
     return absl::OkStatus();

@@ -27,11 +27,13 @@
 #include "nlohmann/json.hpp"
 #include "runtime/cpu_device.h"
 #include "runtime/device.h"
+#include "runtime/exec_item.h"
 #include "runtime/llvm_device.h"
 #include "runtime/search_driver.h"
 #include "uop/kernel_info.h"
 #include "uop/status_macros.h"
 #include "uop/text_ir.h"
+#include "uop/util.h"
 
 namespace uopc {
 namespace {
@@ -102,8 +104,7 @@ std::vector<UOpPtr> WorkloadAsts(const std::string& name) {
 // environment (2 when unset, tinygrad's usual); the winners are kept in the BEAM cache, so only the first run
 // of the benchmark searches (IGNORE_BEAM_CACHE=1 searches again). The search's progress goes to stderr.
 absl::StatusOr<CompileOptions> BeamOptions(const UOpPtr& ast, Device& device) {
-  int64_t width = 2;
-  if (const char* s = std::getenv("BEAM"); s != nullptr && std::atoi(s) > 0) width = std::atoi(s);
+  const int64_t width = EnvInt("BEAM", 0) > 0 ? EnvInt("BEAM", 0) : 2;
   DeviceBeamOptions options = DeviceBeamOptions::FromEnvironment(width, /*debug=*/1);
   UOPC_ASSIGN_OR_RETURN(DeviceBeamResult searched, BeamSearchOnDevice(ast, device, options));
   CompileOptions out;
@@ -158,7 +159,7 @@ absl::StatusOr<Compiled> Compile(Device& device, const std::vector<UOpPtr>& asts
     }
     UOPC_ASSIGN_OR_RETURN(ProgramSpec spec, CompileKernel(ast, *device.renderer(), options, &names));
     Step step;
-    for (size_t i = 0; spec.global_size && i < 3; ++i) step.launch.global_size[i] = (*spec.global_size)[i];
+    step.launch = LaunchDims(spec);
     absl::StrAppend(
         &c.description, c.description.empty() ? "" : " ", spec.name,
         step.launch.global_size[0] > 1 ? absl::StrCat("[", step.launch.global_size[0], " cores]") : "");

@@ -23,6 +23,7 @@
 #include "runtime/device.h"
 #include "runtime/llvm_device.h"
 #include "testdata/corpus_path.h"
+#include "uop/util.h"
 
 namespace uopc {
 namespace {
@@ -130,7 +131,7 @@ void RegisterCompile(const Side& side, const std::vector<CorpusKernel>& corpus) 
             absl::StatusOr<std::string> lib = side.device->compiler().Compile(src);
             if (!lib.ok()) Die(lib.status().ToString());
           }
-          seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+          seconds += SecondsSince(start);
         }
         state.counters["wall_ms_per_kernel"] =
             1e3 * seconds / (static_cast<double>(sources->size()) * state.iterations());

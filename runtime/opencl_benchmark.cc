@@ -18,6 +18,7 @@
 #include "runtime/corpus_values.h"
 #include "runtime/cpu_device.h"
 #include "runtime/device.h"
+#include "runtime/exec_item.h"
 #include "runtime/opencl_device.h"
 #include "testdata/corpus_path.h"
 
@@ -65,7 +66,10 @@ struct Runnable {
 Runnable Make(Device& device, const CorpusKernel& kernel, const CorpusTarget& target) {
   Runnable r;
   r.device = &device;
-  ProgramSpec spec{.name = target.name, .src = target.src};
+  ProgramSpec spec{.name = target.name,
+                   .src = target.src,
+                   .global_size = target.global_size,
+                   .local_size = target.local_size};
   for (const CorpusBuffer& b : kernel.buffers) {
     DType dtype = CorpusDType(b.dtype).value();
     absl::StatusOr<Buffer> buffer = Buffer::Allocate(device, dtype, b.size);
@@ -76,10 +80,7 @@ Runnable Make(Device& device, const CorpusKernel& kernel, const CorpusTarget& ta
     if (b.arg == 0) r.out_dtype = dtype;
   }
   for (Buffer& b : r.buffers) r.args.push_back(&b);
-  for (size_t i = 0; target.global_size && i < target.global_size->size() && i < 3; ++i)
-    r.launch.global_size[i] = (*target.global_size)[i];
-  for (size_t i = 0; target.local_size && i < target.local_size->size() && i < 3; ++i)
-    r.launch.local_size[i] = (*target.local_size)[i];
+  r.launch = LaunchDims(spec);
   absl::StatusOr<std::unique_ptr<Program>> program = device.CreateProgram(spec);
   if (!program.ok()) Die(absl::StrCat(kernel.id, " on ", device.name(), ": ", program.status().ToString()));
   r.program = *std::move(program);

@@ -19,6 +19,7 @@
 #include "gtest/gtest.h"
 #include "runtime/corpus_values.h"
 #include "runtime/device.h"
+#include "runtime/exec_item.h"
 #include "runtime/opencl_device.h"
 
 // LeakSanitizer (--config=asan) reads this hook: POCL keeps its LLVM 15 compiler state (contexts, modules)
@@ -86,13 +87,13 @@ TEST(OpenCLCorpusTest, EveryKernelReproducesTheCorpusOutputs) {
   std::vector<Case> cases;
   for (const CorpusKernel& kernel : KernelCorpus()) {
     const CorpusTarget& t = kernel.target("opencl");
-    Case c{&kernel, ProgramSpec{.name = t.name, .src = t.src}, LaunchParams{}};
+    Case c{
+        &kernel,
+        ProgramSpec{.name = t.name, .src = t.src, .global_size = t.global_size, .local_size = t.local_size},
+        LaunchParams{}};
     for (const CorpusBuffer& b : kernel.buffers) c.spec.globals.push_back(b.arg);
     std::sort(c.spec.globals.begin(), c.spec.globals.end());
-    for (size_t i = 0; t.global_size && i < t.global_size->size() && i < 3; ++i)
-      c.launch.global_size[i] = (*t.global_size)[i];
-    for (size_t i = 0; t.local_size && i < t.local_size->size() && i < 3; ++i)
-      c.launch.local_size[i] = (*t.local_size)[i];
+    c.launch = LaunchDims(c.spec);
     cases.push_back(std::move(c));
   }
   ASSERT_EQ(cases.size(), 93u);

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <memory>
@@ -16,7 +15,6 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/functional/function_ref.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -28,6 +26,7 @@
 #include "uop/parallel_for.h"
 #include "uop/print.h"
 #include "uop/status_macros.h"
+#include "uop/util.h"
 
 namespace uopc {
 namespace {
@@ -60,23 +59,12 @@ absl::StatusOr<Device*> DeviceFor(const std::string& name) {
   return GetDevice(name);
 }
 
-// tinygrad's time_to_str.
-std::string TimeToStr(double t, int w) {
-  if (t > 10) return absl::StrFormat("%*.2fs ", w, t);
-  if (t > 10e-3) return absl::StrFormat("%*.2fms", w, t * 1e3);
-  return absl::StrFormat("%*.2fus", w, t * 1e6);
-}
-
 struct CompiledKernel {
   UOpPtr ast;
   ProgramSpec spec;
   std::unique_ptr<Program> program;
   double compile_seconds = 0;
 };
-
-double SecondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 // A SINK item's kernel: its AST on the device of its first buffer.
 struct KernelRequest {
@@ -286,32 +274,109 @@ std::function<void(const KernelRun&)>& Listener() {
 // The capture RunSchedule records into on this thread (ScopedRunCapture), or null.
 thread_local CapturedRuns* active_capture = nullptr;
 
-struct DebugState {
-  int64_t kernel_count = 0;
-  double time_sum = 0;
+// A schedule's kernels compiled together on a thread pool before the first runs; a kernel that fails
+// reports its error where the serial path would have compiled it (LowerScheduleItem). BEAM times
+// candidates on the device: its kernels are searched one by one, as they first run.
+absl::flat_hash_map<KernelCache::Key, absl::Status> CompileAhead(const Schedule& schedule,
+                                                                 const KernelCache::OptChoice& choice,
+                                                                 int threads) {
+  absl::flat_hash_map<KernelCache::Key, absl::Status> failures;
+  if (threads == 1 || (!choice.noopt && choice.beam != 0)) return failures;
+  std::vector<KernelRequest> requests;
+  for (const ScheduleItem& item : schedule.items) {
+    if (item.ast->op() != Ops::SINK || item.bufs.empty()) continue;
+    absl::StatusOr<Device*> device = DeviceFor(DeviceOf(item.bufs[0].get()));
+    if (device.ok()) requests.push_back(KernelRequest{item.ast, *device});
+  }
+  if (requests.size() > 1) KernelCache::Global().CompileAll(requests, choice, threads, &failures);
+  return failures;
+}
+
+// A schedule item as the ExecItem that runs it (tinygrad's lower_schedule_item), with the kernel it
+// compiled (null for a copy) and whether this is that kernel's first use.
+struct LoweredItem {
+  ExecItem exec;
+  std::shared_ptr<const CompiledKernel> kernel;
+  bool fresh = false;
 };
 
-void Emit(const RealizeOptions& options, const std::string& text) {
-  if (options.debug_out != nullptr) {
-    options.debug_out->append(text);
-  } else {
-    std::fputs(text.c_str(), stderr);
+absl::StatusOr<LoweredItem> LowerScheduleItem(
+    const ScheduleItem& item, const Schedule& schedule, const KernelCache::OptChoice& choice,
+    const absl::flat_hash_map<KernelCache::Key, absl::Status>& compile_failures) {
+  if (item.bufs.empty()) return absl::InternalError("a schedule item without buffers");
+  std::vector<Buffer*> buffers;
+  for (const UOpPtr& b : item.bufs) {
+    UOPC_ASSIGN_OR_RETURN(Buffer * buffer, BufferStore::Global().GetOrAllocate(b));
+    buffers.push_back(buffer);
   }
+  if (item.ast->op() == Ops::COPY) {
+    UOPC_ASSIGN_OR_RETURN(ExecItem exec, ExecItem::ForCopy(item.bufs, std::move(buffers)));
+    return LoweredItem{std::move(exec), nullptr, false};
+  }
+  if (item.ast->op() != Ops::SINK) {
+    return absl::UnimplementedError(absl::StrCat("schedule items of op ", OpName(item.ast->op())));
+  }
+  Device& device = buffers[0]->device();
+  const KernelRequest request{item.ast, &device};
+  if (auto failed = compile_failures.find(KernelCache::KeyOf(request, choice));
+      failed != compile_failures.end()) {
+    return failed->second;
+  }
+  bool fresh = false;
+  UOPC_ASSIGN_OR_RETURN(std::shared_ptr<const CompiledKernel> kernel,
+                        KernelCache::Global().Get(request, choice, &fresh));
+  const ProgramSpec& spec = kernel->spec;
+  // The program's parameters, in its order.
+  std::vector<UOpPtr> nodes;
+  std::vector<Buffer*> params;
+  for (int64_t g : spec.globals) {
+    if (g < 0 || g >= static_cast<int64_t>(buffers.size())) {
+      return absl::InternalError(
+          absl::StrCat("kernel ", spec.name, " reads buffer ", g, " of ", buffers.size()));
+    }
+    nodes.push_back(item.bufs[g]);
+    params.push_back(buffers[g]);
+  }
+  std::vector<int64_t> var_values;
+  for (const std::string& name : spec.vars) {
+    auto bound = std::find_if(schedule.var_vals.begin(), schedule.var_vals.end(),
+                              [&](const auto& var_value) { return var_value.first->var_name() == name; });
+    if (bound == schedule.var_vals.end()) {
+      return absl::InvalidArgumentError(absl::StrCat("no value bound for variable ", name));
+    }
+    var_values.push_back(bound->second);
+  }
+  // The ExecItem shares the cached kernel's ownership of its program.
+  std::shared_ptr<Program> program(kernel, kernel->program.get());
+  UOPC_ASSIGN_OR_RETURN(ExecItem exec, ExecItem::ForProgram(std::move(program), device, std::move(nodes),
+                                                            std::move(params), std::move(var_values)));
+  return LoweredItem{std::move(exec), std::move(kernel), fresh};
+}
+
+// DEBUG=3's buffers and opts of a kernel's run; from 4 also its source and from 6 its uops, the first time.
+std::string KernelDebugText(const ScheduleItem& item, const ProgramSpec& spec, bool fresh, int debug) {
+  std::string text;
+  if (debug >= 3) {
+    for (size_t i = 0; i < item.bufs.size(); ++i) {
+      absl::StrAppend(&text, absl::StrFormat("%3d: %-10s %8d %s\n", i, item.bufs[i]->dtype().ToString(),
+                                             item.bufs[i]->arg().as_int(), DeviceOf(item.bufs[i].get())));
+    }
+    std::vector<std::string> opts;
+    for (const Opt& o : spec.applied_opts) opts.push_back(o.ToString());
+    absl::StrAppend(&text, "[", absl::StrJoin(opts, ", "), "]\n");
+  }
+  if (debug >= 4 && fresh) absl::StrAppend(&text, spec.src, "\n");
+  if (debug >= 6 && fresh) {
+    std::vector<const UOp*> uops;
+    for (const UOpPtr& u : spec.uops) uops.push_back(u.get());
+    absl::StrAppend(&text, PrintUOpsListing(uops), "\n");
+  }
+  return text;
 }
 
 }  // namespace
 
 void ResetKernelCacheForTesting() { KernelCache::Global().Clear(); }
-
-// One recorded item: a kernel (its program, with the buffers in its parameters' order) or, without a
-// kernel, a copy from buffers[1] to buffers[0].
-struct CapturedRuns::Item {
-  std::shared_ptr<const CompiledKernel> kernel;
-  std::vector<UOpPtr> nodes;  // the BUFFER nodes, which keep `buffers` allocated
-  std::vector<Buffer*> buffers;
-  std::vector<int64_t> var_values;
-  LaunchParams launch;
-};
 
 BufferStore& BufferStore::Global() {
   static BufferStore* store = new BufferStore();
@@ -363,29 +428,11 @@ size_t BufferStore::size() {
 
 RealizeOptions RealizeOptions::FromEnvironment() {
   RealizeOptions options;
-  auto read = [](const char* name) {
-    int value = 0;
-    const char* s = std::getenv(name);
-    return s != nullptr && absl::SimpleAtoi(s, &value) ? value : 0;
-  };
-  options.debug = read("DEBUG");
-  options.noopt = read("NOOPT") != 0;
-  options.beam = read("BEAM");
-  if (const char* s = std::getenv("UOPC_COMPILE_THREADS"); s != nullptr) {
-    absl::SimpleAtoi(s, &options.compile_threads);
-  }
+  options.debug = static_cast<int>(EnvInt("DEBUG", 0));
+  options.noopt = EnvFlag("NOOPT");
+  options.beam = static_cast<int>(EnvInt("BEAM", 0));
+  options.compile_threads = static_cast<int>(EnvInt("UOPC_COMPILE_THREADS", options.compile_threads));
   return options;
-}
-
-std::string KernelRunLine(const KernelRun& run, int64_t number, double total_seconds) {
-  double et = run.run_seconds > 0 ? run.run_seconds : 1e-20;
-  std::string name = run.name;
-  if (name.size() < 41) name.append(41 - name.size(), ' ');
-  return absl::StrFormat(
-      "*** %-7s %4d %s arg %2d mem %5.2f GB tm %s/%9.2fms (%9.2f GFLOPS %6.1f|%-7.1f GB/s)",
-      run.device.substr(0, 7), number, name, run.num_buffers, static_cast<double>(run.mem_used) / 1e9,
-      TimeToStr(run.run_seconds, 9), total_seconds * 1e3, run.flops / (et * 1e9), run.bytes / (et * 1e9),
-      run.lds / (et * 1e9));
 }
 
 void SetKernelRunListener(std::function<void(const KernelRun&)> listener) {
@@ -393,163 +440,39 @@ void SetKernelRunListener(std::function<void(const KernelRun&)> listener) {
 }
 
 absl::StatusOr<std::vector<KernelRun>> RunSchedule(const Schedule& schedule, const RealizeOptions& options) {
-  static DebugState* debug_state = new DebugState();
-  BufferStore& store = BufferStore::Global();
-  store.Collect();
-  std::vector<KernelRun> runs;
-  // The kernels compile together on a thread pool before the first runs; a kernel that fails reports its
-  // error where the serial path would have compiled it.
-  absl::flat_hash_map<KernelCache::Key, absl::Status> compile_failures;
+  BufferStore::Global().Collect();
   const KernelCache::OptChoice choice{options.noopt, options.beam, options.debug};
-  // BEAM times candidates on the device: its kernels are searched one by one, as they first run.
-  if (options.compile_threads != 1 && (options.noopt || options.beam == 0)) {
-    std::vector<KernelRequest> requests;
-    for (const ScheduleItem& item : schedule.items) {
-      if (item.ast->op() != Ops::SINK || item.bufs.empty()) continue;
-      absl::StatusOr<Device*> device = DeviceFor(DeviceOf(item.bufs[0].get()));
-      if (device.ok()) requests.push_back(KernelRequest{item.ast, *device});
-    }
-    if (requests.size() > 1) {
-      KernelCache::Global().CompileAll(requests, choice, options.compile_threads, &compile_failures);
-    }
-  }
+  const absl::flat_hash_map<KernelCache::Key, absl::Status> compile_failures =
+      CompileAhead(schedule, choice, options.compile_threads);
+  std::vector<KernelRun> runs;
   for (const ScheduleItem& item : schedule.items) {
-    if (item.bufs.empty()) return absl::InternalError("a schedule item without buffers");
-    std::vector<Buffer*> buffers;
-    for (const UOpPtr& b : item.bufs) {
-      UOPC_ASSIGN_OR_RETURN(Buffer * buffer, store.GetOrAllocate(b));
-      buffers.push_back(buffer);
+    UOPC_ASSIGN_OR_RETURN(LoweredItem lowered, LowerScheduleItem(item, schedule, choice, compile_failures));
+    if (lowered.kernel != nullptr && options.debug >= 3) {
+      EmitDebugText(KernelDebugText(item, lowered.kernel->spec, lowered.fresh, options.debug),
+                    options.debug_out);
     }
-    KernelRun run;
-    if (item.ast->op() == Ops::COPY) {
-      if (buffers.size() != 2 || buffers[0]->nbytes() != buffers[1]->nbytes()) {
-        return absl::InternalError("a COPY takes two buffers of one size");
-      }
-      auto start = std::chrono::steady_clock::now();
-      UOPC_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, buffers[1]->ToBytes());
-      UOPC_RETURN_IF_ERROR(buffers[0]->CopyIn(bytes));
-      if (active_capture != nullptr) {
-        CapturedRuns::Item& captured = active_capture->items_.emplace_back();
-        captured.nodes = item.bufs;
-        captured.buffers = buffers;
-      }
-      run.run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      run.name = absl::StrCat("copy ", buffers[0]->nbytes(), ", ", buffers[0]->device().name(), " <- ",
-                              buffers[1]->device().name());
-      run.device = buffers[0]->device().name();
-      run.bytes = run.lds = static_cast<double>(buffers[0]->nbytes());
-    } else if (item.ast->op() == Ops::SINK) {
-      Device& device = buffers[0]->device();
-      const KernelRequest request{item.ast, &device};
-      if (auto failed = compile_failures.find(KernelCache::KeyOf(request, choice));
-          failed != compile_failures.end()) {
-        return failed->second;
-      }
-      bool fresh = false;
-      UOPC_ASSIGN_OR_RETURN(std::shared_ptr<const CompiledKernel> kernel,
-                            KernelCache::Global().Get(request, choice, &fresh));
-      const ProgramSpec& spec = kernel->spec;
-      std::vector<Buffer*> params;
-      for (int64_t g : spec.globals) {
-        if (g < 0 || g >= static_cast<int64_t>(buffers.size())) {
-          return absl::InternalError(
-              absl::StrCat("kernel ", spec.name, " reads buffer ", g, " of ", buffers.size()));
-        }
-        params.push_back(buffers[g]);
-      }
-      std::vector<int64_t> var_values;
-      for (const std::string& name : spec.vars) {
-        bool found = false;
-        for (const auto& [var, value] : schedule.var_vals) {
-          if (var->var_name() == name) {
-            var_values.push_back(value);
-            found = true;
-            break;
-          }
-        }
-        if (!found) return absl::InvalidArgumentError(absl::StrCat("no value bound for variable ", name));
-      }
-      LaunchParams launch;
-      for (size_t i = 0; spec.global_size && i < spec.global_size->size() && i < 3; ++i) {
-        launch.global_size[i] = (*spec.global_size)[i];
-      }
-      for (size_t i = 0; spec.local_size && i < spec.local_size->size() && i < 3; ++i) {
-        launch.local_size[i] = (*spec.local_size)[i];
-      }
-      // The estimates for this run's variable values.
-      absl::flat_hash_map<std::string, int64_t> values;
-      for (size_t i = 0; i < spec.vars.size(); ++i) values[spec.vars[i]] = var_values[i];
-      UOPC_ASSIGN_OR_RETURN(int64_t ops, spec.estimates.ops.Evaluate(values));
-      UOPC_ASSIGN_OR_RETURN(int64_t lds, spec.estimates.lds.Evaluate(values));
-      UOPC_ASSIGN_OR_RETURN(int64_t mem, spec.estimates.mem.Evaluate(values));
-      double seconds = 0;
-      UOPC_RETURN_IF_ERROR(kernel->program->Launch(params, var_values, launch, &seconds));
-      if (active_capture != nullptr) {
-        CapturedRuns::Item& captured = active_capture->items_.emplace_back();
-        captured.kernel = kernel;
-        for (int64_t g : spec.globals) captured.nodes.push_back(item.bufs[g]);
-        captured.buffers = params;
-        captured.var_values = std::move(var_values);
-        captured.launch = launch;
-      }
-      run.name = spec.name;
-      run.device = device.name();
-      run.compile_seconds = fresh ? kernel->compile_seconds : 0;
-      run.run_seconds = seconds;
-      run.flops = static_cast<double>(ops);
-      // As tinygrad: no more unique bytes than bytes loaded and stored.
-      run.bytes = static_cast<double>(std::min(mem, lds));
-      run.lds = static_cast<double>(lds);
-      run.src = spec.src;
-      if (options.debug >= 3) {
-        std::string text;
-        for (size_t i = 0; i < item.bufs.size(); ++i) {
-          absl::StrAppend(&text, absl::StrFormat("%3d: %-10s %8d %s\n", i, item.bufs[i]->dtype().ToString(),
-                                                 item.bufs[i]->arg().as_int(), DeviceOf(item.bufs[i].get())));
-        }
-        std::vector<std::string> opts;
-        for (const Opt& o : spec.applied_opts) opts.push_back(o.ToString());
-        absl::StrAppend(&text, "[", absl::StrJoin(opts, ", "), "]\n");
-        Emit(options, text);
-      }
-      if (options.debug >= 4 && fresh) Emit(options, spec.src + "\n");
-      if (options.debug >= 6 && fresh) {
-        std::vector<const UOp*> uops;
-        for (const UOpPtr& u : spec.uops) uops.push_back(u.get());
-        Emit(options, PrintUOpsListing(uops) + "\n");
-      }
-    } else {
-      return absl::UnimplementedError(absl::StrCat("schedule items of op ", OpName(item.ast->op())));
+    UOPC_ASSIGN_OR_RETURN(KernelRun run,
+                          lowered.exec.Run({}, {.debug = options.debug, .debug_out = options.debug_out}));
+    if (lowered.kernel != nullptr) {
+      run.compile_seconds = lowered.fresh ? lowered.kernel->compile_seconds : 0;
+      run.src = lowered.kernel->spec.src;
     }
-    run.num_buffers = static_cast<int>(item.bufs.size());
-    run.mem_used = DeviceMemoryUsed();
-    if (options.debug >= 2) {
-      debug_state->kernel_count += 1;
-      debug_state->time_sum += run.run_seconds;
-      Emit(options, KernelRunLine(run, debug_state->kernel_count, debug_state->time_sum) + "\n");
-    }
+    if (active_capture != nullptr) active_capture->Add(std::move(lowered.exec));
     if (Listener()) Listener()(run);
     runs.push_back(std::move(run));
   }
   return runs;
 }
 
-CapturedRuns::CapturedRuns() = default;
-CapturedRuns::~CapturedRuns() = default;
-CapturedRuns::CapturedRuns(CapturedRuns&&) noexcept = default;
-CapturedRuns& CapturedRuns::operator=(CapturedRuns&&) noexcept = default;
-
-size_t CapturedRuns::size() const { return items_.size(); }
-
 size_t CapturedRuns::kernel_count() const {
-  return std::count_if(items_.begin(), items_.end(), [](const Item& i) { return i.kernel != nullptr; });
+  return std::count_if(items_.begin(), items_.end(), [](const ExecItem& i) { return !i.is_copy(); });
 }
 
 std::vector<UOpPtr> CapturedRuns::Buffers() const {
   std::vector<UOpPtr> out;
   absl::flat_hash_set<const UOp*> seen;
-  for (const Item& item : items_) {
-    for (const UOpPtr& n : item.nodes) {
+  for (const ExecItem& item : items_) {
+    for (const UOpPtr& n : item.nodes()) {
       if (seen.insert(n.get()).second) out.push_back(n);
     }
   }
@@ -558,14 +481,14 @@ std::vector<UOpPtr> CapturedRuns::Buffers() const {
 
 std::vector<std::string> CapturedRuns::Names() const {
   std::vector<std::string> out;
-  for (const Item& item : items_) out.push_back(item.kernel ? item.kernel->spec.name : "copy");
+  for (const ExecItem& item : items_) out.push_back(item.is_copy() ? "copy" : item.name());
   return out;
 }
 
 absl::Status CapturedRuns::Replay(const absl::flat_hash_map<const UOp*, UOpPtr>& replace,
                                   double* kernel_seconds) const {
   // The replacements' memory, looked up once per replay.
-  absl::flat_hash_map<const UOp*, Buffer*> replaced;
+  BufferReplacements replaced;
   for (const auto& [from, to] : replace) {
     Buffer* b = to == nullptr ? nullptr : BufferStore::Global().Find(to.get());
     if (b == nullptr) return absl::FailedPreconditionError("replay: a replacement buffer has no memory");
@@ -579,23 +502,9 @@ absl::Status CapturedRuns::Replay(const absl::flat_hash_map<const UOp*, UOpPtr>&
     replaced.emplace(from, b);
   }
   double total = 0;
-  std::vector<Buffer*> buffers;
-  for (const Item& item : items_) {
-    buffers = item.buffers;
-    if (!replaced.empty()) {
-      for (size_t i = 0; i < buffers.size(); ++i) {
-        if (auto it = replaced.find(item.nodes[i].get()); it != replaced.end()) buffers[i] = it->second;
-      }
-    }
-    if (item.kernel == nullptr) {
-      UOPC_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, buffers[1]->ToBytes());
-      UOPC_RETURN_IF_ERROR(buffers[0]->CopyIn(bytes));
-      continue;
-    }
-    double seconds = 0;
-    UOPC_RETURN_IF_ERROR(item.kernel->program->Launch(buffers, item.var_values, item.launch,
-                                                      kernel_seconds != nullptr ? &seconds : nullptr));
-    total += seconds;
+  for (const ExecItem& item : items_) {
+    UOPC_ASSIGN_OR_RETURN(KernelRun run, item.Run(replaced, {.timed = kernel_seconds != nullptr}));
+    if (!item.is_copy()) total += run.run_seconds;
   }
   if (kernel_seconds != nullptr) *kernel_seconds = total;
   return absl::OkStatus();

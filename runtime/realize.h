@@ -5,8 +5,9 @@
 // Tensor made from values writes them there, a kernel's outputs are allocated there when it first runs, and
 // reading a tensor back reads them. `RunSchedule` compiles each kernel through the codegen stages for its
 // device's renderer (once per AST and device: a per-process kernel cache), allocates the buffers it needs,
-// and launches the kernels in order; COPY items copy between devices. A BUFFER nobody holds any more (only
-// the store) is freed by `BufferStore::Collect`, which RunSchedule calls first.
+// and lowers each item to an ExecItem (runtime/exec_item.h: a kernel's program, or a COPY between devices)
+// that it runs, in order. A BUFFER nobody holds any more (only the store) is freed by `BufferStore::Collect`,
+// which RunSchedule calls first.
 //
 //   ASSIGN_OR_RETURN(Schedule s, CreateSchedule(sink));
 //   RETURN_IF_ERROR(RunSchedule(s, {.debug = 2}));
@@ -19,6 +20,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -26,6 +28,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "runtime/device.h"
+#include "runtime/exec_item.h"
 #include "schedule/schedule.h"
 #include "uop/uop.h"
 
@@ -77,28 +80,6 @@ struct RealizeOptions {
   static RealizeOptions FromEnvironment();
 };
 
-// What one kernel run took (for examples and DEBUG=2).
-struct KernelRun {
-  std::string name;
-  std::string device;
-  double compile_seconds = 0;  // 0 when the kernel came from the cache
-  double run_seconds = 0;
-  // The program's Estimates for this run's variable values: operations, the unique-memory estimate of the
-  // bytes moved (its `mem`, at most `lds`), and the bytes loaded and stored. A copy moves `bytes` = `lds`.
-  double flops = 0;
-  double bytes = 0;
-  double lds = 0;
-  // DeviceMemoryUsed() after the run: the bytes of all allocated device buffers.
-  int64_t mem_used = 0;
-  int num_buffers = 0;
-  // The rendered source (empty for copies).
-  std::string src;
-};
-
-// tinygrad's DEBUG=2 line for a run: the kernel's number in the process, its name, the device memory in use,
-// its time and the running total, GFLOPS and GB/s (unique memory | loads and stores).
-std::string KernelRunLine(const KernelRun& run, int64_t number, double total_seconds);
-
 // Called after every kernel run with what it did (for programs that report their kernels, like the
 // quickstart); an empty function removes it. Set it before running, not while.
 void SetKernelRunListener(std::function<void(const KernelRun&)> listener);
@@ -106,26 +87,23 @@ void SetKernelRunListener(std::function<void(const KernelRun&)> listener);
 absl::StatusOr<std::vector<KernelRun>> RunSchedule(const Schedule& schedule,
                                                    const RealizeOptions& options = {});
 
-// A recording of the work RunSchedule did: each kernel's compiled program with its buffers and launch
-// dimensions, and each copy, in order (tinygrad's captured jit_cache of ExecItems). `Replay` runs the same
-// work again without scheduling, codegen or the kernel cache, on the same buffers or, where a BUFFER node is
-// replaced, on another buffer of the same dtype, size and device: what TinyJit (tensor/jit.h) replays. The
-// recording holds its BUFFER nodes, so their memory stays allocated as long as it lives. Variables are bound
-// to the values they had when recorded.
+// A recording of the work RunSchedule did: the ExecItems it ran, in order (tinygrad's captured jit_cache).
+// `Replay` runs them again without scheduling, codegen or the kernel cache, on the same buffers or, where a
+// BUFFER node is replaced, on another buffer of the same dtype, size and device: what TinyJit (tensor/jit.h)
+// replays. The items hold their BUFFER nodes, so their memory stays allocated as long as the recording lives.
+// Variables are bound to the values they had when recorded.
 class CapturedRuns {
  public:
-  CapturedRuns();
-  ~CapturedRuns();
-  CapturedRuns(CapturedRuns&&) noexcept;
-  CapturedRuns& operator=(CapturedRuns&&) noexcept;
+  void Add(ExecItem item) { items_.push_back(std::move(item)); }
 
   // Runs the recorded items in order. `replace` maps recorded BUFFER nodes to the nodes to use instead
   // (their memory must exist, with the same dtype, size and device). `kernel_seconds`, when given, receives
   // the summed execution time of the kernels as the devices measure it.
   absl::Status Replay(const absl::flat_hash_map<const UOp*, UOpPtr>& replace = {},
                       double* kernel_seconds = nullptr) const;
+  const std::vector<ExecItem>& items() const { return items_; }
   // The number of recorded items, and of them kernels (the others are copies).
-  size_t size() const;
+  size_t size() const { return items_.size(); }
   size_t kernel_count() const;
   // Every BUFFER node the items use, each once, in order of first use.
   std::vector<UOpPtr> Buffers() const;
@@ -133,10 +111,7 @@ class CapturedRuns {
   std::vector<std::string> Names() const;
 
  private:
-  friend class ScopedRunCapture;
-  friend absl::StatusOr<std::vector<KernelRun>> RunSchedule(const Schedule&, const RealizeOptions&);
-  struct Item;
-  std::vector<Item> items_;
+  std::vector<ExecItem> items_;
 };
 
 // While alive, every RunSchedule on this thread appends what it runs to `runs` (as well as running it).

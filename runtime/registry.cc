@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <cstring>
 #include <mutex>
 
 #include "absl/container/flat_hash_map.h"
@@ -11,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "uop/status_macros.h"
+#include "uop/util.h"
 
 namespace uopc {
 namespace {
@@ -103,8 +103,7 @@ std::string DefaultDeviceName() {
   std::vector<std::string> names = RegisteredDevices();
   std::erase(names, std::string(kHostDataDevice));
   for (const std::string& name : names) {
-    const char* value = std::getenv(name.c_str());
-    if (value != nullptr && std::strcmp(value, "1") == 0) return name;
+    if (EnvInt(name, 0) == 1) return name;
   }
   if (std::find(names.begin(), names.end(), "CPU") != names.end()) return "CPU";
   for (const std::string& name : names) {

@@ -43,6 +43,7 @@
 #include "uop/exec_alu.h"
 #include "uop/spec.h"
 #include "uop/status_macros.h"
+#include "uop/testing/sample.h"
 
 namespace uopc {
 namespace {
@@ -313,9 +314,11 @@ TEST(RendererOpsTest, EnoughCases) {
 TEST(RendererOpsTest, EveryTargetRendersEveryOp) {
   // Where this machine has ptxas, the PTX must assemble too.
   const std::string ptxas = FindPtxas();
+  int64_t index = 0;
   for (const auto& group : AllGroups()) {
     for (const Target& t : Targets()) {
       for (const auto& option_set : OptionSets()) {
+        if (!InTestSample(index++)) continue;
         const CompileOptions& options = option_set.second;
         std::string problem = CheckCases(group, [&](const Kernel& k) -> Verdict {
           KernelNameCounter names;
@@ -376,6 +379,7 @@ TEST(RendererOpsTest, DevicesComputeWhatExecAluDoes) {
       std::printf("the CPU device's clang has no bfloat16: its bfloat16 cases are left out\n");
     }
   }
+  int64_t index = 0;
   for (const auto& all_cases : AllGroups()) {
     for (const Run& r : runs) {
       auto group = all_cases;
@@ -383,6 +387,7 @@ TEST(RendererOpsTest, DevicesComputeWhatExecAluDoes) {
         std::erase_if(group, [](const auto& c) { return UsesBFloat16(c.first); });
       }
       for (const auto& option_set : OptionSets()) {
+        if (!InTestSample(index++)) continue;
         const CompileOptions& options = option_set.second;
         std::string problem = CheckCases(group, [&](const Kernel& k) -> Verdict {
           absl::StatusOr<json> got =

@@ -26,6 +26,7 @@
 #include "runtime/registry.h"
 #include "runtime/search_driver.h"
 #include "uop/text_ir.h"
+#include "uop/util.h"
 
 namespace uopc {
 namespace {
@@ -93,8 +94,7 @@ void BM_BeamSearch(benchmark::State& state, const std::string& workload, const s
     state.SkipWithError(device.status().ToString().c_str());
     return;
   }
-  const char* beam_env = std::getenv("BEAM");
-  const int64_t beam = beam_env != nullptr && std::atoi(beam_env) > 0 ? std::atoi(beam_env) : 2;
+  const int64_t beam = EnvInt("BEAM", 0) > 0 ? EnvInt("BEAM", 0) : 2;
   std::vector<WorkloadKernel> kernels = Workload(workload);
   DeviceBeamOptions options = DeviceBeamOptions::FromEnvironment(beam, /*debug=*/1);
   options.read_cache = false;

@@ -19,47 +19,20 @@
 #include <utility>
 #include <vector>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "codegen/kernel.h"
+#include "runtime/beam_cache.h"
 #include "runtime/compile_cache.h"
+#include "runtime/exec_item.h"
 #include "uop/status_macros.h"
+#include "uop/util.h"
 
 namespace uopc {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-int64_t EnvInt(const char* name, int64_t fallback) {
-  const char* s = std::getenv(name);
-  int64_t value = 0;
-  return s != nullptr && absl::SimpleAtoi(s, &value) ? value : fallback;
-}
-
-double Seconds(std::chrono::steady_clock::time_point since) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
-}
-
-LaunchParams LaunchParamsOf(const ProgramSpec& spec) {
-  LaunchParams launch;
-  for (size_t i = 0; spec.global_size && i < spec.global_size->size() && i < 3; ++i) {
-    launch.global_size[i] = (*spec.global_size)[i];
-  }
-  for (size_t i = 0; spec.local_size && i < spec.local_size->size() && i < 3; ++i) {
-    launch.local_size[i] = (*spec.local_size)[i];
-  }
-  return launch;
-}
-
-// tinygrad's time_to_str.
-std::string TimeToStr(double t) {
-  if (std::isinf(t)) return "-";
-  if (t > 10) return absl::StrFormat("%.2fs", t);
-  if (t > 10e-3) return absl::StrFormat("%.2fms", t * 1e3);
-  return absl::StrFormat("%.2fus", t * 1e6);
-}
 
 // ---- the child's protocol: a command per candidate, replies per run ----
 
@@ -158,9 +131,9 @@ std::string DeviceIdentity(const Device& device) {
 DeviceBeamOptions DeviceBeamOptions::FromEnvironment(int64_t beam_width, int debug) {
   DeviceBeamOptions o;
   o.search = BeamSearchOptions::FromEnvironment(beam_width);
-  o.isolate = EnvInt("BEAM_ISOLATE", 1) != 0;
+  o.isolate = EnvFlag("BEAM_ISOLATE", true);
   o.timeout_seconds = static_cast<double>(EnvInt("BEAM_TIMEOUT_SEC", 10));
-  o.read_cache = EnvInt("IGNORE_BEAM_CACHE", 0) == 0;
+  o.read_cache = !EnvFlag("IGNORE_BEAM_CACHE");
   o.write_cache = true;
   if (EnvInt("CACHELEVEL", 2) < 1) o.read_cache = o.write_cache = false;
   o.debug = debug;
@@ -229,7 +202,7 @@ absl::StatusOr<std::vector<double>> DeviceEvaluator::TimeInProcess(const TimingJ
       return absl::InternalError("a global out of range");
     params.push_back(&buffers_[g]);
   }
-  const LaunchParams launch = LaunchParamsOf(*job.program);
+  const LaunchParams launch = LaunchDims(*job.program);
   std::vector<double> times;
   for (int64_t r = 0; r < runs; ++r) {
     double seconds = 0;
@@ -306,7 +279,7 @@ void DeviceEvaluator::ChildMain(int socket) {
       SendError(socket, "a global out of range");
       continue;
     }
-    const LaunchParams launch = LaunchParamsOf(*job.program);
+    const LaunchParams launch = LaunchDims(*job.program);
     double best = kInf;
     absl::Status status;
     for (int64_t r = 0; r < command.runs && status.ok(); ++r) {
@@ -352,7 +325,8 @@ absl::StatusOr<std::vector<double>> DeviceEvaluator::TimeInChild(size_t job, int
       StopChild();
       if (!times.empty()) return times;
       // Cut: slower than the cut by far; what it ran is a lower bound on its time.
-      if (std::isfinite(early_stop) && limit < timeout_seconds_) return std::vector<double>{Seconds(sent)};
+      if (std::isfinite(early_stop) && limit < timeout_seconds_)
+        return std::vector<double>{SecondsSince(sent)};
       return absl::DeadlineExceededError(absl::StrCat("the candidate ran past ", limit, " s"));
     }
     if (got == 0) {
@@ -403,7 +377,7 @@ absl::StatusOr<DeviceBeamResult> BeamSearchOnDevice(const UOpPtr& ast, Device& d
       if (check.ApplyOpts(*cached).ok()) {
         result.opts = *cached;
         result.from_cache = true;
-        result.wall_seconds = Seconds(start);
+        result.wall_seconds = SecondsSince(start);
         return result;
       }
     }
@@ -425,7 +399,7 @@ absl::StatusOr<DeviceBeamResult> BeamSearchOnDevice(const UOpPtr& ast, Device& d
   }
   UOPC_ASSIGN_OR_RETURN(result.search, BeamSearch(kernel, *evaluator, search));
   result.opts = result.search.opts;
-  result.wall_seconds = Seconds(start);
+  result.wall_seconds = SecondsSince(start);
   if (options.write_cache) cache.Put(key, result.opts);
   if (terminal || per_round) {
     std::vector<std::string> opts;

@@ -6,7 +6,6 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "rewrite/symbolic.h"
 #include "uop/check.h"
 #include "uop/print.h"
@@ -159,9 +158,7 @@ Sint Prod(absl::Span<const Sint> v) {
 }
 
 std::string TupleString(absl::Span<const Sint> v) {
-  if (v.size() == 1) return absl::StrCat("(", v[0].ToString(), ",)");
-  return absl::StrCat(
-      "(", absl::StrJoin(v, ", ", [](std::string* out, const Sint& s) { out->append(s.ToString()); }), ")");
+  return TupleString(v, [](std::string* out, const Sint& s) { out->append(s.ToString()); });
 }
 
 }  // namespace uopc

@@ -20,6 +20,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/types/span.h"
 #include "uop/uop.h"
+#include "uop/util.h"
 
 namespace uopc {
 
@@ -80,7 +81,7 @@ inline bool Resolve(std::optional<bool> cond, bool if_unknown = true) { return c
 using SintVec = absl::InlinedVector<Sint, 6>;
 bool AllInt(absl::Span<const Sint> v);
 Sint Prod(absl::Span<const Sint> v);
-// `(1, 2, 3)` / `(1,)` / `()` like a Python tuple.
+// `(1, 2, 3)` / `(1,)` / `()` like a Python tuple (uop/util.h's TupleString for Sints).
 std::string TupleString(absl::Span<const Sint> v);
 
 }  // namespace uopc

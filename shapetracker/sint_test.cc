@@ -80,9 +80,9 @@ TEST(SintTest, MaxMinProdAndTuples) {
   EXPECT_EQ(Prod({}).value(), 1);
   EXPECT_TRUE(AllInt({1, 2}));
   EXPECT_FALSE(AllInt({1, n}));
-  EXPECT_EQ(TupleString({}), "()");
-  EXPECT_EQ(TupleString({3}), "(3,)");
-  EXPECT_EQ(TupleString({3, -1}), "(3, -1)");
+  EXPECT_EQ(TupleString(SintVec{}), "()");
+  EXPECT_EQ(TupleString(SintVec{3}), "(3,)");
+  EXPECT_EQ(TupleString(SintVec{3, n}), "(3, UOp(Ops.DEFINE_VAR, dtypes.int, arg=('n', 1, 10), src=()))");
   EXPECT_EQ(n.ToString(), "UOp(Ops.DEFINE_VAR, dtypes.int, arg=('n', 1, 10), src=())");
 }
 

@@ -10,7 +10,6 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "rewrite/graph_rewrite.h"
 #include "rewrite/symbolic.h"
 #include "uop/check.h"
@@ -30,24 +29,13 @@ bool HasZero(absl::Span<const Sint> shape) {
   return std::any_of(shape.begin(), shape.end(), [](const Sint& s) { return s == Sint(0); });
 }
 
-std::string MaskString(const std::optional<PairVec>& mask) {
-  if (!mask) return "None";
-  std::vector<std::string> parts;
-  for (const SintPair& m : *mask)
-    parts.push_back(absl::StrCat("(", m.first.ToString(), ", ", m.second.ToString(), ")"));
-  if (parts.size() == 1) return absl::StrCat("(", parts[0], ",)");
-  return absl::StrCat("(", absl::StrJoin(parts, ", "), ")");
-}
-
-std::string ShapeString(absl::Span<const Sint> shape) { return TupleString(shape); }
-
 std::string PairsString(absl::Span<const SintPair> pairs) {
-  std::vector<std::string> parts;
-  for (const SintPair& m : pairs)
-    parts.push_back(absl::StrCat("(", m.first.ToString(), ", ", m.second.ToString(), ")"));
-  if (parts.size() == 1) return absl::StrCat("(", parts[0], ",)");
-  return absl::StrCat("(", absl::StrJoin(parts, ", "), ")");
+  return TupleString(pairs, [](std::string* out, const SintPair& p) {
+    absl::StrAppend(out, "(", p.first.ToString(), ", ", p.second.ToString(), ")");
+  });
 }
+
+std::string MaskString(const std::optional<PairVec>& mask) { return mask ? PairsString(*mask) : "None"; }
 
 // tinygrad's merge_dims: (merged size, stride, merged size without the zero-stride part) per merged block.
 struct MergedDim {
@@ -139,7 +127,7 @@ std::optional<PairVec> ReshapeMask(const std::optional<PairVec>& mask, absl::Spa
 
 absl::Status RankError(absl::string_view op, size_t got, absl::Span<const Sint> shape) {
   return absl::InvalidArgumentError(absl::StrCat(op, ": argument has ", got, " dimensions, but the shape ",
-                                                 ShapeString(shape), " has ", shape.size()));
+                                                 TupleString(shape), " has ", shape.size()));
 }
 
 // The DEFINE_VAR / BIND nodes under `u` (tinygrad's UOp.vars()), appended in first-seen order.
@@ -183,16 +171,16 @@ absl::StatusOr<View> View::Create(SintVec shape, std::optional<SintVec> strides,
   for (const Sint& s : shape) {
     if (s.vmax() < 0 || (s.is_int() && s.value() < 0)) {
       return absl::InvalidArgumentError(
-          absl::StrCat("View: negative dimension in shape ", ShapeString(shape)));
+          absl::StrCat("View: negative dimension in shape ", TupleString(shape)));
     }
   }
   if (strides && strides->size() != shape.size()) {
     return absl::InvalidArgumentError(absl::StrCat("View: strides ", TupleString(*strides),
-                                                   " do not match the rank of shape ", ShapeString(shape)));
+                                                   " do not match the rank of shape ", TupleString(shape)));
   }
   if (mask && mask->size() != shape.size()) {
     return absl::InvalidArgumentError(absl::StrCat("View: mask ", MaskString(mask),
-                                                   " does not match the rank of shape ", ShapeString(shape)));
+                                                   " does not match the rank of shape ", TupleString(shape)));
   }
   View v;
   SintVec st = (strides && !strides->empty()) ? Canonicalize(shape, *strides) : StridesForShape(shape);
@@ -247,19 +235,19 @@ absl::StatusOr<View> View::FromFields(SintVec shape, SintVec strides, Sint offse
   for (const Sint& s : shape) {
     if (s.vmax() < 0) {
       return absl::InvalidArgumentError(
-          absl::StrCat("View: negative dimension in shape ", ShapeString(shape)));
+          absl::StrCat("View: negative dimension in shape ", TupleString(shape)));
     }
   }
   if (strides.size() != shape.size() || (mask && mask->size() != shape.size())) {
     return absl::InvalidArgumentError(absl::StrCat("View: strides ", TupleString(strides), " and mask ",
                                                    MaskString(mask), " must match the rank of shape ",
-                                                   ShapeString(shape)));
+                                                   TupleString(shape)));
   }
   // tinygrad never makes a non-canonical empty view, and the view algebra divides by every dimension.
   if (HasZero(shape) &&
       (strides != SintVec(shape.size(), Sint(0)) || offset != Sint(0) || mask || !contiguous)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("View: a view of shape ", ShapeString(shape),
+        absl::StrCat("View: a view of shape ", TupleString(shape),
                      " must have zero strides and offset, no mask, and be contiguous"));
   }
   View v;
@@ -282,13 +270,13 @@ absl::StatusOr<std::optional<View>> View::Reshape(absl::Span<const Sint> new_sha
   for (const Sint& s : new_shape) {
     if (s.vmax() < 0) {
       return absl::InvalidArgumentError(
-          absl::StrCat("reshape: negative dimension in new shape ", ShapeString(new_shape)));
+          absl::StrCat("reshape: negative dimension in new shape ", TupleString(new_shape)));
     }
   }
   const bool self_all_int = AllInt(shape_);
   if (self_all_int && Resolve(Ne(Prod(shape_), Prod(new_shape)), false)) {
     return absl::InvalidArgumentError(absl::StrCat("reshape: size mismatch, can't reshape ",
-                                                   ShapeString(shape_), " to ", ShapeString(new_shape)));
+                                                   TupleString(shape_), " to ", TupleString(new_shape)));
   }
   if (HasZero(shape_)) return std::optional<View>(*Create(SintVec(new_shape.begin(), new_shape.end())));
   if (new_shape.empty() && mask_) {
@@ -303,7 +291,7 @@ absl::StatusOr<std::optional<View>> View::Reshape(absl::Span<const Sint> new_sha
     auto error = [&]() {
       return absl::InvalidArgumentError(absl::StrCat("reshape: cannot reshape the non-contiguous ",
                                                      ToString(), " to the symbolic shape ",
-                                                     ShapeString(new_shape)));
+                                                     TupleString(new_shape)));
     };
     if (shape_.size() != new_shape.size()) return error();
     for (size_t i = 0; i < shape_.size(); ++i) {
@@ -368,9 +356,8 @@ absl::StatusOr<View> View::Permute(absl::Span<const int64_t> order) const {
   bool ok = sorted.size() == shape_.size();
   for (size_t i = 0; ok && i < sorted.size(); ++i) ok = sorted[i] == static_cast<int64_t>(i);
   if (!ok) {
-    return absl::InvalidArgumentError(absl::StrCat("permute: (", absl::StrJoin(order, ", "),
-                                                   ") is not a permutation of the axes of shape ",
-                                                   ShapeString(shape_)));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "permute: ", TupleString(order), " is not a permutation of the axes of shape ", TupleString(shape_)));
   }
   SintVec shape, strides;
   std::optional<PairVec> mask;
@@ -388,11 +375,11 @@ absl::StatusOr<View> View::Expand(absl::Span<const Sint> new_shape) const {
   for (size_t i = 0; i < shape_.size(); ++i) {
     if (new_shape[i].vmax() < 0) {
       return absl::InvalidArgumentError(
-          absl::StrCat("expand: negative dimension in ", ShapeString(new_shape)));
+          absl::StrCat("expand: negative dimension in ", TupleString(new_shape)));
     }
     if (!(Resolve(Eq(shape_[i], new_shape[i])) || shape_[i] == Sint(1))) {
-      return absl::InvalidArgumentError(absl::StrCat("expand: can't expand ", ShapeString(shape_), " to ",
-                                                     ShapeString(new_shape), " (axis ", i,
+      return absl::InvalidArgumentError(absl::StrCat("expand: can't expand ", TupleString(shape_), " to ",
+                                                     TupleString(new_shape), " (axis ", i,
                                                      " is neither 1 nor equal)"));
     }
   }
@@ -445,7 +432,7 @@ absl::StatusOr<View> View::Pad(absl::Span<const SintPair> before_after) const {
   for (const auto& [b, e] : before_after) {
     if ((b.is_int() && b.value() < 0) || (e.is_int() && e.value() < 0)) {
       return absl::InvalidArgumentError(absl::StrCat("pad: negative padding ", PairsString(before_after),
-                                                     " for shape ", ShapeString(shape_)));
+                                                     " for shape ", TupleString(shape_)));
     }
     any = any || Resolve(Ne(b, 0)) || Resolve(Ne(e, 0));
   }
@@ -467,7 +454,7 @@ absl::StatusOr<View> View::Shrink(absl::Span<const SintPair> begin_end) const {
     if (shape_[i].is_int() && b.is_int() && e.is_int() &&
         !(0 <= b.value() && b.value() <= e.value() && e.value() <= shape_[i].value())) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "shrink: ", PairsString(begin_end), " is outside the shape ", ShapeString(shape_), " on axis ", i));
+          "shrink: ", PairsString(begin_end), " is outside the shape ", TupleString(shape_), " on axis ", i));
     }
   }
   return UnsafeResize(*this, begin_end, std::nullopt);

@@ -2,33 +2,24 @@
 // `@uopc//runtime:cpu`, nothing of LLVM, OpenCL or CUDA (tools/consumer_workspace_test.sh checks its deps
 // with `bazel query`). It trains a two-layer MLP for one SGD step on the default device, which must be CPU,
 // checks the loss and the updated weights against plain loops, and checks that asking for LLVM is an error
-// naming the target to add. Exits non-zero on any mismatch.
+// naming the target to add.
 #include <cmath>
-#include <cstdlib>
-#include <iostream>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
 #include "tensor/tensor.h"
 
+namespace uopc {
 namespace {
 
-int failures = 0;
+using ::testing::HasSubstr;
 
-void Expect(bool ok, const std::string& what) {
-  if (!ok) {
-    std::cerr << "FAILED: " << what << "\n";
-    ++failures;
-  }
-}
-
-bool Near(const std::vector<float>& got, const std::vector<float>& want) {
-  if (got.size() != want.size()) return false;
-  for (size_t i = 0; i < got.size(); ++i) {
-    if (std::fabs(got[i] - want[i]) > 1e-5f * (1 + std::fabs(want[i]))) return false;
-  }
-  return true;
+void ExpectNear(const std::vector<float>& got, const std::vector<float>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5f * (1 + std::fabs(want[i]))) << i;
 }
 
 // x (n, k) @ w (k, m), row major.
@@ -47,12 +38,9 @@ std::vector<float> Transpose(const std::vector<float>& a, int rows, int cols) {
   return t;
 }
 
-}  // namespace
+TEST(CpuOnlyTest, TheDefaultDeviceIsCpu) { EXPECT_EQ(Tensor::DefaultDevice(), "CPU"); }
 
-int main() {
-  using uopc::Tensor;
-  Expect(Tensor::DefaultDevice() == "CPU", "the default device is " + Tensor::DefaultDevice() + ", not CPU");
-
+TEST(CpuOnlyTest, AnSgdStepMatchesPlainLoops) {
   // loss = sum(relu(x @ w1) @ w2) for a batch of 3, 4 inputs, 5 hidden units, 2 outputs.
   constexpr int kBatch = 3, kIn = 4, kHidden = 5, kOut = 2;
   std::vector<float> x(kBatch * kIn), w1(kIn * kHidden), w2(kHidden * kOut);
@@ -65,13 +53,13 @@ int main() {
   Tensor tw2 = Tensor::FromVector(w2, {kHidden, kOut}).RequiresGrad();
   Tensor loss = tx.Matmul(tw1).Relu().Matmul(tw2).Sum();
   absl::Status backward = loss.Backward();
-  Expect(backward.ok(), "Backward: " + backward.ToString());
+  ASSERT_TRUE(backward.ok()) << backward;
   constexpr float kLr = 0.1f;
   Tensor new_w1 = tw1 - *tw1.Grad() * kLr;
   absl::StatusOr<std::vector<float>> got_loss = loss.ToVector<float>();
   absl::StatusOr<std::vector<float>> got_w1 = new_w1.ToVector<float>();
-  Expect(got_loss.ok(), "loss: " + got_loss.status().ToString());
-  Expect(got_w1.ok(), "w1 after the step: " + got_w1.status().ToString());
+  ASSERT_TRUE(got_loss.ok()) << got_loss.status();
+  ASSERT_TRUE(got_w1.ok()) << got_w1.status();
 
   // The same step by hand: h = relu(x w1); dloss/dh = 1 w2^T where h > 0; dloss/dw1 = x^T dh.
   std::vector<float> h = MatMul(x, w1, kBatch, kIn, kHidden);
@@ -89,18 +77,18 @@ int main() {
   std::vector<float> dw1 = MatMul(Transpose(x, kBatch, kIn), dh, kIn, kBatch, kHidden);
   std::vector<float> want_w1 = w1;
   for (size_t i = 0; i < want_w1.size(); ++i) want_w1[i] -= kLr * dw1[i];
-  if (got_loss.ok()) Expect(Near(*got_loss, {want_loss}), "loss " + std::to_string((*got_loss)[0]));
-  if (got_w1.ok()) Expect(Near(*got_w1, want_w1), "w1 after one SGD step differs from the loops'");
-  std::cout << "CPU: loss " << want_loss << ", one SGD step matches\n";
-
-  // LLVM is not linked into this program: using it is an error that says which target to add.
-  absl::StatusOr<std::vector<float>> on_llvm = (tx.To("LLVM") * 2).ToVector<float>();
-  const std::string want_error =
-      "device \"LLVM\" is not linked into this program: add //runtime:llvm to its deps";
-  Expect(!on_llvm.ok() && std::string(on_llvm.status().message()).find(want_error) != std::string::npos,
-         "asking for LLVM: " + on_llvm.status().ToString());
-  std::cout << "LLVM: " << on_llvm.status().message() << "\n";
-
-  if (failures == 0) std::cout << "cpu_only_test: all checks passed\n";
-  return failures == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  ExpectNear(*got_loss, {want_loss});
+  ExpectNear(*got_w1, want_w1);
 }
+
+// LLVM is not linked into this program: using it is an error that says which target to add.
+TEST(CpuOnlyTest, LlvmIsAnErrorNamingItsTarget) {
+  Tensor x = Tensor::FromVector<float>({1, 2, 3}, {3});
+  absl::StatusOr<std::vector<float>> on_llvm = (x.To("LLVM") * 2).ToVector<float>();
+  ASSERT_FALSE(on_llvm.ok());
+  EXPECT_THAT(on_llvm.status().message(),
+              HasSubstr("device \"LLVM\" is not linked into this program: add //runtime:llvm to its deps"));
+}
+
+}  // namespace
+}  // namespace uopc

@@ -19,6 +19,7 @@
 #include "schedule/schedule.h"
 #include "tensor/tensor.h"
 #include "tensor/testing/graph_compare.h"
+#include "uop/testing/sample.h"
 
 namespace uopc {
 namespace {
@@ -157,7 +158,7 @@ TEST_P(GradValuesTest, LossAndGradientsAreTinygrads) {
 
 INSTANTIATE_TEST_SUITE_P(EveryProgram, GradValuesTest,
                          ::testing::Combine(::testing::Values("CPU", "INTERP"),
-                                            ::testing::Range(0, static_cast<int>(GradPrograms().size()))),
+                                            ::testing::ValuesIn(TestSampleOf(static_cast<int>(GradPrograms().size())))),
                          [](const ::testing::TestParamInfo<GradValuesTest::ParamType>& info) {
                            return std::get<0>(info.param) + "_" +
                                   GradPrograms()[std::get<1>(info.param)].name;

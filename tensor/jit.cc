@@ -1,6 +1,5 @@
 #include "tensor/jit.h"
 
-#include <cstdlib>
 #include <string>
 #include <utility>
 #include <vector>
@@ -10,14 +9,10 @@
 #include "schedule/tensor_uop.h"
 #include "tensor/tensor_internal.h"
 #include "uop/status_macros.h"
+#include "uop/util.h"
 
 namespace uopc {
 namespace {
-
-bool JitEnabled() {
-  const char* s = std::getenv("JIT");
-  return s == nullptr || std::string(s) != "0";
-}
 
 // The BUFFER a tensor reads as a whole, in order, when it is one (a realized BUFFER, or a contiguous VIEW of
 // all of one); else null.
@@ -36,7 +31,7 @@ const UOp* WholeBufferOf(const Tensor& t) {
 
 }  // namespace
 
-TinyJit::TinyJit(Function function) : function_(std::move(function)), enabled_(JitEnabled()) {}
+TinyJit::TinyJit(Function function) : function_(std::move(function)), enabled_(EnvFlag("JIT", true)) {}
 
 void TinyJit::Reset() {
   calls_ = 0;
@@ -72,7 +67,7 @@ absl::StatusOr<TinyJit::StagedInputs> TinyJit::StageInputs(absl::Span<const Tens
     const UOp* b = WholeBufferOf(staged[i]);
     if (b == nullptr) {
       return absl::InvalidArgumentError(absl::StrCat("TinyJit: input ", i, " of shape ",
-                                                     tensor_internal::ShapeStr(staged[i].Shape()),
+                                                     TupleString(staged[i].Shape()),
                                                      " did not realize to a buffer (a constant?)"));
     }
     buffers.push_back(b->ref());
@@ -131,10 +126,10 @@ absl::StatusOr<std::vector<Tensor>> TinyJit::Replay(absl::Span<const Tensor> inp
     const Signature got{inputs[i].Shape(), inputs[i].dtype(), inputs[i].Device()};
     const Signature& want = signatures_[i];
     if (!(got == want)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "TinyJit: input ", i, " is ", got.dtype.ToString(), tensor_internal::ShapeStr(got.shape), " on ",
-          got.device, ", captured as ", want.dtype.ToString(), tensor_internal::ShapeStr(want.shape), " on ",
-          want.device, " (Reset() captures again)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("TinyJit: input ", i, " is ", got.dtype.ToString(), TupleString(got.shape), " on ",
+                       got.device, ", captured as ", want.dtype.ToString(), TupleString(want.shape), " on ",
+                       want.device, " (Reset() captures again)"));
     }
   }
   // Buffers of tensors freed since the last call (earlier inputs) go now: replays never reach a realize.

@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "tensor/testing/host_tensor.h"
 #include "uop/spec.h"
+#include "uop/util.h"
 
 namespace uopc {
 namespace {
@@ -83,10 +84,8 @@ TEST(HostTensorTest, ReductionsAndMovement) {
 // --test_env=UOPC_FUZZ_SEEDS=2000`.
 void RunSeeds(const ProgramProfile& profile, int n) {
   SetSpecChecks(true);
-  const char* seeds = std::getenv("UOPC_FUZZ_SEEDS");
-  const char* first_seed = std::getenv("UOPC_FUZZ_FIRST_SEED");
-  if (seeds != nullptr) n = std::atoi(seeds);
-  const int first = first_seed != nullptr ? std::atoi(first_seed) : 0;
+  n = static_cast<int>(EnvInt("UOPC_FUZZ_SEEDS", n));
+  const int first = static_cast<int>(EnvInt("UOPC_FUZZ_FIRST_SEED", 0));
   int compared = 0;
   for (int seed = first; seed < first + n; ++seed) {
     FuzzChoices choices(static_cast<uint64_t>(seed));

@@ -14,11 +14,12 @@
 
 #include "tensor/testing/random_program.h"
 #include "uop/spec.h"
+#include "uop/util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const bool keep_going = [] {
     uopc::SetSpecChecks(true);
-    return std::getenv("UOPC_FUZZ_KEEP_GOING") != nullptr;
+    return uopc::EnvFlag("UOPC_FUZZ_KEEP_GOING");
   }();
   uopc::FuzzChoices choices(data, size);
   uopc::ProgramOutcome out = uopc::RunRandomProgram(choices, uopc::ScheduleFuzzProfile());

@@ -9,6 +9,7 @@
 
 #include "tensor/tensor_internal.h"
 #include "uop/status_macros.h"
+#include "uop/util.h"
 
 namespace uopc {
 namespace tensor_internal {
@@ -79,11 +80,6 @@ absl::StatusOr<Dims> ShapeOf(const UOpPtr& u) {
   });
 }
 
-std::string ShapeStr(absl::Span<const int64_t> shape) {
-  if (shape.size() == 1) return absl::StrCat("(", shape[0], ",)");
-  return absl::StrCat("(", absl::StrJoin(shape, ", "), ")");
-}
-
 int64_t NumElements(absl::Span<const int64_t> shape) {
   int64_t p = 1;
   for (int64_t s : shape) p *= s;
@@ -116,8 +112,6 @@ std::vector<std::pair<UOpPtr, std::vector<uint8_t>>> TakeHostData() {
 }
 
 }  // namespace tensor_internal
-
-using tensor_internal::ShapeStr;
 
 DType Scalar::PyDType() const {
   if (value.is_bool()) return dtypes::kBool;
@@ -165,7 +159,7 @@ int64_t Tensor::ResolveDim(int64_t dim, bool extra, absl::Status* error) const {
   if (dim < lo || dim > hi) {
     if (error->ok()) {
       *error = absl::InvalidArgumentError(absl::StrCat("dim=", dim, " out of range [", lo, ", ", hi,
-                                                       "] for a tensor of shape ", ShapeStr(Shape())));
+                                                       "] for a tensor of shape ", TupleString(Shape())));
     }
     return 0;
   }
@@ -197,15 +191,15 @@ Tensor Tensor::BroadcastTo(const Dims& new_shape) const {
   if (shape == new_shape) return *this;
   if (shape.size() > new_shape.size()) {
     return tensor_internal::Error("broadcast",
-                                  absl::StrCat("cannot broadcast a tensor of shape ", ShapeStr(shape),
-                                               " to fewer dimensions ", ShapeStr(new_shape)));
+                                  absl::StrCat("cannot broadcast a tensor of shape ", TupleString(shape),
+                                               " to fewer dimensions ", TupleString(new_shape)));
   }
   Dims aligned(new_shape.size() - shape.size(), 1);
   aligned.insert(aligned.end(), shape.begin(), shape.end());
   for (size_t i = 0; i < aligned.size(); ++i) {
     if (aligned[i] != new_shape[i] && aligned[i] != 1) {
       return tensor_internal::Error(
-          "broadcast", absl::StrCat("cannot broadcast ", ShapeStr(shape), " to ", ShapeStr(new_shape)));
+          "broadcast", absl::StrCat("cannot broadcast ", TupleString(shape), " to ", TupleString(new_shape)));
     }
   }
   return tensor_internal::Movement(Reshape(aligned), Ops::EXPAND, new_shape);
@@ -228,8 +222,8 @@ std::pair<Tensor, Tensor> Tensor::Broadcasted(const Operand& y, bool reverse, bo
   if (x.Device() != yt.Device()) {
     Tensor e = tensor_internal::Error(
         "elementwise op",
-        absl::StrCat("operands on different devices: ", ShapeStr(x.Shape()), " on ", x.Device(), " and ",
-                     ShapeStr(yt.Shape()), " on ", yt.Device(), " (move one with .To(device))"));
+        absl::StrCat("operands on different devices: ", TupleString(x.Shape()), " on ", x.Device(), " and ",
+                     TupleString(yt.Shape()), " on ", yt.Device(), " (move one with .To(device))"));
     return {e, e};
   }
   if (match_dtype && x.dtype() != yt.dtype()) {
@@ -243,7 +237,7 @@ std::pair<Tensor, Tensor> Tensor::Broadcasted(const Operand& y, bool reverse, bo
   Tensor bx = x.BroadcastTo(out), by = yt.BroadcastTo(out);
   if (!bx.ok() || !by.ok()) {
     Tensor e = tensor_internal::Error(
-        "broadcast", absl::StrCat("shapes ", ShapeStr(xs), " and ", ShapeStr(ys), " do not broadcast"));
+        "broadcast", absl::StrCat("shapes ", TupleString(xs), " and ", TupleString(ys), " do not broadcast"));
     return {e, e};
   }
   return {bx, by};

@@ -9,10 +9,9 @@
 #include "tensor/tensor.h"
 #include "tensor/tensor_internal.h"
 #include "uop/status_macros.h"
+#include "uop/util.h"
 
 namespace uopc {
-
-using tensor_internal::ShapeStr;
 
 Tensor Tensor::RequiresGrad(bool requires_grad) const {
   node_->requires_grad = requires_grad;
@@ -56,13 +55,13 @@ absl::StatusOr<std::vector<Tensor>> Tensor::Gradient(absl::Span<const Tensor> ta
     UOPC_RETURN_IF_ERROR(upstream->status());
     if (upstream->Shape() != Shape()) {
       return absl::InvalidArgumentError(absl::StrCat("Gradient: the upstream gradient has shape ",
-                                                     ShapeStr(upstream->Shape()), ", the tensor ",
-                                                     ShapeStr(Shape())));
+                                                     TupleString(upstream->Shape()), ", the tensor ",
+                                                     TupleString(Shape())));
     }
     seed = *upstream;
   } else {
     if (!Shape().empty()) {
-      return absl::InvalidArgumentError(absl::StrCat("Gradient: the tensor has shape ", ShapeStr(Shape()),
+      return absl::InvalidArgumentError(absl::StrCat("Gradient: the tensor has shape ", TupleString(Shape()),
                                                      "; without an upstream gradient it must be a scalar"));
     }
     seed = Const(1.0, dtype(), Device());
@@ -79,7 +78,7 @@ absl::StatusOr<std::vector<Tensor>> Tensor::Gradient(absl::Span<const Tensor> ta
       out.push_back(targets[i].ZerosLike());
     } else {
       return absl::InvalidArgumentError(
-          absl::StrCat("Gradient: target ", i, " (shape ", ShapeStr(targets[i].Shape()),
+          absl::StrCat("Gradient: target ", i, " (shape ", TupleString(targets[i].Shape()),
                        ") is not on a path from the tensor (it does not depend on it, or only through "
                        "DETACH or ASSIGN)"));
     }
@@ -127,8 +126,9 @@ absl::Status Tensor::Backward(const std::optional<Tensor>& upstream) const {
   UOPC_ASSIGN_OR_RETURN(std::vector<Tensor> grads, Gradient(targets, upstream, /*materialize_grads=*/true));
   for (size_t i = 0; i < owners.size(); ++i) {
     if (grads[i].Shape() != targets[i].Shape()) {
-      return absl::InternalError(absl::StrCat("Backward: a gradient has shape ", ShapeStr(grads[i].Shape()),
-                                              ", its tensor ", ShapeStr(targets[i].Shape())));
+      return absl::InternalError(absl::StrCat("Backward: a gradient has shape ",
+                                              TupleString(grads[i].Shape()), ", its tensor ",
+                                              TupleString(targets[i].Shape())));
     }
     TensorNode& n = *owners[i];
     n.grad = n.grad.has_value() ? *n.grad + grads[i] : grads[i];
@@ -145,7 +145,7 @@ Tensor Tensor::Assign(const Operand& x) const {
     return tensor_internal::Error("Assign",
                                   absl::StrCat(what, " mismatch: the tensor's is ", a, ", the value's ", b));
   };
-  if (value.Shape() != Shape()) return mismatch("shape", ShapeStr(Shape()), ShapeStr(value.Shape()));
+  if (value.Shape() != Shape()) return mismatch("shape", TupleString(Shape()), TupleString(value.Shape()));
   if (value.Device() != Device()) return mismatch("device", Device(), value.Device());
   if (value.dtype() != dtype()) return mismatch("dtype", dtype().ToString(), value.dtype().ToString());
   if (value.requires_grad() == true) {

@@ -10,13 +10,13 @@
 #include "shapetracker/shapetracker.h"
 #include "tensor/tensor.h"
 #include "tensor/tensor_internal.h"
+#include "uop/util.h"
 
 namespace uopc {
 
 using tensor_internal::CeilDiv;
 using tensor_internal::Error;
 using tensor_internal::PackValues;
-using tensor_internal::ShapeStr;
 
 namespace {
 
@@ -130,10 +130,10 @@ Tensor Tensor::FromBytes(std::vector<uint8_t> bytes, const Dims& shape, DType dt
   int64_t n = tensor_internal::NumElements(shape);
   if (static_cast<int64_t>(bytes.size()) != n * dtype.itemsize()) {
     return Error("FromVector", absl::StrCat(bytes.size() / std::max(1, dtype.itemsize()),
-                                            " values do not fill the shape ", ShapeStr(shape)));
+                                            " values do not fill the shape ", TupleString(shape)));
   }
   for (int64_t s : shape)
-    if (s < 0) return Error("FromVector", "negative size in shape " + ShapeStr(shape));
+    if (s < 0) return Error("FromVector", "negative size in shape " + TupleString(shape));
   UOpPtr buffer = NewBuffer(device, n, dtype);
   tensor_internal::AddHostData(buffer, std::move(bytes));
   if (shape.size() == 1) return Tensor(buffer);
@@ -164,7 +164,8 @@ Tensor Tensor::Literal(const std::vector<int64_t>& values, const Dims& shape, st
                        const std::string& device) {
   DType dt = dtype.value_or(dtypes::kDefaultInt);
   if (static_cast<int64_t>(values.size()) != tensor_internal::NumElements(shape)) {
-    return Error("Literal", absl::StrCat(values.size(), " values do not fill the shape ", ShapeStr(shape)));
+    return Error("Literal",
+                 absl::StrCat(values.size(), " values do not fill the shape ", TupleString(shape)));
   }
   std::vector<ConstValue> cv;
   for (int64_t v : values) cv.push_back(ConstValue::Int(v));
@@ -190,7 +191,7 @@ Tensor Tensor::Const(Scalar value, std::optional<DType> dtype, const std::string
 
 Tensor Tensor::Full(const Dims& shape, Scalar value, std::optional<DType> dtype, const std::string& device) {
   for (int64_t s : shape)
-    if (s < 0) return Error("Full", "negative size in shape " + ShapeStr(shape));
+    if (s < 0) return Error("Full", "negative size in shape " + TupleString(shape));
   return Const(value, dtype, device).Reshape(Dims(shape.size(), 1)).Expand(shape);
 }
 
@@ -204,7 +205,7 @@ Tensor Tensor::Ones(const Dims& shape, DType dtype, const std::string& device) {
 Tensor Tensor::Empty(const Dims& shape, DType dtype, const std::string& device_in) {
   const std::string device = Dev(device_in);
   for (int64_t s : shape)
-    if (s < 0) return Error("Empty", "negative size in shape " + ShapeStr(shape));
+    if (s < 0) return Error("Empty", "negative size in shape " + TupleString(shape));
   return Tensor(NewBuffer(device, tensor_internal::NumElements(shape), dtype)).Reshape(shape);
 }
 
@@ -299,7 +300,7 @@ Tensor Tensor::Rand(const Dims& shape, DType dtype, const std::string& device_in
   const std::string device = Dev(device_in);
   if (!dtype.is_float()) return Error("Rand", "rand only supports float dtypes, got " + dtype.ToString());
   for (int64_t s : shape)
-    if (s < 0) return Error("Rand", "invalid shape " + ShapeStr(shape));
+    if (s < 0) return Error("Rand", "invalid shape " + TupleString(shape));
   int64_t numel = tensor_internal::NumElements(shape);
   if (numel == 0) return Zeros(shape, dtype, device);
   int64_t num = CeilDiv(numel * dtype.itemsize(), 4);

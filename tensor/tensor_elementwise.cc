@@ -5,6 +5,7 @@
 
 #include "tensor/tensor.h"
 #include "tensor/tensor_internal.h"
+#include "uop/util.h"
 
 namespace uopc {
 
@@ -17,10 +18,9 @@ constexpr double kLn2 = 0.6931471805599453;
 // fxn(lhs, rhs) on the broadcast operands (tinygrad's _apply_broadcasted_uop).
 Tensor Binary(const Tensor& self, Ops op, const Tensor::Operand& x, bool reverse) {
   if (self.ok() && x.is_tensor() && x.tensor().ok() && self.Device() != x.tensor().Device()) {
-    return Error(OpName(op),
-                 absl::StrCat("operands on different devices: ", tensor_internal::ShapeStr(self.Shape()),
-                              " on ", self.Device(), " and ", tensor_internal::ShapeStr(x.tensor().Shape()),
-                              " on ", x.tensor().Device(), " (move one with .To(device))"));
+    return Error(OpName(op), absl::StrCat("operands on different devices: ", TupleString(self.Shape()),
+                                          " on ", self.Device(), " and ", TupleString(x.tensor().Shape()),
+                                          " on ", x.tensor().Device(), " (move one with .To(device))"));
   }
   auto [a, b] = self.Broadcasted(x, reverse);
   UOPC_TENSOR_PROPAGATE(&a, &b);
@@ -61,9 +61,8 @@ Tensor Tensor::Bitcast(DType dt) const {
   int ns = dt.itemsize(), os = dtype().itemsize();
   Dims shape = Shape();
   if (ns != os && (shape.empty() || (shape.back() * os) % ns != 0)) {
-    return Error("Bitcast",
-                 absl::StrCat("cannot bitcast a tensor of shape ", tensor_internal::ShapeStr(shape), " from ",
-                              dtype().ToString(), " to ", dt.ToString()));
+    return Error("Bitcast", absl::StrCat("cannot bitcast a tensor of shape ", TupleString(shape), " from ",
+                                         dtype().ToString(), " to ", dt.ToString()));
   }
   if (ns != os) {
     auto uint_of = [](int size) {

@@ -41,8 +41,6 @@ auto WithShapes(F f);
 TensorShapes& LockedShapes();
 void UnlockShapes();
 
-// "(2, 3)".
-std::string ShapeStr(absl::Span<const int64_t> shape);
 int64_t NumElements(absl::Span<const int64_t> shape);
 int64_t CeilDiv(int64_t a, int64_t b);
 

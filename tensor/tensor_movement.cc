@@ -4,12 +4,12 @@
 
 #include "tensor/tensor.h"
 #include "tensor/tensor_internal.h"
+#include "uop/util.h"
 
 namespace uopc {
 
 using tensor_internal::CeilDiv;
 using tensor_internal::Error;
-using tensor_internal::ShapeStr;
 
 namespace tensor_internal {
 
@@ -45,22 +45,22 @@ Tensor Tensor::Reshape(const Dims& shape) const {
   Dims new_shape = shape;
   int64_t infer = std::count(shape.begin(), shape.end(), -1);
   if (infer > 1)
-    return Error("Reshape", "only one dimension can be inferred using -1, got " + ShapeStr(shape));
+    return Error("Reshape", "only one dimension can be inferred using -1, got " + TupleString(shape));
   for (int64_t s : shape)
-    if (s < -1) return Error("Reshape", "negative size in " + ShapeStr(shape));
+    if (s < -1) return Error("Reshape", "negative size in " + TupleString(shape));
   if (infer == 1) {
     int64_t known = -tensor_internal::NumElements(shape);
     if (known == 0 || tensor_internal::NumElements(cur) % known != 0) {
-      return Error("Reshape",
-                   absl::StrCat("cannot reshape a tensor of shape ", ShapeStr(cur), " to ", ShapeStr(shape)));
+      return Error("Reshape", absl::StrCat("cannot reshape a tensor of shape ", TupleString(cur), " to ",
+                                           TupleString(shape)));
     }
     for (int64_t& s : new_shape)
       if (s == -1) s = tensor_internal::NumElements(cur) / known;
   }
   if (tensor_internal::NumElements(new_shape) != tensor_internal::NumElements(cur)) {
     return Error("Reshape",
-                 absl::StrCat("cannot reshape a tensor of shape ", ShapeStr(cur), " (",
-                              tensor_internal::NumElements(cur), " elements) to ", ShapeStr(shape)));
+                 absl::StrCat("cannot reshape a tensor of shape ", TupleString(cur), " (",
+                              tensor_internal::NumElements(cur), " elements) to ", TupleString(shape)));
   }
   if (new_shape == cur) return *this;
   return Movement(*this, Ops::RESHAPE, new_shape);
@@ -70,8 +70,8 @@ Tensor Tensor::Expand(const Dims& shape) const {
   UOPC_TENSOR_PROPAGATE(this);
   Dims cur = Shape();
   if (shape.size() < cur.size()) {
-    return Error("Expand",
-                 absl::StrCat("cannot expand a tensor of shape ", ShapeStr(cur), " to ", ShapeStr(shape)));
+    return Error("Expand", absl::StrCat("cannot expand a tensor of shape ", TupleString(cur), " to ",
+                                        TupleString(shape)));
   }
   Dims aligned(shape.size() - cur.size(), 1);
   aligned.insert(aligned.end(), cur.begin(), cur.end());
@@ -79,8 +79,8 @@ Tensor Tensor::Expand(const Dims& shape) const {
   for (size_t i = 0; i < shape.size(); ++i) new_shape[i] = shape[i] == -1 ? aligned[i] : shape[i];
   Tensor r = BroadcastTo(new_shape);
   if (!r.ok()) {
-    return Error("Expand",
-                 absl::StrCat("cannot expand a tensor of shape ", ShapeStr(cur), " to ", ShapeStr(shape)));
+    return Error("Expand", absl::StrCat("cannot expand a tensor of shape ", TupleString(cur), " to ",
+                                        TupleString(shape)));
   }
   return r;
 }
@@ -96,9 +96,9 @@ Tensor Tensor::Permute(const Dims& order) const {
   for (size_t i = 0; i < sorted.size(); ++i)
     if (sorted[i] != static_cast<int64_t>(i) || sorted.size() != static_cast<size_t>(ndim())) sorted.clear();
   if (sorted.size() != static_cast<size_t>(ndim())) {
-    return Error("Permute", absl::StrCat(ShapeStr(order),
+    return Error("Permute", absl::StrCat(TupleString(order),
                                          " is not a valid permutation of the axes of a tensor of shape ",
-                                         ShapeStr(Shape())));
+                                         TupleString(Shape())));
   }
   return Movement(*this, Ops::PERMUTE, resolved);
 }
@@ -124,14 +124,14 @@ Tensor Tensor::Shrink(const std::vector<std::pair<int64_t, int64_t>>& bounds) co
   UOPC_TENSOR_PROPAGATE(this);
   Dims cur = Shape();
   if (bounds.size() != cur.size()) {
-    return Error("Shrink", absl::StrCat(bounds.size(), " bounds for a tensor of shape ", ShapeStr(cur)));
+    return Error("Shrink", absl::StrCat(bounds.size(), " bounds for a tensor of shape ", TupleString(cur)));
   }
   bool noop = true;
   for (size_t i = 0; i < cur.size(); ++i) {
     if (bounds[i].first < 0 || bounds[i].second > cur[i] || bounds[i].first > bounds[i].second) {
       return Error("Shrink",
                    absl::StrCat("bounds (", bounds[i].first, ", ", bounds[i].second,
-                                ") out of range for axis ", i, " of a tensor of shape ", ShapeStr(cur)));
+                                ") out of range for axis ", i, " of a tensor of shape ", TupleString(cur)));
     }
     if (bounds[i].first != 0 || bounds[i].second != cur[i]) noop = false;
   }
@@ -143,7 +143,7 @@ Tensor Tensor::Pad(const std::vector<std::pair<int64_t, int64_t>>& padding, Scal
   UOPC_TENSOR_PROPAGATE(this);
   Dims cur = Shape();
   if (padding.size() != cur.size()) {
-    return Error("Pad", absl::StrCat(padding.size(), " pads for a tensor of shape ", ShapeStr(cur)));
+    return Error("Pad", absl::StrCat(padding.size(), " pads for a tensor of shape ", TupleString(cur)));
   }
   auto constant = [&](const Tensor& x, const std::vector<std::pair<int64_t, int64_t>>& px) {
     Tensor padded = MovementPairs(x, Ops::PAD, px);
@@ -218,7 +218,7 @@ Tensor Tensor::Repeat(const Dims& repeats) const {
   UOPC_TENSOR_PROPAGATE(this);
   Dims cur = Shape();
   if (repeats.size() < cur.size()) {
-    return Error("Repeat", absl::StrCat(repeats.size(), " repeats for a tensor of shape ", ShapeStr(cur)));
+    return Error("Repeat", absl::StrCat(repeats.size(), " repeats for a tensor of shape ", TupleString(cur)));
   }
   Dims base(repeats.size() - cur.size(), 1);
   base.insert(base.end(), cur.begin(), cur.end());
@@ -274,7 +274,7 @@ Tensor Tensor::Index(const std::vector<IndexItem>& indices_in) const {
   int64_t num = static_cast<int64_t>(indices.size()) - ellipses - nones;
   if (num > ndim()) {
     return Error("Index",
-                 absl::StrCat("too many indices (", num, ") for a tensor of shape ", ShapeStr(shape)));
+                 absl::StrCat("too many indices (", num, ") for a tensor of shape ", TupleString(shape)));
   }
   if (ellipses) indices.erase(indices.begin() + fill);
   indices.insert(indices.begin() + fill, ndim() - num, Slice{});
@@ -302,7 +302,7 @@ Tensor Tensor::Index(const std::vector<IndexItem>& indices_in) const {
     if (const int64_t* i = std::get_if<int64_t>(&index)) {
       if (*i >= size || *i < -size) {
         return Error("Index", absl::StrCat("index ", *i, " is out of bounds for axis ", dim, " with size ",
-                                           size, " (shape ", ShapeStr(shape), ")"));
+                                           size, " (shape ", TupleString(shape), ")"));
       }
       p.kind = 0;
       p.b0 = *i >= 0 ? *i : *i + size;
@@ -434,8 +434,9 @@ Tensor Tensor::Index(const std::vector<IndexItem>& indices_in) const {
 Tensor Tensor::Gather(int64_t dim_in, const Tensor& index) const {
   UOPC_TENSOR_PROPAGATE(this, &index);
   if (index.ndim() != ndim()) {
-    return Error("Gather", absl::StrCat("the index shape ", ShapeStr(index.Shape()),
-                                        " must have as many dimensions as the tensor's ", ShapeStr(Shape())));
+    return Error("Gather",
+                 absl::StrCat("the index shape ", TupleString(index.Shape()),
+                              " must have as many dimensions as the tensor's ", TupleString(Shape())));
   }
   absl::Status err;
   int64_t dim = ResolveDim(dim_in, false, &err);
@@ -444,8 +445,8 @@ Tensor Tensor::Gather(int64_t dim_in, const Tensor& index) const {
   std::vector<std::pair<int64_t, int64_t>> sh;
   for (int64_t d = 0; d < ndim(); ++d) {
     if (d != dim && s[d] < is[d]) {
-      return Error("Gather", absl::StrCat("the index shape ", ShapeStr(is), " exceeds the tensor's ",
-                                          ShapeStr(s), " on axis ", d));
+      return Error("Gather", absl::StrCat("the index shape ", TupleString(is), " exceeds the tensor's ",
+                                          TupleString(s), " on axis ", d));
     }
     sh.push_back(d != dim ? std::pair<int64_t, int64_t>{0, is[d]} : std::pair<int64_t, int64_t>{0, s[d]});
   }
@@ -471,7 +472,7 @@ Tensor Tensor::Cat(const std::vector<Tensor>& others, int64_t dim_in) const {
     for (size_t i = 0; same && i < s.size(); ++i)
       if (static_cast<int64_t>(i) != dim && s[i] != s0[i]) same = false;
     if (!same) {
-      return Error("Cat", absl::StrCat("cannot concatenate shapes ", ShapeStr(s0), " and ", ShapeStr(s),
+      return Error("Cat", absl::StrCat("cannot concatenate shapes ", TupleString(s0), " and ", TupleString(s),
                                        " along dim ", dim));
     }
     cum.push_back(cum.back() + s[dim]);

@@ -4,11 +4,11 @@
 
 #include "tensor/tensor.h"
 #include "tensor/tensor_internal.h"
+#include "uop/util.h"
 
 namespace uopc {
 
 using tensor_internal::Error;
-using tensor_internal::ShapeStr;
 
 namespace {
 
@@ -23,7 +23,7 @@ absl::StatusOr<Dims> ResolvePoolPads(const Dims& padding, size_t dims) {
     return out;
   }
   return absl::InvalidArgumentError(absl::StrCat("padding must be one value or a sequence of length ", dims,
-                                                 " or ", 2 * dims, ", got ", ShapeStr(padding)));
+                                                 " or ", 2 * dims, ", got ", TupleString(padding)));
 }
 
 // Tensor.pad with flat padding (tinygrad's _flat_to_grouped): pairs apply to the last axes, last axis first.
@@ -31,7 +31,7 @@ Tensor FlatPad(const Tensor& x, const Dims& flat, Scalar value = 0.0) {
   UOPC_TENSOR_PROPAGATE(&x);
   std::vector<std::pair<int64_t, int64_t>> pads(x.ndim(), {0, 0});
   size_t pairs = flat.size() / 2;
-  if (pairs > pads.size()) return Error("Pad", "more pads than axes in shape " + ShapeStr(x.Shape()));
+  if (pairs > pads.size()) return Error("Pad", "more pads than axes in shape " + TupleString(x.Shape()));
   for (size_t i = 0; i < pairs; ++i) pads[pads.size() - 1 - i] = {flat[2 * i], flat[2 * i + 1]};
   return x.Pad(pads, value);
 }
@@ -58,12 +58,12 @@ Tensor Tensor::Dot(const Tensor& w, std::optional<DType> acc_dtype) const {
   int64_t dx = ndim(), dw = w.ndim();
   Dims xs = Shape(), ws = w.Shape();
   if (dx == 0 || dw == 0) {
-    return Error("Dot", absl::StrCat("both tensors need to be at least 1D, got shapes ", ShapeStr(xs),
-                                     " and ", ShapeStr(ws)));
+    return Error("Dot", absl::StrCat("both tensors need to be at least 1D, got shapes ", TupleString(xs),
+                                     " and ", TupleString(ws)));
   }
   int64_t axis_w = dw - std::min<int64_t>(dw, 2);
   if (xs.back() != ws[axis_w])
-    return Error("Dot", absl::StrCat("cannot dot ", ShapeStr(xs), " and ", ShapeStr(ws)));
+    return Error("Dot", absl::StrCat("cannot dot ", TupleString(xs), " and ", TupleString(ws)));
   int64_t ones = std::min<int64_t>({dx - 1, dw - 1, 1});
   Dims xr(xs.begin(), xs.end() - 1);
   xr.insert(xr.end(), ones, 1);
@@ -86,8 +86,8 @@ Tensor Tensor::Conv2d(const Tensor& weight, const Tensor* bias, const ConvOption
   Dims xs = Shape(), ws = weight.Shape();
   if (xs.size() < 3 || xs.size() != ws.size() || o.groups < 1 || o.groups * ws[1] != xs[1] ||
       ws[0] % o.groups != 0) {
-    return Error("Conv2d", absl::StrCat("input shape ", ShapeStr(xs), " does not match the weight shape ",
-                                        ShapeStr(ws), " with groups=", o.groups));
+    return Error("Conv2d", absl::StrCat("input shape ", TupleString(xs), " does not match the weight shape ",
+                                        TupleString(ws), " with groups=", o.groups));
   }
   int64_t bs = xs[0], cout = ws[0], cin = ws[1];
   Dims hw(ws.begin() + 2, ws.end());
@@ -221,14 +221,14 @@ Tensor Tensor::BinaryCrossentropyLogits(const Tensor& y, const std::string& redu
 
 Tensor Tensor::Triu(int64_t diagonal) const {
   UOPC_TENSOR_PROPAGATE(this);
-  if (ndim() < 2) return Error("Triu", "needs at least 2 dimensions, got shape " + ShapeStr(Shape()));
+  if (ndim() < 2) return Error("Triu", "needs at least 2 dimensions, got shape " + TupleString(Shape()));
   Dims s = Shape();
   return Tri(s[s.size() - 2], s.back(), diagonal, Device()).Where(*this, 0).Cast(dtype());
 }
 
 Tensor Tensor::Tril(int64_t diagonal) const {
   UOPC_TENSOR_PROPAGATE(this);
-  if (ndim() < 2) return Error("Tril", "needs at least 2 dimensions, got shape " + ShapeStr(Shape()));
+  if (ndim() < 2) return Error("Tril", "needs at least 2 dimensions, got shape " + TupleString(Shape()));
   Dims s = Shape();
   return Tri(s[s.size() - 2], s.back(), diagonal + 1, Device()).Where(0, *this).Cast(dtype());
 }

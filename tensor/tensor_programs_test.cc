@@ -237,21 +237,16 @@ Outputs Build(const std::string& name, const Program& program) {
   return {t};
 }
 
-std::map<std::string, nlohmann::json> Load(const std::string& path) {
-  std::map<std::string, nlohmann::json> out;
-  for (const auto& [name, line] : ReadJsonl(path)) out[name] = nlohmann::json::parse(line);
-  return out;
-}
-
 TEST(TensorProgramsTest, EveryCorpusProgramIsWritten) {
-  std::map<std::string, nlohmann::json> corpus = Load(CorpusPath("tensor_programs.jsonl"));
+  std::map<std::string, nlohmann::json> corpus = ReadJsonlByProgram(CorpusPath("tensor_programs.jsonl"));
   ASSERT_EQ(corpus.size(), 70u);
   ASSERT_EQ(Programs().size(), 70u);
   for (const auto& [name, program] : Programs()) EXPECT_TRUE(corpus.count(name)) << name;
 }
 
 TEST(TensorProgramsTest, GraphsAreTinygrads) {
-  std::map<std::string, nlohmann::json> expected = Load("schedule/testdata/tensor_graphs.jsonl");
+  std::map<std::string, nlohmann::json> expected =
+      ReadJsonlByProgram("schedule/testdata/tensor_graphs.jsonl");
   ASSERT_EQ(expected.size(), 70u);
   int equal = 0;
   std::vector<std::string> failing;
@@ -282,7 +277,7 @@ TEST(TensorProgramsTest, GraphsAreTinygrads) {
 
 // Realized on `device`, each program's outputs are tinygrad's results. Returns the programs that differ.
 std::vector<std::string> ResultDifferences(const std::string& device) {
-  std::map<std::string, nlohmann::json> corpus = Load(CorpusPath("tensor_programs.jsonl"));
+  std::map<std::string, nlohmann::json> corpus = ReadJsonlByProgram(CorpusPath("tensor_programs.jsonl"));
   Tensor::SetDefaultDevice(device);
   std::vector<std::string> failing;
   for (const auto& [name, program] : Programs()) {

@@ -9,12 +9,12 @@
 #include "tensor/tensor.h"
 #include "tensor/tensor_internal.h"
 #include "uop/status_macros.h"
+#include "uop/util.h"
 
 namespace uopc {
 
 using tensor_internal::CeilDiv;
 using tensor_internal::Error;
-using tensor_internal::ShapeStr;
 
 namespace {
 
@@ -78,7 +78,7 @@ Tensor CumAlu(const Tensor& x, int64_t axis, Ops op, bool include_initial) {
   UOPC_TENSOR_PROPAGATE(&x);
   Dims shape = x.Shape();
   int64_t n = shape[axis];
-  if (n == 0) return Error("cumulative op", "the axis has size 0 in shape " + ShapeStr(shape));
+  if (n == 0) return Error("cumulative op", "the axis has size 0 in shape " + TupleString(shape));
   int64_t pl_sz = n - (include_initial ? 0 : 1);
   Tensor t = x.Transpose(axis, -1);
   std::vector<std::pair<int64_t, int64_t>> pads(t.ndim(), {0, 0});
@@ -93,19 +93,19 @@ Tensor Pool(const Tensor& self, const Dims& k, const Dims& stride_in, const Dims
   Dims shape = self.Shape();
   size_t nk = k.size();
   if (shape.size() < nk)
-    return Error("pool", absl::StrCat("can't pool ", ShapeStr(shape), " with ", ShapeStr(k)));
+    return Error("pool", absl::StrCat("can't pool ", TupleString(shape), " with ", TupleString(k)));
   auto make = [&](const Dims& v) { return v.size() == 1 ? Dims(nk, v[0]) : v; };
   Dims s = make(stride_in), d = make(dilation_in);
   if (s.size() != nk || d.size() != nk) {
-    return Error("pool", absl::StrCat("stride/dilation mismatch kernel:", ShapeStr(k),
-                                      " stride:", ShapeStr(s), " dilation:", ShapeStr(d)));
+    return Error("pool", absl::StrCat("stride/dilation mismatch kernel:", TupleString(k),
+                                      " stride:", TupleString(s), " dilation:", TupleString(d)));
   }
   size_t nn = shape.size() - nk;
   Dims noop(shape.begin(), shape.begin() + nn), i(shape.begin() + nn, shape.end());
   for (size_t j = 0; j < nk; ++j) {
     if (d[j] * (k[j] - 1) + 1 > i[j]) {
       return Error("pool",
-                   absl::StrCat("kernel ", ShapeStr(k), " is larger than the input ", ShapeStr(shape)));
+                   absl::StrCat("kernel ", TupleString(k), " is larger than the input ", TupleString(shape)));
     }
   }
   Dims o(nk);
@@ -129,7 +129,7 @@ Tensor Pool(const Tensor& self, const Dims& k, const Dims& stride_in, const Dims
       const absl::int128 span = absl::int128(k[j]) * (absl::int128(i[j]) * f[j] + d[j]);
       const absl::int128 repeated = (span + i[j] - 1) / i[j] * i[j];
       if (repeated > std::numeric_limits<int64_t>::max()) {
-        return Error("pool", absl::StrCat("pooling ", ShapeStr(shape), " with kernel ", ShapeStr(k),
+        return Error("pool", absl::StrCat("pooling ", TupleString(shape), " with kernel ", TupleString(k),
                                           " needs an intermediate axis of 2^63 elements or more"));
       }
       rep.push_back(CeilDiv(k[j] * (i[j] * f[j] + d[j]), i[j]));

@@ -24,6 +24,7 @@
 #include "uop/print.h"
 #include "uop/status_macros.h"
 #include "uop/text_ir.h"
+#include "uop/util.h"
 
 ABSL_DECLARE_FLAG(bool, jsonl);
 ABSL_DECLARE_FLAG(bool, time);
@@ -115,7 +116,7 @@ absl::Status CompileJsonLines(const std::string& path, const Renderer& renderer,
         KernelNameCounter names;  // each line compiles as if alone
         const auto start = std::chrono::steady_clock::now();
         absl::StatusOr<ProgramSpec> p = CompileKernel(*ast, renderer, options, &names);
-        seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        seconds += SecondsSince(start);
         if (p.ok()) {
           result = ProgramJson(id, *p);
         } else {

@@ -24,6 +24,7 @@
 #include "rewrite/symbolic.h"
 #include "tools/uopc_subcommand.h"
 #include "uop/status_macros.h"
+#include "uop/util.h"
 
 ABSL_FLAG(std::string, rules, "sym", "simplify: the rule set, symbolic or sym");
 ABSL_FLAG(bool, jsonl, false, "simplify: the input is JSON lines");
@@ -117,7 +118,7 @@ absl::Status SimplifyJsonl(const std::string& path, const PatternMatcher& rules,
     if (!corpus.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", corpus.status().message()));
     auto start = std::chrono::steady_clock::now();
     absl::StatusOr<UOpPtr> result = TryGraphRewrite(corpus->sink, rules, StatsOptions());
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    double seconds = SecondsSince(start);
     if (!result.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", result.status().message()));
     for (size_t i = 0; i < (*result)->num_src(); ++i) {
       out << Result(static_cast<int64_t>(i + 1), (*result)->src()[i]).dump() << "\n";

@@ -2,7 +2,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <cstdlib>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,6 +12,7 @@
 #include "uop/arg.h"
 #include "uop/dtype.h"
 #include "uop/ops.h"
+#include "uop/util.h"
 
 namespace uopc {
 namespace {
@@ -686,9 +686,7 @@ std::atomic<int> spec_checks{-1};
 bool SpecChecksEnabled() {
   int on = spec_checks.load(std::memory_order_relaxed);
   if (on < 0) {
-    // tinygrad's getenv: an integer, anything but 0 turns it on.
-    const char* env = std::getenv("SPEC");
-    int want = env != nullptr && std::atoi(env) != 0 ? 1 : 0;
+    int want = EnvFlag("SPEC") ? 1 : 0;
     // A SetSpecChecks that came first wins.
     spec_checks.compare_exchange_strong(on, want, std::memory_order_relaxed);
     on = spec_checks.load(std::memory_order_relaxed);

@@ -3,28 +3,12 @@
 # + 1, applied opts), for the kernel without opts and for the kernel after the first of them. Run from the root
 # of this checkout:
 #   PYTHONPATH=/work/tinygrad-src python3 codegen/testdata/harvest_beam_actions.py
-import json, re
-from tinygrad.ops import UOp, Ops
-from tinygrad.dtype import dtypes
-from tinygrad.shape.shapetracker import ShapeTracker
-from tinygrad.shape.view import View
+import json, os, sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../testdata"))
 from tinygrad.codegen.kernel import Kernel
 from tinygrad.engine.search import get_kernel_actions
 from tinygrad.renderer.cstyle import ClangRenderer, OpenCLRenderer, CUDARenderer
-
-DTYPES = {"float16": dtypes.half, "bfloat16": dtypes.bfloat16, "float32": dtypes.float32, "float64": dtypes.float64,
-          "int8": dtypes.int8, "uint8": dtypes.uint8, "int16": dtypes.int16, "uint16": dtypes.uint16,
-          "int32": dtypes.int32, "uint32": dtypes.uint32, "int64": dtypes.int64, "uint64": dtypes.uint64,
-          "bool": dtypes.bool, "void": dtypes.void}
-LINE = re.compile(r"(%\d+) = (\w+) : (\S+)(?: \(([^)]*)\))?(?: arg=(.*))?$")
-
-def read_ir(text):
-  nodes, scope = {}, dict(DTYPES, ShapeTracker=ShapeTracker, View=View, Ops=Ops, dtypes=dtypes)
-  for line in text.strip().splitlines():
-    if line.startswith("return"): return nodes[line.split()[1]]
-    name, op, dtype, srcs, arg = LINE.match(line.strip()).groups()
-    src = tuple(nodes[s.strip()] for s in srcs.split(",")) if srcs else ()
-    nodes[name] = UOp(Ops[op], eval(dtype, scope), src, eval(arg, scope) if arg is not None else None)
+from tinygrad_harvest import read_ir
 
 def actions_of(k):
   return [[i, [repr(o) for o in k2.applied_opts]] for i, k2 in get_kernel_actions(k, include_0=False).items()]

@@ -7,51 +7,15 @@
 #   python3 codegen/testdata/harvest_estimates.py /tmp/tg3 > codegen/testdata/estimates.jsonl
 # Each line: {"id", "target", "opts", "ops", "lds", "mem"} and, for the kernels not in the corpus, "ast"
 # (textual IR). `mem` is ProgramSpec.mem_estimate, which estimates.mem holds.
-import json, math, re, sys
+import json, os, sys
 sys.path.insert(0, sys.argv[1])
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../testdata"))
 from tinygrad import Tensor, dtypes
-from tinygrad.ops import UOp, Ops
-from tinygrad.dtype import DType, PtrDType
-from tinygrad.shape.shapetracker import ShapeTracker
-from tinygrad.shape.view import View
+from tinygrad.ops import Ops
 from tinygrad.codegen.kernel import Kernel
 from tinygrad.codegen.heuristic import hand_coded_optimizations
 from tinygrad.renderer.cstyle import ClangRenderer, OpenCLRenderer, CUDARenderer
-
-NAMES = {'float16':dtypes.half,'bfloat16':dtypes.bfloat16,'float32':dtypes.float32,'float64':dtypes.float64,'int8':dtypes.int8,
-  'uint8':dtypes.uint8,'int16':dtypes.int16,'uint16':dtypes.uint16,'int32':dtypes.int32,'uint32':dtypes.uint32,'int64':dtypes.int64,
-  'uint64':dtypes.uint64,'bool':dtypes.bool,'void':dtypes.void}
-REV = {v.name: k for k, v in NAMES.items()}
-LINE = re.compile(r"(%\d+) = (\w+) : (\S+)(?: \(([^)]*)\))?(?: arg=(.*))?$")
-
-def read_ir(text):
-  nodes, scope = {}, dict(NAMES, ShapeTracker=ShapeTracker, View=View, Ops=Ops, dtypes=dtypes, inf=math.inf, nan=math.nan)
-  for line in text.strip().splitlines():
-    if line.startswith("return"): return nodes[line.split()[1]]
-    name, op, dtype, srcs, arg = LINE.match(line.strip()).groups()
-    src = tuple(nodes[s.strip()] for s in srcs.split(",")) if srcs else ()
-    nodes[name] = UOp(Ops[op], eval(dtype, scope), src, eval(arg, scope) if arg is not None else None)
-
-def ir_dt(d):
-  if isinstance(d, PtrDType):
-    return ir_dt(d.base) + f".ptr({d.size}" + (", local=True" if d.local else "") + ")" + (f".vec({d.v})" if d.v > 1 else "")
-  return REV[d.scalar().name] + (f".vec({d.count})" if d.count > 1 else "")
-
-def ir_arg(a):
-  if isinstance(a, tuple): return "(" + ", ".join(ir_arg(x) for x in a) + ("," if len(a) == 1 else "") + ")"
-  if isinstance(a, DType): return "dtypes." + ir_dt(a)
-  if isinstance(a, Ops): return "Ops." + a.name
-  return repr(a)
-
-def to_ir(root):
-  ids, lines = {}, []
-  for u in root.toposort():
-    ids[u] = f"%{len(ids)}"
-    s = f"{ids[u]} = {u.op.name} : {ir_dt(u.dtype)}"
-    if u.src: s += " (" + ", ".join(ids[x] for x in u.src) + ")"
-    if u.arg is not None: s += " arg=" + ir_arg(u.arg)
-    lines.append(s)
-  return "\n".join(lines) + f"\nreturn {ids[root]}\n"
+from tinygrad_harvest import read_ir, to_ir
 
 def record(kid, target, renderer, ast, with_ast=False):
   k = Kernel(ast, opts=renderer)

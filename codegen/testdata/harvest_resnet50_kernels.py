@@ -7,41 +7,15 @@
 # program (the benchmark prints the sum), `schedule_index` where it first appears and `uses` how often.
 # Run from the root of this checkout with the directory holding tinygrad v0.10.3 (its `tinygrad` and `extra`):
 #   CPU=1 python3 codegen/testdata/harvest_resnet50_kernels.py /work/tinygrad-src > codegen/testdata/resnet50_kernels.jsonl
-import json, sys
+import json, os, sys
 sys.path.insert(0, sys.argv[1])
-from tinygrad import Tensor, nn, dtypes
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../testdata"))
+from tinygrad import Tensor, nn
 from tinygrad.ops import Ops
-from tinygrad.dtype import DType, PtrDType
 from tinygrad.codegen.kernel import Kernel
 from tinygrad.codegen.heuristic import hand_coded_optimizations
 from extra.models.resnet import ResNet50
-
-NAMES = {'float16':dtypes.half,'bfloat16':dtypes.bfloat16,'float32':dtypes.float32,'float64':dtypes.float64,'int8':dtypes.int8,
-  'uint8':dtypes.uint8,'int16':dtypes.int16,'uint16':dtypes.uint16,'int32':dtypes.int32,'uint32':dtypes.uint32,'int64':dtypes.int64,
-  'uint64':dtypes.uint64,'bool':dtypes.bool,'void':dtypes.void}
-REV = {v.name: k for k, v in NAMES.items()}
-
-def ir_dt(d):
-  if isinstance(d, PtrDType):
-    return ir_dt(d.base) + f".ptr({d.size}" + (", local=True" if d.local else "") + ")" + (f".vec({d.v})" if d.v > 1 else "")
-  return REV[d.scalar().name] + (f".vec({d.count})" if d.count > 1 else "")
-
-def ir_arg(a):
-  if isinstance(a, tuple): return "(" + ", ".join(ir_arg(x) for x in a) + ("," if len(a) == 1 else "") + ")"
-  if isinstance(a, DType): return "dtypes." + ir_dt(a)
-  if isinstance(a, Ops): return "Ops." + a.name
-  if isinstance(a, float) and a != a: return "nan"
-  return repr(a)
-
-def to_ir(root):
-  ids, lines = {}, []
-  for u in root.toposort():
-    ids[u] = f"%{len(ids)}"
-    s = f"{ids[u]} = {u.op.name} : {ir_dt(u.dtype)}"
-    if u.src: s += " (" + ", ".join(ids[x] for x in u.src) + ")"
-    if u.arg is not None: s += " arg=" + ir_arg(u.arg)
-    lines.append(s)
-  return "\n".join(lines) + f"\nreturn {ids[root]}\n"
+from tinygrad_harvest import REV, to_ir
 
 def buffers_of(ast):
   return [{"arg": u.arg, "dtype": REV[u.dtype.base.name], "size": u.dtype.size}

@@ -20,19 +20,18 @@ optimized for "gpu", the graph after tinygrad's expander step and after its remo
 {"id", "config", "opts", "expander", "remove_reduce"}.
 """
 import json
-import math
-import re
+import os
 import sys
 
 from tinygrad.codegen import get_rewrites_for_renderer
 from tinygrad.codegen.heuristic import hand_coded_optimizations
 from tinygrad.codegen.kernel import Kernel, KernelOptError, Opt, OptOps
 from tinygrad.codegen.lowerer import get_index, pm_lowerer
-from tinygrad.dtype import dtypes, PtrDType
-from tinygrad.ops import KernelInfo, Ops, UOp, graph_rewrite
+from tinygrad.ops import KernelInfo, Ops, graph_rewrite
 from tinygrad.renderer import Renderer
-from tinygrad.shape.shapetracker import ShapeTracker
-from tinygrad.shape.view import View
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../testdata"))
+from tinygrad_harvest import read_ir, to_ir  # pylint: disable=wrong-import-position
 
 CONFIGS = {
     # tinygrad's Renderer defaults: nothing is limited.
@@ -41,67 +40,6 @@ CONFIGS = {
     "gpu_small": ((16, 16, 16), (8, 8, 8)),
     "gpu_tiny": ((4, 4, 4), (2, 2, 2)),
 }
-
-SCALARS = ["void", "bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float16",
-           "bfloat16", "float32", "float64"]
-TO_NAME = {getattr(dtypes, n): n for n in SCALARS}
-
-
-def parse_dtype(text):
-  m = re.fullmatch(r"([a-z0-9]+)(?:\.vec\((\d+)\))?(?:\.ptr\((-?\d*)(?:, local=(True|False))?\)(?:\.vec\((\d+)\))?)?", text)
-  assert m, text
-  dt = getattr(dtypes, m.group(1))
-  if m.group(2): dt = dt.vec(int(m.group(2)))
-  if m.group(3) is not None:
-    dt = dt.ptr(int(m.group(3)) if m.group(3) else -1, local=m.group(4) == "True")
-    if m.group(5): dt = dt.vec(int(m.group(5)))
-  return dt
-
-
-def print_dtype(dt):
-  if isinstance(dt, PtrDType):
-    s = f"{print_dtype(dt.base)}.ptr({dt.size}{', local=True' if dt.local else ''})"
-    return s + (f".vec({dt.v})" if dt.v != 1 else "")
-  s = TO_NAME[dt.scalar()]
-  return s + (f".vec({dt.count})" if dt.count > 1 else "")
-
-
-LINE = re.compile(r"%(\d+) = (\w+) : ([a-z0-9]+(?:\.vec\(\d+\))?(?:\.ptr\([^)]*\)(?:\.vec\(\d+\))?)?)"
-                  r"(?: \(([^)]*)\))?(?: arg=(.*))?$")
-NAMES = {"ShapeTracker": ShapeTracker, "View": View, "KernelInfo": KernelInfo, "Ops": Ops, "dtypes": dtypes,
-         "inf": math.inf, "nan": math.nan, "True": True, "False": False, "None": None}
-
-
-def parse_ir(text):
-  nodes = {}
-  for line in text.splitlines():
-    if line.startswith("return "): return nodes[int(line[len("return %"):])]
-    m = LINE.fullmatch(line)
-    assert m, line
-    src = tuple(nodes[int(s.strip()[1:])] for s in m.group(4).split(",")) if m.group(4) else ()
-    arg = eval(m.group(5), NAMES) if m.group(5) is not None else None  # the corpus's own reprs
-    nodes[int(m.group(1))] = UOp(Ops[m.group(2)], parse_dtype(m.group(3)), src, arg)
-  raise ValueError("no return")
-
-
-def print_arg(arg):
-  if isinstance(arg, Ops): return f"Ops.{arg.name}"
-  if isinstance(arg, tuple):
-    items = [print_arg(a) for a in arg]
-    return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
-  return repr(arg)
-
-
-def print_ir(root):
-  ids, lines = {}, []
-  for u in root.toposort():
-    ids[u] = len(ids)
-    line = f"%{ids[u]} = {u.op.name} : {print_dtype(u.dtype)}"
-    if u.src: line += " (" + ", ".join(f"%{ids[s]}" for s in u.src) + ")"
-    if u.arg is not None: line += f" arg={print_arg(u.arg)}"
-    lines.append(line)
-  return "\n".join(lines + [f"return %{ids[root]}"]) + "\n"
-
 
 def global_axes(ast):
   ki = ast.arg
@@ -124,7 +62,7 @@ OPT_LISTS = {
 
 def lower(ast, renderer):
   try:
-    return {"lowerer": print_ir(graph_rewrite(ast, pm_lowerer, ctx=get_index(ast, renderer)))}
+    return {"lowerer": to_ir(graph_rewrite(ast, pm_lowerer, ctx=get_index(ast, renderer)))}
   except (RuntimeError, AssertionError) as e:
     return {"error": str(e)}
 
@@ -134,7 +72,7 @@ def expand_and_remove_reduce(ast, renderer):
   steps = {step.name: step for step in get_rewrites_for_renderer(renderer)}
   sink = ast
   for name in ("lowerer", "initial symbolic", "store_ignore", "move_ignore", "expander"): sink = steps[name](sink)
-  return {"expander": print_ir(sink), "remove_reduce": print_ir(steps["remove_reduce"](sink))}
+  return {"expander": to_ir(sink), "remove_reduce": to_ir(steps["remove_reduce"](sink))}
 
 
 def main():
@@ -143,14 +81,14 @@ def main():
   for line in open(sys.argv[1]):
     k = json.loads(line)
     stages = dict(k["targets"]["clang"]["stages"])
-    ast = parse_ir(stages["optimized_ast"])
+    ast = read_ir(stages["optimized_ast"])
     for config, (gmax, lmax) in CONFIGS.items():
       for local_dims in (0, 1):
         if local_dims and global_axes(ast) < 2: continue
         a = ast.replace(arg=KernelInfo(ast.arg.name, local_dims, ast.arg.upcasted, ast.arg.dont_use_locals))
         renderer = Renderer()
         renderer.global_max, renderer.local_max = gmax, lmax
-        case = {"id": k["id"], "config": config, "local_dims": local_dims, "ast": print_ir(a)}
+        case = {"id": k["id"], "config": config, "local_dims": local_dims, "ast": to_ir(a)}
         print(json.dumps({**case, **lower(a, renderer)}), file=lowerer_out)
     # Optimized on a GPU target: grouped reduces through local memory, local dims.
     for config in ("gpu", "gpu_small"):
@@ -158,13 +96,13 @@ def main():
       renderer = Renderer()
       renderer.device, renderer.has_shared, renderer.global_max, renderer.local_max = "GPU", True, gmax, lmax
       for name, opts in OPT_LISTS.items():
-        kernel = Kernel(parse_ir(k["ast"]), opts=renderer)
+        kernel = Kernel(read_ir(k["ast"]), opts=renderer)
         try:
           for opt in (hand_coded_optimizations(kernel) if opts is None else opts): kernel.apply_opt(opt)
         except KernelOptError:
           continue
         a = kernel.get_optimized_ast()
-        case = {"id": k["id"], "config": config, "local_dims": -1, "opts": name, "ast": print_ir(a)}
+        case = {"id": k["id"], "config": config, "local_dims": -1, "opts": name, "ast": to_ir(a)}
         lowered = lower(a, renderer)
         print(json.dumps({**case, **lowered}), file=lowerer_out)
         if "lowerer" in lowered and config == "gpu":

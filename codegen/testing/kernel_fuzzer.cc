@@ -13,6 +13,7 @@
 #include "codegen/testing/kernel_check.h"
 #include "codegen/testing/random_kernel.h"
 #include "uop/spec.h"
+#include "uop/util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // SPEC=1: codegen verifies the kernel after every step, so a step that breaks it is named.
@@ -20,13 +21,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)spec;
   uopc::ChoiceSource choices(data, size);
   uopc::RandomKernel kernel = uopc::MakeRandomKernel(choices);
-  static const std::string device = [] {
-    const char* d = std::getenv("UOPC_FUZZ_DEVICE");
-    return std::string(d != nullptr ? d : "CPU");
-  }();
+  static const std::string device = uopc::EnvString("UOPC_FUZZ_DEVICE", "CPU");
   std::vector<uopc::Opt> opts = uopc::RandomValidOpts(kernel.ast, choices, 4, device);
-  static const bool isolate = std::getenv("UOPC_FUZZ_ISOLATE") != nullptr;
-  static const bool keep_going = std::getenv("UOPC_FUZZ_KEEP_GOING") != nullptr;
+  static const bool isolate = uopc::EnvFlag("UOPC_FUZZ_ISOLATE");
+  static const bool keep_going = uopc::EnvFlag("UOPC_FUZZ_KEEP_GOING");
   if (std::optional<std::string> failure = uopc::CheckKernel(kernel, opts, device, isolate)) {
     std::fprintf(stderr, "%s\n", failure->c_str());
     if (!keep_going) std::abort();

@@ -2,19 +2,11 @@
 # steps and prints one JSON line per optimizer in grad_programs.jsonl's optimizer format
 # (nn/testdata/optimizer_steps_extra.jsonl, read by //nn:optim_test beside the corpus's four).
 # Usage: cd /work/tinygrad-src && CPU=1 PYTHONPATH=. python3 /path/to/harvest_optimizers.py > optimizer_steps_extra.jsonl
-import json
-from tinygrad import Tensor, dtypes
+import json, os, sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../testdata"))
+from tinygrad import Tensor
 from tinygrad.nn.optim import LARS, LAMB
-
-def value(b, j):
-  k = ((j * 2654435761 + b * 40503 + 12345) % 2**32) >> 8
-  return (k % 2049 - 1024) / 512
-
-def R(*shape, seed=0, scale=None):
-  n = 1
-  for s in shape: n *= s
-  t = Tensor([value(seed + 1, j) for j in range(n)], dtype=dtypes.float32).reshape(shape).contiguous().realize()
-  return t if scale is None else (t * scale).contiguous().realize()
+from tinygrad_harvest import R
 
 MODEL = ("x=R(8,5); y=[labels]; w1=R(5,6,seed=1,scale=0.5); b1=R(6,seed=2,scale=0.1); w2=R(6,3,seed=3,scale=0.5); "
          "loss=((x@w1+b1).relu()@w2).sparse_categorical_crossentropy(y); 4 steps of zero_grad, backward, step")

@@ -13,42 +13,14 @@
 # Adding a program: one line in PROGRAMS (a Python expression: a Tensor or a tuple of Tensors, after
 # Tensor.manual_seed(0)), one entry in the test's table. Run from the root of this checkout:
 #   CPU=1 python3 nn/testdata/harvest_scale_programs.py /tmp/tg3 > nn/testdata/scale_programs.jsonl
-import json, math, sys
+import json, math, os, sys
 sys.path.insert(0, sys.argv[1])
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../testdata"))
 from tinygrad import Tensor, Device, dtypes, nn
 from tinygrad.ops import UOp, Ops
-from tinygrad.dtype import DType, PtrDType
 from tinygrad.codegen.kernel import Kernel
 from tinygrad.engine.realize import get_kernel
-
-NAMES = {'float16':dtypes.half,'bfloat16':dtypes.bfloat16,'float32':dtypes.float32,'float64':dtypes.float64,'int8':dtypes.int8,
-  'uint8':dtypes.uint8,'int16':dtypes.int16,'uint16':dtypes.uint16,'int32':dtypes.int32,'uint32':dtypes.uint32,'int64':dtypes.int64,
-  'uint64':dtypes.uint64,'bool':dtypes.bool,'void':dtypes.void}
-REV = {v.name: k for k, v in NAMES.items()}
-
-# the textual IR of docs/ir.md, as schedule/testdata/harvest_tensor_programs.py writes it
-def ir_dt(d):
-  if isinstance(d, PtrDType):
-    return ir_dt(d.base) + f".ptr({d.size}" + (", local=True" if d.local else "") + ")" + (f".vec({d.v})" if d.v > 1 else "")
-  return REV[d.scalar().name] + (f".vec({d.count})" if d.count > 1 else "")
-
-def ir_arg(a):
-  if isinstance(a, tuple): return "(" + ", ".join(ir_arg(x) for x in a) + ("," if len(a) == 1 else "") + ")"
-  if isinstance(a, DType): return "dtypes." + ir_dt(a)
-  if isinstance(a, Ops): return "Ops." + a.name
-  if isinstance(a, float) and a != a: return "nan"
-  return repr(a)
-
-def to_ir(root, uniques):
-  ids, lines = {}, []
-  for u in root.toposort():
-    ids[u] = f"%{len(ids)}"
-    arg = uniques.setdefault(u.arg, len(uniques)) if u.op is Ops.UNIQUE else u.arg
-    s = f"{ids[u]} = {u.op.name} : {ir_dt(u.dtype)}"
-    if u.src: s += " (" + ", ".join(ids[x] for x in u.src) + ")"
-    if arg is not None: s += " arg=" + ir_arg(arg)
-    lines.append(s)
-  return "\n".join(lines) + f"\nreturn {ids[root]}\n"
+from tinygrad_harvest import to_ir
 
 f, h, i, i8 = dtypes.float32, dtypes.half, dtypes.int32, dtypes.int8
 bf, u8, i16, i64 = dtypes.bfloat16, dtypes.uint8, dtypes.int16, dtypes.int64

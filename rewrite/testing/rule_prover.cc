@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "uop/util.h"
 
 namespace uopc {
 namespace {
@@ -80,7 +81,7 @@ class RuleProver::Z3 {
       v = Verdict::kFound;
       Z3_model m = Z3_solver_get_model(ctx_, s);
       Z3_model_inc_ref(ctx_, m);
-      if (std::getenv("UOPC_PROVER_DEBUG") != nullptr) {
+      if (EnvFlag("UOPC_PROVER_DEBUG")) {
         std::fprintf(stderr, "%s\nmodel:\n%s\n", Z3_solver_to_string(ctx_, s), Z3_model_to_string(ctx_, m));
       }
       for (const auto& [name, var] : vars_) {

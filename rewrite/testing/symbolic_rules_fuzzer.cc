@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <optional>
 
 #ifndef UOPC_FUZZ_RULES
@@ -17,6 +16,7 @@
 
 #include "rewrite/symbolic.h"
 #include "rewrite/testing/rule_fuzzer.h"
+#include "uop/util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static uopc::RuleFuzzer* fuzzer = [] {
@@ -25,8 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // Fewer assignments per input than the unit test: executions per second matter more here.
     options.max_exhaustive = 512;
     options.num_samples = 64;
-    const char* generator = std::getenv("UOPC_FUZZ_GENERATOR");
-    if (generator != nullptr && std::strcmp(generator, "random") == 0) options.pattern_percent = 0;
+    if (uopc::EnvString("UOPC_FUZZ_GENERATOR") == "random") options.pattern_percent = 0;
     static uopc::RuleFuzzer* f = new uopc::RuleFuzzer(uopc::UOPC_FUZZ_RULES(), options);
     std::atexit([] {
       std::fprintf(stderr, UOPC_NAME(UOPC_FUZZ_RULES) "() rule coverage (%lld inputs checked):\n%s",

@@ -7,53 +7,18 @@
 #   CPU=1 python3 schedule/testdata/harvest_tensor_programs.py DIR PROGRAMS.jsonl > schedule/testdata/tensor_graphs.jsonl
 #   CPU=1 python3 schedule/testdata/harvest_tensor_programs.py DIR - benchmarks > schedule/testdata/benchmark_graphs.jsonl
 # where PROGRAMS.jsonl is ../shared/reference/tinygrad-v0.10.3/corpus/tensor_programs.jsonl.
-import json, sys
+import json, os, sys
 sys.path.insert(0, sys.argv[1])
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../testdata"))
 from tinygrad import Tensor, dtypes
 from tinygrad.ops import UOp, Ops
-from tinygrad.dtype import DType, PtrDType
-
-NAMES = {'float16':dtypes.half,'bfloat16':dtypes.bfloat16,'float32':dtypes.float32,'float64':dtypes.float64,'int8':dtypes.int8,
-  'uint8':dtypes.uint8,'int16':dtypes.int16,'uint16':dtypes.uint16,'int32':dtypes.int32,'uint32':dtypes.uint32,'int64':dtypes.int64,
-  'uint64':dtypes.uint64,'bool':dtypes.bool,'void':dtypes.void}
-REV = {v.name: k for k, v in NAMES.items()}
-
-def ir_dt(d):
-  if isinstance(d, PtrDType):
-    return ir_dt(d.base) + f".ptr({d.size}" + (", local=True" if d.local else "") + ")" + (f".vec({d.v})" if d.v > 1 else "")
-  return REV[d.scalar().name] + (f".vec({d.count})" if d.count > 1 else "")
-
-def ir_arg(a):
-  if isinstance(a, tuple): return "(" + ", ".join(ir_arg(x) for x in a) + ("," if len(a) == 1 else "") + ")"
-  if isinstance(a, DType): return "dtypes." + ir_dt(a)
-  if isinstance(a, Ops): return "Ops." + a.name
-  if isinstance(a, float) and a != a: return "nan"
-  return repr(a)
-
-def to_ir(root, uniques):
-  ids, lines = {}, []
-  for u in root.toposort():
-    ids[u] = f"%{len(ids)}"
-    arg = uniques.setdefault(u.arg, len(uniques)) if u.op is Ops.UNIQUE else u.arg
-    s = f"{ids[u]} = {u.op.name} : {ir_dt(u.dtype)}"
-    if u.src: s += " (" + ", ".join(ids[x] for x in u.src) + ")"
-    if arg is not None: s += " arg=" + ir_arg(arg)
-    lines.append(s)
-  return "\n".join(lines) + f"\nreturn {ids[root]}\n"
-
-def value(dt, b, j):
-  k = ((j * 2654435761 + b * 40503 + 12345) % 2**32) >> 8
-  if dtypes.is_float(dt): return (k % 2049 - 1024) / 512
-  if dt == dtypes.bool: return k % 2 == 1
-  if dtypes.is_unsigned(dt): return k % 201
-  return k % 201 - 100
+import tinygrad_harvest
+from tinygrad_harvest import to_ir
 
 INPUT_ARGS = {}  # UNIQUE arg of each R input's buffer -> the formula's buffer argument (seed + 1)
 
 def R(*shape, dtype=dtypes.float32, seed=0):
-  n = 1
-  for s in shape: n *= s
-  t = Tensor([value(dtype, seed + 1, j) for j in range(n)], dtype=dtype).reshape(shape).contiguous().realize()
+  t = tinygrad_harvest.R(*shape, dtype=dtype, seed=seed)
   INPUT_ARGS[t.lazydata.base.src[0].arg] = seed + 1
   return t
 

@@ -19,6 +19,7 @@
 #include "shapetracker/shapetracker.h"
 #include "shapetracker/testing/reference_model.h"
 #include "uop/status_macros.h"
+#include "uop/util.h"
 
 namespace uopc {
 namespace {
@@ -70,8 +71,6 @@ int64_t Product(absl::Span<const int64_t> v) {
   for (int64_t d : v) p *= d;
   return p;
 }
-
-std::string Tuple(absl::Span<const int64_t> v) { return absl::StrCat("(", absl::StrJoin(v, ", "), ")"); }
 
 }  // namespace
 
@@ -327,7 +326,7 @@ std::optional<std::string> CompareWithModel(const ShapeTracker& st, const Refere
   absl::StatusOr<std::vector<int64_t>> shape = ConcreteShape(st, {});
   if (!shape.ok()) return absl::StrCat("shape: ", shape.status().ToString());
   if (*shape != model.shape()) {
-    return absl::StrCat("shape ", TupleString(st.shape()), ", the model has ", Tuple(model.shape()));
+    return absl::StrCat("shape ", TupleString(st.shape()), ", the model has ", TupleString(model.shape()));
   }
   absl::StatusOr<std::vector<int64_t>> index = IndexArray(st);
   if (!index.ok()) return absl::StrCat("IndexArray: ", index.status().ToString());
@@ -396,8 +395,8 @@ std::optional<std::string> CompareSymbolic(const ShapeTracker& st, const Referen
   absl::StatusOr<std::vector<int64_t>> shape = ConcreteShape(st, {});
   if (!shape.ok()) return absl::StrCat("shape: ", shape.status().ToString());
   if (*shape != model.shape()) {
-    return absl::StrCat("shape ", TupleString(st.shape()), " = ", Tuple(*shape), ", the model has ",
-                        Tuple(model.shape()));
+    return absl::StrCat("shape ", TupleString(st.shape()), " = ", TupleString(*shape), ", the model has ",
+                        TupleString(model.shape()));
   }
   auto [unbound, bound_values] = st.Unbind();
   VarValues values;

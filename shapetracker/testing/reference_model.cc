@@ -10,26 +10,23 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "uop/util.h"
 
 namespace uopc {
 namespace {
 
-std::string Tuple(absl::Span<const int64_t> v) {
-  if (v.size() == 1) return absl::StrCat("(", v[0], ",)");
-  return absl::StrCat("(", absl::StrJoin(v, ", "), ")");
-}
-
 // prod(shape), or an error when a dimension is negative or the product exceeds the model's limit.
 absl::StatusOr<int64_t> CheckedSize(absl::Span<const int64_t> shape, absl::string_view op) {
   for (int64_t d : shape) {
-    if (d < 0) return absl::InvalidArgumentError(absl::StrCat(op, ": negative dimension in ", Tuple(shape)));
+    if (d < 0)
+      return absl::InvalidArgumentError(absl::StrCat(op, ": negative dimension in ", TupleString(shape)));
   }
   if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return 0;
   int64_t n = 1;
   for (int64_t d : shape) {
     if (__builtin_mul_overflow(n, d, &n) || n > ReferenceModel::kMaxElements) {
       return absl::ResourceExhaustedError(
-          absl::StrCat(op, ": ", Tuple(shape), " is too large for the model"));
+          absl::StrCat(op, ": ", TupleString(shape), " is too large for the model"));
     }
   }
   return n;
@@ -38,7 +35,7 @@ absl::StatusOr<int64_t> CheckedSize(absl::Span<const int64_t> shape, absl::strin
 absl::Status CheckRank(size_t got, size_t want, absl::string_view op, absl::Span<const int64_t> shape) {
   if (got == want) return absl::OkStatus();
   return absl::InvalidArgumentError(
-      absl::StrCat(op, ": ", got, " arguments for the ", want, " axes of shape ", Tuple(shape)));
+      absl::StrCat(op, ": ", got, " arguments for the ", want, " axes of shape ", TupleString(shape)));
 }
 
 // Row-major strides of `shape` (plain products, no canonicalization).
@@ -80,8 +77,8 @@ absl::StatusOr<ReferenceModel> ReferenceModel::Reshape(absl::Span<const int64_t>
   absl::StatusOr<int64_t> n = CheckedSize(new_shape, "reshape");
   if (!n.ok()) return n.status();
   if (*n != static_cast<int64_t>(index_.size())) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("reshape: ", Tuple(new_shape), " has a different size than ", Tuple(shape_)));
+    return absl::InvalidArgumentError(absl::StrCat("reshape: ", TupleString(new_shape),
+                                                   " has a different size than ", TupleString(shape_)));
   }
   return ReferenceModel(std::vector<int64_t>(new_shape.begin(), new_shape.end()), index_);
 }
@@ -91,7 +88,8 @@ absl::StatusOr<ReferenceModel> ReferenceModel::Permute(absl::Span<const int64_t>
   std::vector<bool> seen(order.size(), false);
   for (int64_t a : order) {
     if (a < 0 || a >= static_cast<int64_t>(order.size()) || seen[a]) {
-      return absl::InvalidArgumentError(absl::StrCat("permute: ", Tuple(order), " is not a permutation"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("permute: ", TupleString(order), " is not a permutation"));
     }
     seen[a] = true;
   }
@@ -110,8 +108,8 @@ absl::StatusOr<ReferenceModel> ReferenceModel::Expand(absl::Span<const int64_t> 
   if (absl::Status s = CheckRank(new_shape.size(), shape_.size(), "expand", shape_); !s.ok()) return s;
   for (size_t k = 0; k < new_shape.size(); ++k) {
     if (new_shape[k] != shape_[k] && shape_[k] != 1) {
-      return absl::InvalidArgumentError(absl::StrCat("expand: cannot expand ", Tuple(shape_), " to ",
-                                                     Tuple(new_shape), " (axis ", k, " is not 1)"));
+      return absl::InvalidArgumentError(absl::StrCat("expand: cannot expand ", TupleString(shape_), " to ",
+                                                     TupleString(new_shape), " (axis ", k, " is not 1)"));
     }
   }
   absl::StatusOr<int64_t> n = CheckedSize(new_shape, "expand");
@@ -159,7 +157,7 @@ absl::StatusOr<ReferenceModel> ReferenceModel::Shrink(
     auto [b, e] = begin_end[k];
     if (!(0 <= b && b <= e && e <= shape_[k])) {
       return absl::InvalidArgumentError(
-          absl::StrCat("shrink: [", b, ", ", e, ") is not within axis ", k, " of ", Tuple(shape_)));
+          absl::StrCat("shrink: [", b, ", ", e, ") is not within axis ", k, " of ", TupleString(shape_)));
     }
     new_shape.push_back(e - b);
   }
@@ -186,7 +184,7 @@ absl::StatusOr<ReferenceModel> ReferenceModel::Flip(absl::Span<const bool> flip_
 }
 
 std::string ReferenceModel::ToString() const {
-  return absl::StrCat("shape ", Tuple(shape_), ": [", absl::StrJoin(index_, ", "), "]");
+  return absl::StrCat("shape ", TupleString(shape_), ": [", absl::StrJoin(index_, ", "), "]");
 }
 
 }  // namespace uopc

@@ -10,25 +10,13 @@
 # With --by-device after the path it writes nothing: it schedules every program with unrealized inputs
 # (Tensor.empty) on each device in BY_DEVICE, none of which it opens, and prints the programs whose kernels (count
 # and ASTs) differ from CPU's; tinygrad v0.10.3 prints none (//tensor:schedule_targets_test holds uopc to that).
-import json, sys
+import json, os, sys
 sys.path.insert(0, sys.argv[1])
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../testdata"))
 from tinygrad import Tensor, dtypes
-from tinygrad.dtype import DType
-from tinygrad.ops import UOp, Ops
+from tinygrad.ops import UOp
 from tinygrad.engine.realize import run_schedule
-
-def value(dt, b, j):
-  k = ((j * 2654435761 + b * 40503 + 12345) % 2**32) >> 8
-  if dtypes.is_float(dt): return (k % 2049 - 1024) / 512
-  if dt == dtypes.bool: return k % 2 == 1
-  if dtypes.is_unsigned(dt): return k % 201
-  return k % 201 - 100
-
-def R(*shape, dtype=dtypes.float32, seed=0, scale=None):
-  n = 1
-  for s in shape: n *= s
-  t = Tensor([value(dtype, seed + 1, j) for j in range(n)], dtype=dtype).reshape(shape).contiguous().realize()
-  return t if scale is None else (t * scale).contiguous().realize()
+from tinygrad_harvest import R, to_ir
 
 def T(data, **kw): return Tensor(data, **kw).realize()
 
@@ -82,32 +70,6 @@ OURS = {
   "conv_pool_logsumexp": "x=R(2,1,8,8); w=R(4,1,3,3,seed=1); m=R(36,10,seed=2); ins=[x,w,m]; loss=(x.conv2d(w).relu().max_pool2d().flatten(1)@m).logsumexp(1).mean()",
 }
 PROGRAMS.update(OURS)
-
-# the textual IR of docs/ir.md, as schedule/testdata/harvest_tensor_programs.py writes it
-NAMES = {'float16':dtypes.half,'bfloat16':dtypes.bfloat16,'float32':dtypes.float32,'float64':dtypes.float64,'int8':dtypes.int8,
-  'uint8':dtypes.uint8,'int16':dtypes.int16,'uint16':dtypes.uint16,'int32':dtypes.int32,'uint32':dtypes.uint32,'int64':dtypes.int64,
-  'uint64':dtypes.uint64,'bool':dtypes.bool,'void':dtypes.void}
-REV = {v.name: k for k, v in NAMES.items()}
-
-def ir_dt(d): return REV[d.scalar().name] + (f".vec({d.count})" if d.count > 1 else "")
-
-def ir_arg(a):
-  if isinstance(a, tuple): return "(" + ", ".join(ir_arg(x) for x in a) + ("," if len(a) == 1 else "") + ")"
-  if isinstance(a, DType): return "dtypes." + ir_dt(a)
-  if isinstance(a, Ops): return "Ops." + a.name
-  if isinstance(a, float) and a != a: return "nan"
-  return repr(a)
-
-def to_ir(root, uniques):
-  ids, lines = {}, []
-  for u in root.toposort():
-    ids[u] = f"%{len(ids)}"
-    arg = uniques.setdefault(u.arg, len(uniques)) if u.op is Ops.UNIQUE else u.arg
-    s = f"{ids[u]} = {u.op.name} : {ir_dt(u.dtype)}"
-    if u.src: s += " (" + ", ".join(ids[x] for x in u.src) + ")"
-    if arg is not None: s += " arg=" + ir_arg(arg)
-    lines.append(s)
-  return "\n".join(lines) + f"\nreturn {ids[root]}\n"
 
 def harvest():
   for name, python in PROGRAMS.items():

@@ -15,13 +15,10 @@
 #include "schedule/schedule.h"
 #include "uop/parallel_for.h"
 #include "uop/status_macros.h"
+#include "uop/util.h"
 
 namespace uopc {
 namespace {
-
-double SecondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 // f(0) ... f(n-1): in turn with one thread, else on `threads` threads, one kernel per task.
 void ForEachKernel(size_t n, int threads, absl::FunctionRef<void(size_t)> f) {

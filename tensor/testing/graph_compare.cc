@@ -30,19 +30,27 @@ UOpPtr CanonicalSink(const std::vector<Tensor>& outputs) {
   return sink->Substitute(renumber);
 }
 
-std::string GraphDifference(const UOpPtr& got, absl::string_view expected_text) {
+std::string FirstDifferentLine(absl::string_view got, absl::string_view expected) {
+  if (got == expected) return "";
+  std::vector<absl::string_view> a = absl::StrSplit(got, '\n'), b = absl::StrSplit(expected, '\n');
+  size_t i = 0;
+  while (i < a.size() && i < b.size() && a[i] == b[i]) ++i;
+  return absl::StrCat("line ", i + 1, "\n  got:      ", i < a.size() ? a[i] : "<end>",
+                      "\n  expected: ", i < b.size() ? b[i] : "<end>");
+}
+
+std::string GraphFirstDifference(const UOpPtr& got, absl::string_view expected_text) {
   absl::StatusOr<UOpPtr> expected = ParseIrSingle(expected_text);
   if (!expected.ok()) return "cannot parse the expected graph: " + std::string(expected.status().message());
   if (*expected == got) return "";
-  std::string got_text = PrintIr(got.get());
-  std::vector<std::string> a = absl::StrSplit(got_text, '\n'), b = absl::StrSplit(expected_text, '\n');
-  size_t i = 0;
-  while (i < a.size() && i < b.size() && a[i] == b[i]) ++i;
-  std::string out =
-      absl::StrCat("graphs differ at line ", i + 1, "\n  got:      ", i < a.size() ? a[i] : "<end>",
-                   "\n  expected: ", i < b.size() ? b[i] : "<end>", "\n--- got ---\n", got_text,
-                   "--- expected ---\n", expected_text);
-  return out;
+  std::string line = FirstDifferentLine(PrintIr(got.get()), expected_text);
+  return line.empty() ? "graphs differ with the same text" : "graphs differ at " + line;
+}
+
+std::string GraphDifference(const UOpPtr& got, absl::string_view expected_text) {
+  std::string difference = GraphFirstDifference(got, expected_text);
+  if (difference.empty()) return "";
+  return absl::StrCat(difference, "\n--- got ---\n", PrintIr(got.get()), "--- expected ---\n", expected_text);
 }
 
 std::vector<std::pair<std::string, std::string>> ReadJsonl(const std::string& path) {
@@ -54,6 +62,12 @@ std::vector<std::pair<std::string, std::string>> ReadJsonl(const std::string& pa
     nlohmann::json j = nlohmann::json::parse(line);
     out.emplace_back(j["program"].get<std::string>(), line);
   }
+  return out;
+}
+
+std::map<std::string, nlohmann::json> ReadJsonlByProgram(const std::string& path) {
+  std::map<std::string, nlohmann::json> out;
+  for (const auto& [name, line] : ReadJsonl(path)) out[name] = nlohmann::json::parse(line);
   return out;
 }
 

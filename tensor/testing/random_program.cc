@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "tensor/tensor.h"
 #include "tensor/testing/host_tensor.h"
+#include "uop/util.h"
 
 namespace uopc {
 
@@ -61,9 +62,6 @@ namespace {
 
 using Shape = std::vector<int64_t>;
 
-std::string ShapeStr(const Shape& s) {
-  return absl::StrCat("(", absl::StrJoin(s, ", "), s.size() == 1 ? ",)" : ")");
-}
 std::string DimsStr(const Shape& s) { return absl::StrCat("{", absl::StrJoin(s, ", "), "}"); }
 std::string DTypeStr(DType d) { return d.ToString(); }
 
@@ -294,7 +292,7 @@ class Generator {
     v.reads[id] = 0;
     std::vector<std::string> shown;
     for (double x : vals) shown.push_back(absl::StrCat(x));
-    lines_.push_back(absl::StrCat(v.name, " = input ", DTypeStr(dtype), " ", ShapeStr(shape), " {",
+    lines_.push_back(absl::StrCat(v.name, " = input ", DTypeStr(dtype), " ", TupleString(shape), " {",
                                   absl::StrJoin(shown, ", "), "}"));
     if (!v.t.ok()) {
       Fail(absl::StrCat("creating ", v.name, ": ", v.t.status().ToString()));
@@ -339,7 +337,7 @@ class Generator {
     v.ref = *std::move(ref);
     v.reads = *std::move(reads);
     lines_.push_back(
-        absl::StrCat(v.name, " = ", expr, "  # ", DTypeStr(v.ref.dtype), " ", ShapeStr(v.ref.shape)));
+        absl::StrCat(v.name, " = ", expr, "  # ", DTypeStr(v.ref.dtype), " ", TupleString(v.ref.shape)));
     ++out_.ops;
     if (!v.t.ok()) {
       Fail(absl::StrCat(v.name, ": the Tensor API refused a valid op: ", v.t.status().ToString()));
@@ -347,8 +345,8 @@ class Generator {
       Fail(absl::StrCat(v.name, ": dtype ", DTypeStr(v.t.dtype()), ", the reference's ",
                         DTypeStr(v.ref.dtype)));
     } else if (v.t.Shape() != v.ref.shape) {
-      Fail(absl::StrCat(v.name, ": shape ", ShapeStr(v.t.Shape()), ", the reference's ",
-                        ShapeStr(v.ref.shape)));
+      Fail(absl::StrCat(v.name, ": shape ", TupleString(v.t.Shape()), ", the reference's ",
+                        TupleString(v.ref.shape)));
     }
     values_.push_back(std::move(v));
     return true;
@@ -814,7 +812,7 @@ class Generator {
       const std::string diff = HostCompare(v.ref, HostFromBytes(v.ref.dtype, *bytes));
       ++out_.outputs_compared;
       if (!diff.empty()) {
-        Fail(absl::StrCat(v.name, " ", DTypeStr(v.ref.dtype), " ", ShapeStr(v.ref.shape), ": ", diff));
+        Fail(absl::StrCat(v.name, " ", DTypeStr(v.ref.dtype), " ", TupleString(v.ref.shape), ": ", diff));
         return;
       }
     }
