@@ -88,7 +88,7 @@ TEST(TinyJitTest, ATrainingStepReplaysAsItRan) {
       Tensor loss = ((in[0].Matmul(w) - in[1]).Square()).Mean();
       UOPC_ASSIGN_OR_RETURN(std::vector<Tensor> g, loss.Gradient({w}));
       Tensor updated = w.Assign(w - g[0] * 0.1);
-      if (!updated.ok()) return updated.status();
+      UOPC_RETURN_IF_ERROR(updated.status());
       return std::vector<Tensor>{loss, updated};
     };
   };

@@ -65,15 +65,14 @@ absl::StatusOr<CompilePhases> MeasureCompilePhases(const std::function<Tensor()>
   auto start = std::chrono::steady_clock::now();
   Tensor out = build();
   p.tensor = SecondsSince(start);
-  if (!out.ok()) return out.status();
+  UOPC_RETURN_IF_ERROR(out.status());
 
   start = std::chrono::steady_clock::now();
-  absl::StatusOr<Schedule> schedule = CreateSchedule(UOp::Sink({out.uop()}));
+  UOPC_ASSIGN_OR_RETURN(Schedule schedule, CreateSchedule(UOp::Sink({out.uop()})));
   p.schedule = SecondsSince(start);
-  if (!schedule.ok()) return schedule.status();
-  p.schedule_items = static_cast<int64_t>(schedule->items.size());
+  p.schedule_items = static_cast<int64_t>(schedule.items.size());
   absl::flat_hash_set<const UOp*> seen;
-  for (const ScheduleItem& item : schedule->items) {
+  for (const ScheduleItem& item : schedule.items) {
     if (item.ast->op() == Ops::SINK && seen.insert(item.ast.get()).second) p.unique_asts.push_back(item.ast);
   }
   const size_t n = p.unique_asts.size();

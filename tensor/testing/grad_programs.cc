@@ -238,10 +238,8 @@ const std::vector<GradProgram>& GradPrograms() {
 absl::StatusOr<std::vector<Tensor>> LossAndGradients(const GradProgram& program) {
   Tensor::ManualSeed(42);
   GradProgramTensors p = program.build();
-  for (const Tensor& t : p.inputs) {
-    if (!t.ok()) return t.status();
-  }
-  if (!p.loss.ok()) return p.loss.status();
+  for (const Tensor& t : p.inputs) UOPC_RETURN_IF_ERROR(t.status());
+  UOPC_RETURN_IF_ERROR(p.loss.status());
   UOPC_ASSIGN_OR_RETURN(std::vector<Tensor> grads, p.loss.Gradient(p.inputs));
   std::vector<Tensor> out = {p.loss};
   out.insert(out.end(), grads.begin(), grads.end());
