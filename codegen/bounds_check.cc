@@ -14,6 +14,7 @@
 #include "rewrite/valid.h"
 #include "shapetracker/shapetracker.h"
 #include "uop/exec_alu.h"
+#include "uop/status_macros.h"
 
 namespace uopc {
 namespace {
@@ -288,7 +289,7 @@ absl::Status CheckProgramBounds(absl::Span<const UOpPtr> uops, absl::string_view
   std::vector<const UOp*> nodes(uops.size());
   std::transform(uops.begin(), uops.end(), nodes.begin(), [](const UOpPtr& u) { return u.get(); });
   for (const Access& a : Accesses(nodes)) {
-    if (absl::Status s = CheckAccess(a, kernel, prover); !s.ok()) return s;
+    UOPC_RETURN_IF_ERROR(CheckAccess(a, kernel, prover));
   }
   return absl::OkStatus();
 }
@@ -297,7 +298,7 @@ absl::Status CheckProgramBounds(const UOp* sink, absl::string_view kernel, const
   RewriteGroupScope viz_group(BoundsGroupLabel(kernel), /*join_open_group=*/true);
   std::vector<const UOp*> nodes = sink->Toposort();
   for (const Access& a : Accesses(nodes)) {
-    if (absl::Status s = CheckAccess(a, kernel, prover); !s.ok()) return s;
+    UOPC_RETURN_IF_ERROR(CheckAccess(a, kernel, prover));
   }
   return absl::OkStatus();
 }

@@ -17,6 +17,7 @@
 #include "uop/kernel_info.h"
 #include "uop/print.h"
 #include "uop/spec.h"
+#include "uop/status_macros.h"
 
 namespace uopc {
 namespace {
@@ -91,39 +92,36 @@ absl::StatusOr<Kernel> OptimizeKernel(const UOpPtr& ast, const Renderer& rendere
                           absl::StrCat("SPEC: the kernel AST given to codegen is invalid: ", s.message()));
     }
   }
-  absl::StatusOr<Kernel> kernel = Kernel::Create(ast, renderer);
-  if (!kernel.ok()) return kernel.status();
+  UOPC_ASSIGN_OR_RETURN(Kernel kernel, Kernel::Create(ast, renderer));
   if (options.opts.has_value()) {
     for (const Opt& opt : *options.opts) {
-      if (absl::Status s = kernel->ApplyOpt(opt); !s.ok()) return s;
+      UOPC_RETURN_IF_ERROR(kernel.ApplyOpt(opt));
     }
   } else if (options.optimize) {
-    if (absl::Status s = ApplyDefaultOptimizations(*kernel); !s.ok()) return s;
+    UOPC_RETURN_IF_ERROR(ApplyDefaultOptimizations(kernel));
   }
   return kernel;
 }
 
 absl::StatusOr<ProgramSpec> CompileOptimizedAst(const UOpPtr& optimized_ast, const Renderer& renderer,
                                                 CodegenStages* stages) {
-  absl::StatusOr<std::vector<UOpPtr>> uops = FullRewrite(optimized_ast, renderer, stages);
-  if (!uops.ok()) return uops.status();
-  if (uops->empty() || uops->back()->op() != Ops::SINK) {
+  UOPC_ASSIGN_OR_RETURN(std::vector<UOpPtr> uops, FullRewrite(optimized_ast, renderer, stages));
+  if (uops.empty() || uops.back()->op() != Ops::SINK) {
     return absl::InternalError("the linear program does not end in its SINK");
   }
-  std::vector<const UOp*> raw(uops->size());
-  std::transform(uops->begin(), uops->end(), raw.begin(), [](const UOpPtr& u) { return u.get(); });
+  std::vector<const UOp*> raw(uops.size());
+  std::transform(uops.begin(), uops.end(), raw.begin(), [](const UOpPtr& u) { return u.get(); });
   absl::StatusOr<std::string> src = renderer.Render(raw);
   if (!src.ok()) return InStep("render", src.status());
 
-  absl::StatusOr<ProgramSpec> p = ProgramSpec::FromUops(*std::move(uops), *std::move(src));
-  if (!p.ok()) return p.status();
+  UOPC_ASSIGN_OR_RETURN(ProgramSpec p, ProgramSpec::FromUops(std::move(uops), *std::move(src)));
   // tinygrad launches a program for a target with local dims on [1, 1, 1] when it has no SPECIAL.
-  if (renderer.has_local() && !p->global_size.has_value()) {
-    p->global_size = p->local_size = std::vector<int64_t>{1, 1, 1};
+  if (renderer.has_local() && !p.global_size.has_value()) {
+    p.global_size = p.local_size = std::vector<int64_t>{1, 1, 1};
   }
   if (RewriteRecorder::Enabled()) {
     RewriteRecorder::AddText("uops", PrintUOpsListing(raw));
-    RewriteRecorder::AddText("source", p->src);
+    RewriteRecorder::AddText("source", p.src);
   }
   return p;
 }
@@ -132,13 +130,11 @@ absl::StatusOr<ProgramSpec> CompileOptimizedKernel(const Kernel& kernel, const s
                                                    CodegenStages* stages) {
   RewriteGroupScope viz_group(name, /*join_open_group=*/true);  // VIZ: one group per kernel
   viz_group.SetLabel(name);
-  absl::StatusOr<UOpPtr> optimized = kernel.GetOptimizedAst(nullptr, name);
-  if (!optimized.ok()) return optimized.status();
-  if (stages != nullptr) stages->emplace_back("optimized_ast", *optimized);
-  absl::StatusOr<ProgramSpec> p = CompileOptimizedAst(*optimized, kernel.renderer(), stages);
-  if (!p.ok()) return p.status();
-  p->applied_opts = kernel.applied_opts();
-  p->estimates.mem = Estimates::MemOfAst(*kernel.ast());
+  UOPC_ASSIGN_OR_RETURN(UOpPtr optimized, kernel.GetOptimizedAst(nullptr, name));
+  if (stages != nullptr) stages->emplace_back("optimized_ast", optimized);
+  UOPC_ASSIGN_OR_RETURN(ProgramSpec p, CompileOptimizedAst(optimized, kernel.renderer(), stages));
+  p.applied_opts = kernel.applied_opts();
+  p.estimates.mem = Estimates::MemOfAst(*kernel.ast());
   return p;
 }
 
@@ -146,10 +142,9 @@ absl::StatusOr<ProgramSpec> CompileKernel(const UOpPtr& ast, const Renderer& ren
                                           const CompileOptions& options, KernelNameCounter* names,
                                           CodegenStages* stages) {
   RewriteGroupScope viz_group("kernel");  // VIZ: the opts and codegen of this kernel, one group
-  absl::StatusOr<Kernel> kernel = OptimizeKernel(ast, renderer, options);
-  if (!kernel.ok()) return kernel.status();
-  const std::string base = kernel->BaseName();
-  return CompileOptimizedKernel(*kernel, names != nullptr ? names->Next(base) : base, stages);
+  UOPC_ASSIGN_OR_RETURN(Kernel kernel, OptimizeKernel(ast, renderer, options));
+  const std::string base = kernel.BaseName();
+  return CompileOptimizedKernel(kernel, names != nullptr ? names->Next(base) : base, stages);
 }
 
 }  // namespace uopc

@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "renderer/cstyle.h"
 #include "uop/spec.h"
+#include "uop/status_macros.h"
 
 namespace uopc {
 namespace {
@@ -42,10 +43,9 @@ absl::StatusOr<UOpPtr> AddAnInt(const UOpPtr& sink, const Renderer&) {
 }
 
 absl::StatusOr<UOpPtr> OptimizedAst(const Renderer& renderer) {
-  absl::StatusOr<Kernel> k =
-      OptimizeKernel(ParseCorpusGraph(KernelCorpus()[0].ast), renderer, CompileOptions{});
-  if (!k.ok()) return k.status();
-  return k->GetOptimizedAst(nullptr, "E_test");
+  UOPC_ASSIGN_OR_RETURN(Kernel k,
+                        OptimizeKernel(ParseCorpusGraph(KernelCorpus()[0].ast), renderer, CompileOptions{}));
+  return k.GetOptimizedAst(nullptr, "E_test");
 }
 
 TEST_F(CodegenStepsTest, ABrokenStepIsNamed) {

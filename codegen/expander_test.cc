@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "renderer/cstyle.h"
 #include "rewrite/graph_rewrite.h"
+#include "uop/status_macros.h"
 #include "uop/text_ir.h"
 
 namespace uopc {
@@ -55,9 +56,7 @@ TEST(ExpanderCorpusTest, StepsChainedFromTheLowerer) {
     UOpPtr g = sink;
     for (const Step& step : {Step(RewriteInitialSymbolic), Step(RewriteStoreIgnore), Step(RewriteMoveIgnore),
                              Step(RewriteExpander)}) {
-      absl::StatusOr<UOpPtr> next = step(g, renderer);
-      if (!next.ok()) return next.status();
-      g = *std::move(next);
+      UOPC_ASSIGN_OR_RETURN(g, step(g, renderer));
     }
     return g;
   };

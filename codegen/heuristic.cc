@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "uop/ops.h"
+#include "uop/status_macros.h"
 
 namespace uopc {
 namespace {
@@ -56,9 +57,9 @@ absl::StatusOr<std::vector<Opt>> HandCodedOptimizations(const Kernel& input) {
       for (int64_t g = 0; g < k.global_dims(); ++g) {
         if (Divides(k.full_shape()[k.first_reduce()], kMvThreadsPerRow) &&
             Divides(k.full_shape()[g], kMvBlockSize * kMvRowsPerThread)) {
-          if (absl::Status s = k.ApplyOpt(Opt(OptOps::kGroup, 0, kMvThreadsPerRow)); !s.ok()) return s;
-          if (absl::Status s = k.ApplyOpt(Opt(OptOps::kLocal, g, kMvBlockSize)); !s.ok()) return s;
-          if (absl::Status s = k.ApplyOpt(Opt(OptOps::kUpcast, g, kMvRowsPerThread)); !s.ok()) return s;
+          UOPC_RETURN_IF_ERROR(k.ApplyOpt(Opt(OptOps::kGroup, 0, kMvThreadsPerRow)));
+          UOPC_RETURN_IF_ERROR(k.ApplyOpt(Opt(OptOps::kLocal, g, kMvBlockSize)));
+          UOPC_RETURN_IF_ERROR(k.ApplyOpt(Opt(OptOps::kUpcast, g, kMvRowsPerThread)));
           return k.applied_opts();
         }
       }
@@ -108,7 +109,7 @@ absl::StatusOr<std::vector<Opt>> HandCodedOptimizations(const Kernel& input) {
     if (Resolve(Le(work, Sint(49)))) to_upcast.push_back(axis);
   }
   for (auto it = to_upcast.rbegin(); it != to_upcast.rend(); ++it) {
-    if (absl::Status s = k.ApplyOpt(Opt(OptOps::kUpcast, *it, 0)); !s.ok()) return s;
+    UOPC_RETURN_IF_ERROR(k.ApplyOpt(Opt(OptOps::kUpcast, *it, 0)));
   }
 
   // Upcast expanded (stride 0) axes while the output is large.
@@ -142,7 +143,7 @@ absl::StatusOr<std::vector<Opt>> HandCodedOptimizations(const Kernel& input) {
     if (choices.empty()) break;
     std::sort(choices.begin(), choices.end());
     auto [p, t, axis, amount] = choices[0];
-    if (absl::Status s = k.ApplyOpt(Opt(OptOps::kUpcast, axis, amount)); !s.ok()) return s;
+    UOPC_RETURN_IF_ERROR(k.ApplyOpt(Opt(OptOps::kUpcast, axis, amount)));
     upcasted_axes.insert(axis);
   }
 
@@ -160,28 +161,19 @@ absl::StatusOr<std::vector<Opt>> HandCodedOptimizations(const Kernel& input) {
       SintVec fus = k.full_unupcasted_shape();
       std::optional<int64_t> s = IntOf(fus.back());
       if (s && *s <= 32) {
-        if (absl::Status st =
-                k.ApplyOpt(Opt(OptOps::kUnroll, static_cast<int64_t>(fus.size()) - 1 - k.first_reduce(), 0));
-            !st.ok()) {
-          return st;
-        }
+        UOPC_RETURN_IF_ERROR(
+            k.ApplyOpt(Opt(OptOps::kUnroll, static_cast<int64_t>(fus.size()) - 1 - k.first_reduce(), 0)));
         fus = k.full_unupcasted_shape();
         if (k.first_reduce() < k.first_upcast() && *s <= 3) {
           std::optional<int64_t> s2 = IntOf(fus.back());
           if (s2 && *s2 <= 3) {
-            if (absl::Status st = k.ApplyOpt(
-                    Opt(OptOps::kUnroll, static_cast<int64_t>(fus.size()) - 1 - k.first_reduce(), 0));
-                !st.ok()) {
-              return st;
-            }
+            UOPC_RETURN_IF_ERROR(
+                k.ApplyOpt(Opt(OptOps::kUnroll, static_cast<int64_t>(fus.size()) - 1 - k.first_reduce(), 0)));
           }
         }
       } else if (Divides(fus.back(), 4)) {
-        if (absl::Status st =
-                k.ApplyOpt(Opt(OptOps::kUnroll, static_cast<int64_t>(fus.size()) - 1 - k.first_reduce(), 4));
-            !st.ok()) {
-          return st;
-        }
+        UOPC_RETURN_IF_ERROR(
+            k.ApplyOpt(Opt(OptOps::kUnroll, static_cast<int64_t>(fus.size()) - 1 - k.first_reduce(), 4)));
       }
     }
   }
@@ -190,10 +182,7 @@ absl::StatusOr<std::vector<Opt>> HandCodedOptimizations(const Kernel& input) {
   {
     SintVec fus = k.full_unupcasted_shape();
     if (k.upcasted() == 0 && !fus.empty() && Divides(fus.back(), 4)) {
-      if (absl::Status s = k.ApplyOpt(Opt(OptOps::kUpcast, static_cast<int64_t>(fus.size()) - 1, 4));
-          !s.ok()) {
-        return s;
-      }
+      UOPC_RETURN_IF_ERROR(k.ApplyOpt(Opt(OptOps::kUpcast, static_cast<int64_t>(fus.size()) - 1, 4)));
     }
   }
 
@@ -229,7 +218,7 @@ absl::StatusOr<std::vector<Opt>> HandCodedOptimizations(const Kernel& input) {
     for (auto [axis, sz] : to_local) {
       axis -= deleted;
       bool will_delete = k.full_shape()[axis] == Sint(sz);
-      if (absl::Status s = k.ApplyOpt(Opt(OptOps::kLocal, axis, sz)); !s.ok()) return s;
+      UOPC_RETURN_IF_ERROR(k.ApplyOpt(Opt(OptOps::kLocal, axis, sz)));
       if (will_delete) ++deleted;
     }
   }
@@ -238,19 +227,16 @@ absl::StatusOr<std::vector<Opt>> HandCodedOptimizations(const Kernel& input) {
 
 absl::Status ApplyDefaultOptimizations(Kernel& k) {
   if (k.ApplyTensorCores(1)) return absl::OkStatus();
-  absl::StatusOr<std::vector<Opt>> opts = HandCodedOptimizations(k);
-  if (!opts.ok()) return opts.status();
-  return k.ApplyOpts(*opts);
+  UOPC_ASSIGN_OR_RETURN(std::vector<Opt> opts, HandCodedOptimizations(k));
+  return k.ApplyOpts(opts);
 }
 
 absl::StatusOr<UOpPtr> OptimizeKernelAst(const UOpPtr& ast, const Renderer& renderer,
                                          KernelNameCounter* names,
                                          const std::optional<std::vector<Opt>>& opts) {
-  absl::StatusOr<Kernel> k = Kernel::Create(ast, renderer);
-  if (!k.ok()) return k.status();
-  absl::Status applied = opts ? k->ApplyOpts(*opts) : ApplyDefaultOptimizations(*k);
-  if (!applied.ok()) return applied;
-  return k->GetOptimizedAst(names);
+  UOPC_ASSIGN_OR_RETURN(Kernel k, Kernel::Create(ast, renderer));
+  UOPC_RETURN_IF_ERROR(opts ? k.ApplyOpts(*opts) : ApplyDefaultOptimizations(k));
+  return k.GetOptimizedAst(names);
 }
 
 }  // namespace uopc

@@ -15,24 +15,10 @@
 #include "rewrite/infix.h"
 #include "uop/kernel_info.h"
 #include "uop/ops.h"
+#include "uop/status_macros.h"
 
 namespace uopc {
 namespace {
-
-#define KERNEL_RETURN_IF_ERROR(expr) \
-  do {                               \
-    absl::Status _st = (expr);       \
-    if (!_st.ok()) return _st;       \
-  } while (0)
-
-#define KERNEL_ASSIGN_OR_RETURN_IMPL(var, tmp, expr) \
-  auto tmp = (expr);                                 \
-  if (!tmp.ok()) return tmp.status();                \
-  var = std::move(*tmp)
-#define KERNEL_CONCAT2(a, b) a##b
-#define KERNEL_CONCAT(a, b) KERNEL_CONCAT2(a, b)
-#define KERNEL_ASSIGN_OR_RETURN(var, expr) \
-  KERNEL_ASSIGN_OR_RETURN_IMPL(var, KERNEL_CONCAT(_status_or_, __LINE__), expr)
 
 // tinygrad's check(): an opt that cannot apply is an InvalidArgumentError naming the opt.
 #define OPT_CHECK(cond, opt, ...)                                                                      \
@@ -57,18 +43,18 @@ class StInference {
       if (t == nullptr) return absl::InvalidArgumentError("a VIEW without a ShapeTracker arg");
       st = *t;
     } else if (u->op() == Ops::ASSIGN) {
-      KERNEL_ASSIGN_OR_RETURN(st, Of(u->src(0)));
+      UOPC_ASSIGN_OR_RETURN(st, Of(u->src(0)));
     } else if (groups::kBuffer.contains(u->op())) {
       for (const UOpPtr& s : u->src()) {
         if (s->op() == Ops::VIEW) {
-          KERNEL_ASSIGN_OR_RETURN(st, Of(s.get()));
+          UOPC_ASSIGN_OR_RETURN(st, Of(s.get()));
           break;
         }
       }
     } else {
       std::vector<ShapeTracker> src_sts;
       for (const UOpPtr& s : u->src()) {
-        KERNEL_ASSIGN_OR_RETURN(std::optional<ShapeTracker> sst, Of(s.get()));
+        UOPC_ASSIGN_OR_RETURN(std::optional<ShapeTracker> sst, Of(s.get()));
         if (sst) src_sts.push_back(*sst);
       }
       if (!src_sts.empty()) {
@@ -90,7 +76,7 @@ class StInference {
           shape.back() =
               FloorDiv(shape.back() * Sint(u->src(0)->dtype().itemsize()), Sint(u->dtype().itemsize()));
         }
-        KERNEL_ASSIGN_OR_RETURN(st, ShapeTracker::FromShape(shape));
+        UOPC_ASSIGN_OR_RETURN(st, ShapeTracker::FromShape(shape));
       }
     }
     memo_.emplace(u, st);
@@ -185,7 +171,7 @@ absl::StatusOr<Kernel> Kernel::Create(const UOpPtr& ast, const Renderer& rendere
   std::reverse(k.bufs_.begin(), k.bufs_.end());
   StInference infer;
   for (const UOpPtr& b : k.bufs_) {
-    KERNEL_ASSIGN_OR_RETURN(std::optional<ShapeTracker> st, infer.Of(b.get()));
+    UOPC_ASSIGN_OR_RETURN(std::optional<ShapeTracker> st, infer.Of(b.get()));
     if (!st) return absl::InvalidArgumentError(absl::StrCat("buffer op ", OpName(b->op()), " has no VIEW"));
     for (const UOpPtr& v : st->Vars()) {
       if (seen_vars.insert(v.get()).second) k.vars_.push_back(v);
@@ -193,8 +179,8 @@ absl::StatusOr<Kernel> Kernel::Create(const UOpPtr& ast, const Renderer& rendere
     k.sts_.push_back(*st);
   }
   for (const UOpPtr& r : k.reduceops_) {
-    KERNEL_ASSIGN_OR_RETURN(std::optional<ShapeTracker> out, infer.Of(r.get()));
-    KERNEL_ASSIGN_OR_RETURN(std::optional<ShapeTracker> in, infer.Of(r->src(0)));
+    UOPC_ASSIGN_OR_RETURN(std::optional<ShapeTracker> out, infer.Of(r.get()));
+    UOPC_ASSIGN_OR_RETURN(std::optional<ShapeTracker> in, infer.Of(r->src(0)));
     if (!out || !in) return absl::InvalidArgumentError("a REDUCE_AXIS without a shape");
     k.sts_.push_back(*out);
     k.sts_.push_back(*in);
@@ -209,7 +195,7 @@ absl::StatusOr<Kernel> Kernel::Create(const UOpPtr& ast, const Renderer& rendere
     for (size_t d = 0; d < rank; ++d)
       full[d] = i == 0 ? k.sts_[i].shape()[d] : Max(full[d], k.sts_[i].shape()[d]);
   }
-  KERNEL_ASSIGN_OR_RETURN(ShapeTracker full_st, ShapeTracker::FromShape(full, SintVec(rank, Sint(0))));
+  UOPC_ASSIGN_OR_RETURN(ShapeTracker full_st, ShapeTracker::FromShape(full, SintVec(rank, Sint(0))));
   k.sts_.push_back(std::move(full_st));
 
   // Reduce axes last.
@@ -220,9 +206,9 @@ absl::StatusOr<Kernel> Kernel::Create(const UOpPtr& ast, const Renderer& rendere
   for (size_t i = 0; i < rank; ++i) {
     if (SintNe(k.full_shape()[i], k.output_shape()[i])) permute.push_back(i);
   }
-  KERNEL_RETURN_IF_ERROR(k.ReshapeAndPermute(nullptr, permute));
-  KERNEL_RETURN_IF_ERROR(k.SimplifyOnes().status());
-  KERNEL_RETURN_IF_ERROR(k.SimplifyMergeAdjacent());
+  UOPC_RETURN_IF_ERROR(k.ReshapeAndPermute(nullptr, permute));
+  UOPC_RETURN_IF_ERROR(k.SimplifyOnes().status());
+  UOPC_RETURN_IF_ERROR(k.SimplifyMergeAdjacent());
   return k;
 }
 
@@ -327,10 +313,10 @@ absl::Status Kernel::ReshapeAndPermute(const std::function<SintVec(const SintVec
   for (const ShapeTracker& st : sts_) {
     ShapeTracker cur = st;
     if (new_shape) {
-      KERNEL_ASSIGN_OR_RETURN(cur, cur.Reshape(new_shape(cur.shape())));
+      UOPC_ASSIGN_OR_RETURN(cur, cur.Reshape(new_shape(cur.shape())));
     }
     if (axis) {
-      KERNEL_ASSIGN_OR_RETURN(cur, cur.Permute(*axis));
+      UOPC_ASSIGN_OR_RETURN(cur, cur.Permute(*axis));
     }
     out.push_back(std::move(cur));
   }
@@ -379,7 +365,7 @@ absl::StatusOr<bool> Kernel::SimplifyOnes() {
   int64_t fr = first_reduce(), fu = first_upcast();
   for (int64_t i = std::max<int64_t>(fr - local_dims_, 0); i < fr; ++i) local_dims_ -= ones[i];
   for (int64_t i = fu; i < shape_len(); ++i) upcasted_ -= ones[i];
-  KERNEL_RETURN_IF_ERROR(ReshapeAndPermute(
+  UOPC_RETURN_IF_ERROR(ReshapeAndPermute(
       [&](const SintVec& shape) {
         SintVec r;
         for (size_t i = 0; i < shape.size(); ++i) {
@@ -424,7 +410,7 @@ absl::Status Kernel::SimplifyMergeAdjacent() {
   for (size_t j = 0; j < sts_.size(); ++j) {
     SintVec shape;
     for (const Entry& e : rets[j]) shape.push_back(e.first);
-    KERNEL_ASSIGN_OR_RETURN(sts_[j], sts_[j].Reshape(shape));
+    UOPC_ASSIGN_OR_RETURN(sts_[j], sts_[j].Reshape(shape));
   }
   return absl::OkStatus();
 }
@@ -448,13 +434,13 @@ int64_t Kernel::RealAxis(const Opt& opt) const {
 
 absl::Status Kernel::ApplyOpt(const Opt& opt) {
   Kernel copy = *this;
-  KERNEL_RETURN_IF_ERROR(copy.ApplyOptInPlace(opt, /*append=*/true));
+  UOPC_RETURN_IF_ERROR(copy.ApplyOptInPlace(opt, /*append=*/true));
   *this = std::move(copy);
   return absl::OkStatus();
 }
 
 absl::Status Kernel::ApplyOpts(const std::vector<Opt>& opts) {
-  for (const Opt& opt : opts) KERNEL_RETURN_IF_ERROR(ApplyOpt(opt));
+  for (const Opt& opt : opts) UOPC_RETURN_IF_ERROR(ApplyOpt(opt));
   return absl::OkStatus();
 }
 
@@ -473,7 +459,7 @@ absl::Status Kernel::ApplyOptInPlace(const Opt& opt, bool append) {
               "tensor core opts must have valid tc_select");
     OPT_CHECK(0 <= a[1] && a[1] <= 2, opt, "tensor core opts must have valid tc_opt");
     OPT_CHECK(0 < a[2] && a[2] <= 3, opt, "use_tensor_cores value is not valid");
-    KERNEL_ASSIGN_OR_RETURN(bool applied, ApplyTcOpt(a[2], *opt.axis, a[0], a[1]));
+    UOPC_ASSIGN_OR_RETURN(bool applied, ApplyTcOpt(a[2], *opt.axis, a[0], a[1]));
     OPT_CHECK(applied, opt, "no tensor core available");
     applied_opts_.push_back(opt);
     return absl::OkStatus();
@@ -529,7 +515,7 @@ absl::Status Kernel::ApplyOptInPlace(const Opt& opt, bool append) {
     case OptOps::kLocal:
       OPT_CHECK(renderer_->has_local(), opt, "target does not support local");
       OPT_CHECK(axis < global_dims(), opt, "local is for globals");
-      KERNEL_RETURN_IF_ERROR(ShiftTo(axis, amt, false, first_reduce()));
+      UOPC_RETURN_IF_ERROR(ShiftTo(axis, amt, false, first_reduce()));
       ++local_dims_;
       break;
     case OptOps::kGroup:
@@ -545,7 +531,7 @@ absl::Status Kernel::ApplyOptInPlace(const Opt& opt, bool append) {
       }
       absl::flat_hash_set<int64_t> unique(all_axes.begin(), all_axes.end());
       OPT_CHECK(unique.size() == all_axes.size(), opt, "can't group with parallel reduces");
-      KERNEL_RETURN_IF_ERROR(
+      UOPC_RETURN_IF_ERROR(
           ShiftTo(axis, amt, opt.op == OptOps::kGroupTop, first_reduce() + group_for_reduces_));
       ++group_for_reduces_;
       break;
@@ -555,7 +541,7 @@ absl::Status Kernel::ApplyOptInPlace(const Opt& opt, bool append) {
       OPT_CHECK(amt <= 32, opt, "don't unroll more than 32");
       if (full_shape()[axis] == Sint(amt) && axis == first_reduce()) ++local_dims_;  // first_reduce will move
       if (full_shape()[axis] == Sint(amt) && axis < first_reduce() + group_for_reduces_) --group_for_reduces_;
-      KERNEL_RETURN_IF_ERROR(ShiftTo(axis, amt));
+      UOPC_RETURN_IF_ERROR(ShiftTo(axis, amt));
       if (absl::Status s = Upcast(); !s.ok()) OPT_CHECK(false, opt, s.message());
       break;
     case OptOps::kUpcast:
@@ -565,7 +551,7 @@ absl::Status Kernel::ApplyOptInPlace(const Opt& opt, bool append) {
                   "can't upcast TC locals");
       }
       OPT_CHECK(renderer_->device() == "DSP" || amt <= 16, opt, "don't upcast more than 16");
-      KERNEL_RETURN_IF_ERROR(ShiftTo(axis, amt));
+      UOPC_RETURN_IF_ERROR(ShiftTo(axis, amt));
       if (absl::Status s = Upcast(); !s.ok()) OPT_CHECK(false, opt, s.message());
       break;
     case OptOps::kNoLocals:
@@ -581,7 +567,7 @@ absl::Status Kernel::ApplyOptInPlace(const Opt& opt, bool append) {
       std::vector<int64_t> perm(shape_len());
       for (int64_t i = 0; i < shape_len(); ++i) perm[i] = i;
       std::swap(perm[axis], perm[amt]);
-      KERNEL_RETURN_IF_ERROR(ReshapeAndPermute(nullptr, perm));
+      UOPC_RETURN_IF_ERROR(ReshapeAndPermute(nullptr, perm));
       break;
     }
     case OptOps::kPadTo: {
@@ -602,7 +588,7 @@ absl::Status Kernel::ApplyOptInPlace(const Opt& opt, bool append) {
         if (ru != 0) {
           PairVec pads(st.shape().size(), SintPair(0, 0));
           pads[axis] = SintPair(0, ru);
-          KERNEL_ASSIGN_OR_RETURN(st, st.Pad(pads));
+          UOPC_ASSIGN_OR_RETURN(st, st.Pad(pads));
           padded = true;
         }
       }
@@ -613,7 +599,7 @@ absl::Status Kernel::ApplyOptInPlace(const Opt& opt, bool append) {
       break;
   }
   if (append) applied_opts_.push_back(opt);
-  KERNEL_ASSIGN_OR_RETURN(bool simplified, SimplifyOnes());
+  UOPC_ASSIGN_OR_RETURN(bool simplified, SimplifyOnes());
   if (simplified && tensor_core_opts_) tensor_core_opts_->FixAxes(axis);
   return absl::OkStatus();
 }
@@ -692,12 +678,12 @@ absl::StatusOr<bool> Kernel::ApplyTcOpt(int64_t use_tensor_cores, int64_t axis, 
       continue;
     }
     for (const auto& [dim, amt] : TcReduceAxes(*tc)) {
-      KERNEL_RETURN_IF_ERROR(
+      UOPC_RETURN_IF_ERROR(
           ApplyOptInPlace(Opt(OptOps::kUnroll, tensor_core_opts_->axes[2] - first_reduce(), amt), false));
     }
     for (const std::string& o : tc->opts) {
       OptOps op = o[0] == 'u' ? OptOps::kUpcast : OptOps::kLocal;
-      KERNEL_RETURN_IF_ERROR(ApplyOptInPlace(Opt(op, tensor_core_opts_->axes[o[1] - '0'], 2), false));
+      UOPC_RETURN_IF_ERROR(ApplyOptInPlace(Opt(op, tensor_core_opts_->axes[o[1] - '0'], 2), false));
     }
     tensor_core_ = tc;
     use_tensor_cores_ = use_tensor_cores;
@@ -756,7 +742,7 @@ absl::StatusOr<UOpPtr> PushView(const UOpPtr& src, const ShapeTracker& st) {
   if (src->op() == Ops::CAST || groups::kALU.contains(src->op())) {
     UOp::SrcVector srcs;
     for (const UOpPtr& s : src->src()) {
-      KERNEL_ASSIGN_OR_RETURN(UOpPtr pushed, PushView(s, st));
+      UOPC_ASSIGN_OR_RETURN(UOpPtr pushed, PushView(s, st));
       srcs.push_back(pushed);
     }
     return UOp::WithSources(*src, std::move(srcs));
@@ -797,9 +783,9 @@ absl::StatusOr<UOpPtr> Kernel::GetOptimizedAst(KernelNameCounter* names,
       for (const View& v : st.views()) masked |= v.mask().has_value();
       if (op->op() == Ops::CONST && masked) {
         // A CONST that got masked becomes VALID.where(CONST, 0) over unmasked views.
-        KERNEL_ASSIGN_OR_RETURN(ShapeTracker unit, ShapeTracker::FromShape({}));
-        KERNEL_ASSIGN_OR_RETURN(unit, unit.Reshape(SintVec(st.shape().size(), Sint(1))));
-        KERNEL_ASSIGN_OR_RETURN(unit, unit.Expand(st.shape()));
+        UOPC_ASSIGN_OR_RETURN(ShapeTracker unit, ShapeTracker::FromShape({}));
+        UOPC_ASSIGN_OR_RETURN(unit, unit.Reshape(SintVec(st.shape().size(), Sint(1))));
+        UOPC_ASSIGN_OR_RETURN(unit, unit.Expand(st.shape()));
         UOpPtr unmasked = unit.ToUOp();
         UOpPtr valid = UOp::New(Ops::VALID, dtypes::kBool, {st_uop});
         UOpPtr value = op->ref().replace_src({unmasked});
@@ -850,7 +836,7 @@ absl::StatusOr<UOpPtr> Kernel::GetOptimizedAst(KernelNameCounter* names,
                i < static_cast<int64_t>(shape.size()); ++i) {
             perm.push_back(i);
           }
-          KERNEL_ASSIGN_OR_RETURN(ShapeTracker base, ShapeTracker::FromShape(shape));
+          UOPC_ASSIGN_OR_RETURN(ShapeTracker base, ShapeTracker::FromShape(shape));
           return base.Permute(perm);
         };
         const UOp* mul = ret->src(0)->op() == Ops::CAST ? ret->src(0)->src(0) : ret->src(0);
@@ -858,10 +844,10 @@ absl::StatusOr<UOpPtr> Kernel::GetOptimizedAst(KernelNameCounter* names,
         const TensorCore::Swizzle* swizzles[2] = {&tc.swizzle.first, &tc.swizzle.second};
         for (int i = 0; i < 2; ++i) {
           const UOp* load = srcs[i]->op() == Ops::LOAD ? srcs[i].get() : srcs[i]->src(0);
-          KERNEL_ASSIGN_OR_RETURN(std::optional<ShapeTracker> src_st, StInference().Of(load));
+          UOPC_ASSIGN_OR_RETURN(std::optional<ShapeTracker> src_st, StInference().Of(load));
           if (const TensorCore::Swizzle& sw = *swizzles[i]; sw) {
-            KERNEL_ASSIGN_OR_RETURN(ShapeTracker sst, swizzle_st(src_st->shape(), sw->first, sw->second));
-            KERNEL_ASSIGN_OR_RETURN(srcs[i], PushView(srcs[i], sst));
+            UOPC_ASSIGN_OR_RETURN(ShapeTracker sst, swizzle_st(src_st->shape(), sw->first, sw->second));
+            UOPC_ASSIGN_OR_RETURN(srcs[i], PushView(srcs[i], sst));
           }
           if (use_tensor_cores_ == 3) {  // emulate the warp's addressing with a local buffer
             std::vector<std::optional<Sint>> rs = src_st->RealStrides();
@@ -871,10 +857,10 @@ absl::StatusOr<UOpPtr> Kernel::GetOptimizedAst(KernelNameCounter* names,
                   (rs[a].has_value() && *rs[a] == Sint(0)) || a < wd || (a >= first_reduce() && a < tcd);
               local_shape.push_back(one ? Sint(1) : src_st->shape()[a]);
             }
-            KERNEL_ASSIGN_OR_RETURN(ShapeTracker lst, ShapeTracker::FromShape(local_shape));
+            UOPC_ASSIGN_OR_RETURN(ShapeTracker lst, ShapeTracker::FromShape(local_shape));
             ShapeTracker store_st = lst;
             if (const TensorCore::Swizzle& sw = *swizzles[i]; sw) {
-              KERNEL_ASSIGN_OR_RETURN(store_st, swizzle_st(local_shape, sw->first, sw->second));
+              UOPC_ASSIGN_OR_RETURN(store_st, swizzle_st(local_shape, sw->first, sw->second));
             }
             UOpPtr local = UOp::New(Ops::DEFINE_LOCAL, tc.dtype_in.Ptr(lst.RealSize(), /*local=*/true), {},
                                     Arg(absl::StrCat("temp", i)));
@@ -931,7 +917,7 @@ absl::StatusOr<UOpPtr> Kernel::GetOptimizedAst(KernelNameCounter* names,
             local_shape.push_back(1);
           }
           for (const UpcastedAxis& u : upcasted_axis(0)) local_shape.push_back(u.size);
-          KERNEL_ASSIGN_OR_RETURN(ShapeTracker lst, ShapeTracker::FromShape(local_shape));
+          UOPC_ASSIGN_OR_RETURN(ShapeTracker lst, ShapeTracker::FromShape(local_shape));
           UOpPtr st_uop = lst.ToUOp();
           UOpPtr local = UOp::New(Ops::DEFINE_LOCAL, op->dtype().Ptr(lst.RealSize(), /*local=*/true), {},
                                   Arg(absl::StrCat("temp", ri)));
@@ -946,7 +932,7 @@ absl::StatusOr<UOpPtr> Kernel::GetOptimizedAst(KernelNameCounter* names,
               bool g = std::find(grouped_axes.begin(), grouped_axes.end(), i) != grouped_axes.end();
               shape2.push_back(g ? Sint(1) : local_shape[i]);
             }
-            KERNEL_ASSIGN_OR_RETURN(ShapeTracker st2, ShapeTracker::FromShape(shape2));
+            UOPC_ASSIGN_OR_RETURN(ShapeTracker st2, ShapeTracker::FromShape(shape2));
             UOpPtr st2_uop = st2.ToUOp();
             ret = UOp::New(Ops::LOAD, op->dtype(), {local, st2_uop, local.store({st2_uop, grouped})});
           }

@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "codegen/python_sort.h"
 #include "uop/ops.h"
+#include "uop/status_macros.h"
 
 namespace uopc {
 namespace {
@@ -132,23 +133,23 @@ using Memo = absl::flat_hash_map<Node*, Node*>;
 class Linearizer {
  public:
   absl::StatusOr<std::vector<UOpPtr>> Run(const UOp* sink) {
-    if (absl::Status s = BuildContext(sink); !s.ok()) return s;
+    UOPC_RETURN_IF_ERROR(BuildContext(sink));
     // Linearizer: Create Blocks.
     Memo create_memo;
     Node* root = CreateBottomUp(KernelNode(sink), create_memo);
-    if (!status_.ok()) return status_;
+    UOPC_RETURN_IF_ERROR(status_);
     // Linearizer: Merge Blockends (a top-down rewrite whose only rule fires on the root until nothing
     // merges).
     while (root->op == Ops::BLOCK && !root->bb->lst.empty() && root->bb->lst.back()->op() == Ops::SINK) {
       Node* merged = MergeBlockends(root);
-      if (!status_.ok()) return status_;
+      UOPC_RETURN_IF_ERROR(status_);
       if (merged == nullptr) break;
       root = merged;
     }
     // Linearizer: Merge Blocks.
     Memo merge_memo;
     root = MergeTopDown(root, merge_memo);
-    if (!status_.ok()) return status_;
+    UOPC_RETURN_IF_ERROR(status_);
     return Finalize(root);
   }
 

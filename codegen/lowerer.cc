@@ -17,6 +17,7 @@
 #include "shapetracker/contraction.h"
 #include "shapetracker/shapetracker.h"
 #include "uop/kernel_info.h"
+#include "uop/status_macros.h"
 #include "uop/util.h"
 
 namespace uopc {
@@ -186,9 +187,8 @@ absl::Status ValidateAst(const UOpPtr& sink, size_t num_axes) {
         break;
       case Ops::REDUCE_AXIS: {
         if (u->num_src() != 1) return absl::InvalidArgumentError("REDUCE_AXIS needs one source");
-        absl::StatusOr<std::vector<int64_t>> axes = AxisArg(u);
-        if (!axes.ok()) return axes.status();
-        for (int64_t a : *axes) {
+        UOPC_ASSIGN_OR_RETURN(std::vector<int64_t> axes, AxisArg(u));
+        for (int64_t a : axes) {
           if (a < 0 || a >= static_cast<int64_t>(num_axes)) {
             return absl::InvalidArgumentError(absl::StrCat("REDUCE_AXIS axis ", a, " out of range"));
           }
@@ -338,9 +338,7 @@ absl::StatusOr<std::vector<UOpPtr>> GetGroupedDims(absl::string_view prefix, abs
           absl::StrCat("cannot limit dim ", TupleString(ints), " to ", TupleString(*max_sizes)));
     }
     if (limited == ints) {
-      absl::StatusOr<std::vector<int64_t>> split = SplitDims(ints, *max_sizes);
-      if (!split.ok()) return split.status();
-      limited = *std::move(split);
+      UOPC_ASSIGN_OR_RETURN(limited, SplitDims(ints, *max_sizes));
     }
   }
   std::vector<UOpPtr> raw;
@@ -379,9 +377,7 @@ absl::StatusOr<IndexContext> GetIndex(const UOpPtr& sink, const Renderer& render
   const KernelInfo* ki = KernelInfoOf(sink.get());
   if (ki == nullptr) ki = &default_info;
   FullShapes full_shapes;
-  absl::StatusOr<SintVec> full_shape_or = full_shapes.Of(sink.get());
-  if (!full_shape_or.ok()) return full_shape_or.status();
-  const SintVec& full_shape = *full_shape_or;
+  UOPC_ASSIGN_OR_RETURN(SintVec full_shape, full_shapes.Of(sink.get()));
   const int64_t n = static_cast<int64_t>(full_shape.size());
   if (ki->upcasted < 0 || ki->upcasted > n || ki->local_dims < 0) {
     return absl::InvalidArgumentError(
@@ -393,9 +389,8 @@ absl::StatusOr<IndexContext> GetIndex(const UOpPtr& sink, const Renderer& render
   std::vector<const UOp*> local_loads;
   for (const UOp* u : sink->Toposort()) {
     if (u->op() == Ops::REDUCE_AXIS) {
-      absl::StatusOr<std::vector<int64_t>> axes = AxisArg(u);
-      if (!axes.ok()) return axes.status();
-      for (int64_t a : *axes) first_reduce = std::min(first_reduce, a);
+      UOPC_ASSIGN_OR_RETURN(std::vector<int64_t> axes, AxisArg(u));
+      for (int64_t a : axes) first_reduce = std::min(first_reduce, a);
     }
     if (u->op() == Ops::LOAD && u->num_src() > 0 && u->src(0)->op() == Ops::DEFINE_LOCAL) {
       local_loads.push_back(u);
@@ -441,22 +436,18 @@ absl::StatusOr<IndexContext> GetIndex(const UOpPtr& sink, const Renderer& render
     };
     if (ki->dont_use_locals) {
       if (ki->local_dims != 0) return absl::InvalidArgumentError("can't use locals if there's no local dims");
-      absl::StatusOr<std::vector<UOpPtr>> g =
-          GetGroupedDims("idx", span(0, global_dims), renderer.global_max(), true);
-      if (!g.ok()) return g.status();
-      idxs = *std::move(g);
+      UOPC_ASSIGN_OR_RETURN(idxs, GetGroupedDims("idx", span(0, global_dims), renderer.global_max(), true));
     } else {
-      absl::StatusOr<std::vector<UOpPtr>> g =
-          GetGroupedDims("gidx", span(0, global_dims), renderer.global_max(), true);
-      if (!g.ok()) return g.status();
+      UOPC_ASSIGN_OR_RETURN(std::vector<UOpPtr> g,
+                            GetGroupedDims("gidx", span(0, global_dims), renderer.global_max(), true));
       if (first_reduce + group_for_reduces > n) {
         return absl::InvalidArgumentError("grouped reduces past the shape");
       }
-      absl::StatusOr<std::vector<UOpPtr>> l =
-          GetGroupedDims("lidx", span(global_dims, first_reduce + group_for_reduces), renderer.local_max());
-      if (!l.ok()) return l.status();
-      idxs = *std::move(g);
-      idxs.insert(idxs.end(), l->begin(), l->end());
+      UOPC_ASSIGN_OR_RETURN(
+          std::vector<UOpPtr> l,
+          GetGroupedDims("lidx", span(global_dims, first_reduce + group_for_reduces), renderer.local_max()));
+      idxs = std::move(g);
+      idxs.insert(idxs.end(), l.begin(), l.end());
     }
   } else {
     // No launch dims: every axis before the reduces is a loop, the outermost one split across cores when
@@ -506,10 +497,9 @@ absl::StatusOr<UOpPtr> RewriteLowerer(const UOpPtr& sink, const Renderer& render
   if (sink == nullptr || sink->op() != Ops::SINK) {
     return absl::InvalidArgumentError("the lowerer needs a SINK");
   }
-  absl::StatusOr<IndexContext> ctx = GetIndex(sink, renderer);
-  if (!ctx.ok()) return ctx.status();
-  if (absl::Status s = ValidateAst(sink, ctx->idxs.size()); !s.ok()) return s;
-  return TryGraphRewrite(sink, LowererRules(), {.ctx = &*ctx, .name = "lowerer"});
+  UOPC_ASSIGN_OR_RETURN(IndexContext ctx, GetIndex(sink, renderer));
+  UOPC_RETURN_IF_ERROR(ValidateAst(sink, ctx.idxs.size()));
+  return TryGraphRewrite(sink, LowererRules(), {.ctx = &ctx, .name = "lowerer"});
 }
 
 }  // namespace uopc

@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "uop/status_macros.h"
 #include "uop/util.h"
 
 namespace uopc {
@@ -51,18 +52,15 @@ absl::StatusOr<std::variant<std::monostate, int64_t, Opt::TcArg>> ParseArg(absl:
   }
   std::vector<absl::string_view> parts = absl::StrSplit(s, ',');
   if (parts.size() == 1) {
-    auto v = ParseInt(parts[0], "arg", text);
-    if (!v.ok()) return v.status();
-    return *v;
+    UOPC_ASSIGN_OR_RETURN(int64_t v, ParseInt(parts[0], "arg", text));
+    return v;
   }
   if (parts.size() != 3) {
     return absl::InvalidArgumentError(absl::StrCat("a tuple arg must have 3 ints in opt '", text, "'"));
   }
   Opt::TcArg tc;
   for (int i = 0; i < 3; ++i) {
-    auto v = ParseInt(parts[i], "arg", text);
-    if (!v.ok()) return v.status();
-    tc[i] = *v;
+    UOPC_ASSIGN_OR_RETURN(tc[i], ParseInt(parts[i], "arg", text));
   }
   return tc;
 }
@@ -75,13 +73,9 @@ absl::StatusOr<Opt> Build(absl::string_view op_name, absl::string_view axis, abs
   opt.op = *op;
   axis = absl::StripAsciiWhitespace(axis);
   if (!axis.empty() && axis != "None") {
-    auto a = ParseInt(axis, "axis", text);
-    if (!a.ok()) return a.status();
-    opt.axis = *a;
+    UOPC_ASSIGN_OR_RETURN(opt.axis, ParseInt(axis, "axis", text));
   }
-  auto parsed = ParseArg(arg, text);
-  if (!parsed.ok()) return parsed.status();
-  opt.arg = *parsed;
+  UOPC_ASSIGN_OR_RETURN(opt.arg, ParseArg(arg, text));
   return opt;
 }
 
@@ -155,9 +149,8 @@ absl::StatusOr<std::vector<Opt>> ParseOptList(absl::string_view text) {
       }
       if (end == s.size())
         return absl::InvalidArgumentError(absl::StrCat("unbalanced opt list '", text, "'"));
-      auto opt = ParseOpt(s.substr(0, end + 1));
-      if (!opt.ok()) return opt.status();
-      out.push_back(*opt);
+      UOPC_ASSIGN_OR_RETURN(Opt opt, ParseOpt(s.substr(0, end + 1)));
+      out.push_back(opt);
       s.remove_prefix(end + 1);
       s = absl::StripAsciiWhitespace(s);
       absl::ConsumePrefix(&s, ",");
@@ -165,9 +158,8 @@ absl::StatusOr<std::vector<Opt>> ParseOptList(absl::string_view text) {
     return out;
   }
   for (absl::string_view part : absl::StrSplit(s, absl::ByAnyChar(" ;\t\n"), absl::SkipEmpty())) {
-    auto opt = ParseOpt(part);
-    if (!opt.ok()) return opt.status();
-    out.push_back(*opt);
+    UOPC_ASSIGN_OR_RETURN(Opt opt, ParseOpt(part));
+    out.push_back(opt);
   }
   return out;
 }

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "rewrite/symbolic.h"
 #include "uop/kernel_info.h"
+#include "uop/status_macros.h"
 
 namespace uopc {
 namespace {
@@ -77,9 +78,8 @@ absl::StatusOr<int64_t> SymbolicCount::Evaluate(
   for (const auto& [factors, multiple] : terms_) {
     int64_t term = multiple;
     for (const UOpPtr& f : factors) {
-      absl::StatusOr<ConstValue> v = SymInfer(f.get(), values);
-      if (!v.ok()) return v.status();
-      term = SaturatingMul(term, v->AsInt64());
+      UOPC_ASSIGN_OR_RETURN(ConstValue v, SymInfer(f.get(), values));
+      term = SaturatingMul(term, v.AsInt64());
     }
     total = SaturatingAdd(total, term);
   }

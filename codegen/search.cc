@@ -16,6 +16,7 @@
 #include "codegen/codegen.h"
 #include "shapetracker/shapetracker.h"
 #include "uop/parallel_for.h"
+#include "uop/status_macros.h"
 #include "uop/util.h"
 
 namespace uopc {
@@ -91,13 +92,10 @@ absl::Status MakeTimingProgram(Candidate& c, const BeamSearchOptions& options) {
     return absl::OkStatus();
   }
   if (options.test_work_max <= 0) return absl::OkStatus();
-  absl::StatusOr<UOpPtr> optimized = c.kernel.GetOptimizedAst(nullptr, "test");
-  if (!optimized.ok()) return optimized.status();
-  auto [shrunk, factor] = ShrinkForTiming(*optimized, c.kernel.global_dims(), options.test_work_max);
+  UOPC_ASSIGN_OR_RETURN(UOpPtr optimized, c.kernel.GetOptimizedAst(nullptr, "test"));
+  auto [shrunk, factor] = ShrinkForTiming(optimized, c.kernel.global_dims(), options.test_work_max);
   if (factor == 1) return absl::OkStatus();
-  absl::StatusOr<ProgramSpec> program = CompileOptimizedAst(shrunk, c.kernel.renderer());
-  if (!program.ok()) return program.status();
-  c.timing_program = *std::move(program);
+  UOPC_ASSIGN_OR_RETURN(c.timing_program, CompileOptimizedAst(shrunk, c.kernel.renderer()));
   c.factor = factor;
   return absl::OkStatus();
 }

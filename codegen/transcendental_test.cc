@@ -12,6 +12,7 @@
 #include "renderer/cstyle.h"
 #include "rewrite/graph_rewrite.h"
 #include "uop/exec_alu.h"
+#include "uop/status_macros.h"
 #include "uop/uop.h"
 
 namespace uopc {
@@ -36,9 +37,7 @@ absl::StatusOr<double> Evaluate(const UOpPtr& root, double input = 0) {
     if (u->op() == Ops::CAST || u->op() == Ops::BITCAST || u->op() == Ops::CMPLT || u->op() == Ops::CMPNE) {
       operand_dtype = u->src(0)->dtype();
     }
-    absl::StatusOr<ConstValue> v = ExecAlu(u->op(), u->dtype(), operands, operand_dtype);
-    if (!v.ok()) return v.status();
-    values[u] = *v;
+    UOPC_ASSIGN_OR_RETURN(values[u], ExecAlu(u->op(), u->dtype(), operands, operand_dtype));
   }
   return values.at(root.get()).AsFloat();
 }

@@ -11,6 +11,7 @@
 #include "nn/state.h"
 #include "tensor/jit.h"
 #include "tensor/tensor.h"
+#include "uop/status_macros.h"
 
 namespace uopc::nn {
 namespace {
@@ -52,8 +53,8 @@ absl::StatusOr<std::vector<Tensor>> Step(Net& net, Adam& opt, absl::Span<const T
   Tensor::Train training;
   opt.ZeroGrad();
   Tensor loss = net(in[0]).SparseCategoricalCrossentropy(in[1]);
-  if (absl::Status s = loss.Backward(); !s.ok()) return s;
-  if (absl::Status s = opt.Step(); !s.ok()) return s;
+  UOPC_RETURN_IF_ERROR(loss.Backward());
+  UOPC_RETURN_IF_ERROR(opt.Step());
   return std::vector<Tensor>{loss};
 }
 

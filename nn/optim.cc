@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "uop/status_macros.h"
 
 namespace uopc::nn {
 namespace {
@@ -64,7 +65,7 @@ void Optimizer::ZeroGrad() {
 }
 
 absl::StatusOr<std::vector<Tensor>> Optimizer::ScheduleStep() {
-  if (!status_.ok()) return status_;
+  UOPC_RETURN_IF_ERROR(status_);
   if (!Tensor::Training()) {
     return absl::FailedPreconditionError(
         "optimizer step: Tensor::Training() is false; step inside a Tensor::Train scope");
@@ -79,18 +80,15 @@ absl::StatusOr<std::vector<Tensor>> Optimizer::ScheduleStep() {
     }
     grads.push_back(*g);
   }
-  absl::StatusOr<std::vector<Tensor>> state = ScheduleStepWithGrads(grads);
-  if (!state.ok()) return state.status();
-  std::vector<Tensor> out = *std::move(state);
+  UOPC_ASSIGN_OR_RETURN(std::vector<Tensor> out, ScheduleStepWithGrads(grads));
   out.insert(out.end(), params_.begin(), params_.end());
   out.insert(out.end(), buffers_.begin(), buffers_.end());
   return out;
 }
 
 absl::Status Optimizer::Step() {
-  absl::StatusOr<std::vector<Tensor>> tensors = ScheduleStep();
-  if (!tensors.ok()) return tensors.status();
-  return Tensor::RealizeAll(*tensors);
+  UOPC_ASSIGN_OR_RETURN(std::vector<Tensor> tensors, ScheduleStep());
+  return Tensor::RealizeAll(tensors);
 }
 
 // ---- LARS and SGD ----
@@ -119,11 +117,11 @@ absl::StatusOr<std::vector<Tensor>> LARS::ScheduleStepWithGrads(const std::vecto
     if (o.momentum != 0) {
       // The buffer is zero before the first step, so no first-step case is needed.
       const Tensor& b = momentum_buffers_[i];
-      if (absl::Status s = AssignTo(b, o.momentum * b.Contiguous() + g, "momentum buffer"); !s.ok()) return s;
+      UOPC_RETURN_IF_ERROR(AssignTo(b, o.momentum * b.Contiguous() + g, "momentum buffer"));
       g = o.nesterov ? g + o.momentum * b : b;
     }
     if (!o.classic) g = MulRatio(g, r) * lr_;
-    if (absl::Status s = AssignTo(t, (t.Detach() - g).Cast(t.dtype()), "parameter"); !s.ok()) return s;
+    UOPC_RETURN_IF_ERROR(AssignTo(t, (t.Detach() - g).Cast(t.dtype()), "parameter"));
   }
   return momentum_buffers_;
 }
@@ -152,15 +150,13 @@ LAMB::LAMB(const std::vector<Tensor>& params, const LAMBOptions& options)
 
 absl::StatusOr<std::vector<Tensor>> LAMB::ScheduleStepWithGrads(const std::vector<Tensor>& grads) {
   const LAMBOptions& o = options_;
-  if (absl::Status s = AssignTo(b1_t_, b1_t_ * o.b1, "b1^t"); !s.ok()) return s;
-  if (absl::Status s = AssignTo(b2_t_, b2_t_ * o.b2, "b2^t"); !s.ok()) return s;
+  UOPC_RETURN_IF_ERROR(AssignTo(b1_t_, b1_t_ * o.b1, "b1^t"));
+  UOPC_RETURN_IF_ERROR(AssignTo(b2_t_, b2_t_ * o.b2, "b2^t"));
   for (size_t i = 0; i < params_.size(); ++i) {
     const Tensor& t = params_[i];
     const Tensor& g = grads[i];
-    if (absl::Status s = AssignTo(m_[i], o.b1 * m_[i] + (1.0 - o.b1) * g, "first moment"); !s.ok()) return s;
-    if (absl::Status s = AssignTo(v_[i], o.b2 * v_[i] + (1.0 - o.b2) * (g * g), "second moment"); !s.ok()) {
-      return s;
-    }
+    UOPC_RETURN_IF_ERROR(AssignTo(m_[i], o.b1 * m_[i] + (1.0 - o.b1) * g, "first moment"));
+    UOPC_RETURN_IF_ERROR(AssignTo(v_[i], o.b2 * v_[i] + (1.0 - o.b2) * (g * g), "second moment"));
     Tensor m_hat = m_[i] / (1.0 - b1_t_);
     Tensor v_hat = v_[i] / (1.0 - b2_t_);
     Tensor up = (m_hat / (v_hat.Sqrt() + o.eps)) + o.weight_decay * t.Detach();
@@ -170,10 +166,7 @@ absl::StatusOr<std::vector<Tensor>> LAMB::ScheduleStepWithGrads(const std::vecto
       Tensor r2 = up.Square().Sum().Sqrt();
       r = (r1 > 0).Where((r2 > 0).Where(r1 / r2, 1.0), 1.0);
     }
-    if (absl::Status s = AssignTo(t, (t.Detach() - MulRatio(lr_, r) * up).Cast(t.dtype()), "parameter");
-        !s.ok()) {
-      return s;
-    }
+    UOPC_RETURN_IF_ERROR(AssignTo(t, (t.Detach() - MulRatio(lr_, r) * up).Cast(t.dtype()), "parameter"));
   }
   std::vector<Tensor> state = {b1_t_, b2_t_};
   state.insert(state.end(), m_.begin(), m_.end());

@@ -9,16 +9,16 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "uop/status_macros.h"
 #include "uop/util.h"
 
 namespace uopc::nn {
 
 absl::StatusOr<StateDict> SafeLoadBytes(absl::Span<const uint8_t> bytes, const std::string& device) {
-  absl::StatusOr<SafetensorsHeader> header = ParseSafetensorsHeader(bytes);
-  if (!header.ok()) return header.status();
+  UOPC_ASSIGN_OR_RETURN(SafetensorsHeader header, ParseSafetensorsHeader(bytes));
   StateDict out;
-  for (const SafetensorsEntry& e : header->entries) {
-    const uint8_t* data = bytes.data() + header->data_start;
+  for (const SafetensorsEntry& e : header.entries) {
+    const uint8_t* data = bytes.data() + header.data_start;
     std::vector<uint8_t> values(data + e.begin, data + e.end);
     Tensor t = Tensor::FromBytes(std::move(values), e.shape, e.dtype, device);
     if (!t.ok()) {
@@ -47,17 +47,15 @@ absl::Status WithPath(const absl::Status& s, const std::string& path) {
 }  // namespace
 
 absl::StatusOr<StateDict> SafeLoad(const std::string& path, const std::string& device) {
-  absl::StatusOr<std::vector<uint8_t>> bytes = ReadFile(path);
-  if (!bytes.ok()) return bytes.status();
-  absl::StatusOr<StateDict> out = SafeLoadBytes(*bytes, device);
+  UOPC_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, ReadFile(path));
+  absl::StatusOr<StateDict> out = SafeLoadBytes(bytes, device);
   if (!out.ok()) return WithPath(out.status(), path);
   return out;
 }
 
 absl::StatusOr<std::vector<std::pair<std::string, std::string>>> SafeLoadMetadata(const std::string& path) {
-  absl::StatusOr<std::vector<uint8_t>> bytes = ReadFile(path);
-  if (!bytes.ok()) return bytes.status();
-  absl::StatusOr<SafetensorsHeader> header = ParseSafetensorsHeader(*bytes);
+  UOPC_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, ReadFile(path));
+  absl::StatusOr<SafetensorsHeader> header = ParseSafetensorsHeader(bytes);
   if (!header.ok()) return WithPath(header.status(), path);
   return header->metadata;
 }
@@ -73,33 +71,29 @@ absl::StatusOr<std::vector<uint8_t>> SafeSaveBytes(
     all.push_back(t);
   }
   if (!all.empty()) {
-    absl::Status realized = Tensor::RealizeAll(all);
-    if (!realized.ok()) return realized;
+    UOPC_RETURN_IF_ERROR(Tensor::RealizeAll(all));
   }
   std::vector<SafetensorsEntry> entries;
   std::vector<std::vector<uint8_t>> data;
   uint64_t offset = 0;
   for (const auto& [name, t] : tensors) {
-    absl::StatusOr<std::vector<uint8_t>> bytes = t.ToBytes();
-    if (!bytes.ok()) return bytes.status();
-    entries.push_back({name, t.dtype(), t.Shape(), offset, offset + bytes->size()});
-    offset += bytes->size();
-    data.push_back(*std::move(bytes));
+    UOPC_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, t.ToBytes());
+    entries.push_back({name, t.dtype(), t.Shape(), offset, offset + bytes.size()});
+    offset += bytes.size();
+    data.push_back(std::move(bytes));
   }
-  absl::StatusOr<std::string> header = SafetensorsHeaderBytes(entries, metadata);
-  if (!header.ok()) return header.status();
-  std::vector<uint8_t> out(header->begin(), header->end());
-  out.reserve(header->size() + offset);
+  UOPC_ASSIGN_OR_RETURN(std::string header, SafetensorsHeaderBytes(entries, metadata));
+  std::vector<uint8_t> out(header.begin(), header.end());
+  out.reserve(header.size() + offset);
   for (const std::vector<uint8_t>& d : data) out.insert(out.end(), d.begin(), d.end());
   return out;
 }
 
 absl::Status SafeSave(const StateDict& tensors, const std::string& path,
                       const std::vector<std::pair<std::string, std::string>>& metadata) {
-  absl::StatusOr<std::vector<uint8_t>> bytes = SafeSaveBytes(tensors, metadata);
-  if (!bytes.ok()) return bytes.status();
-  absl::Status written = WriteFileAtomically(
-      path, absl::string_view(reinterpret_cast<const char*>(bytes->data()), bytes->size()));
+  UOPC_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, SafeSaveBytes(tensors, metadata));
+  absl::Status written =
+      WriteFileAtomically(path, absl::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
   if (!written.ok()) return absl::Status(written.code(), absl::StrCat("SafeSave: ", written.message()));
   return absl::OkStatus();
 }

@@ -15,6 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
+#include "uop/status_macros.h"
 
 namespace uopc::nn {
 namespace {
@@ -154,9 +155,8 @@ absl::StatusOr<SafetensorsHeader> ParseSafetensorsHeader(absl::Span<const uint8_
         }
         continue;
       }
-      absl::StatusOr<SafetensorsEntry> entry = ParseEntry(it.key(), it.value(), data_size);
-      if (!entry.ok()) return entry.status();
-      out.entries.push_back(*std::move(entry));
+      UOPC_ASSIGN_OR_RETURN(SafetensorsEntry entry, ParseEntry(it.key(), it.value(), data_size));
+      out.entries.push_back(std::move(entry));
     }
   } catch (const std::exception& e) {  // a type the checks above missed
     return Corrupt(absl::StrCat("malformed header: ", e.what()));

@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "rewrite/rewrite_recorder.h"
 #include "uop/check.h"
+#include "uop/status_macros.h"
 
 namespace uopc {
 namespace {
@@ -465,9 +466,8 @@ absl::StatusOr<UOpPtr> TryGraphRewrite(const UOpPtr& root, const PatternMatcher&
     return out;
   }
   Engine engine(pm, options);
-  absl::StatusOr<const UOp*> r = engine.Run(&root);
-  if (!r.ok()) return r.status();
-  UOpPtr out = (*r)->ref();
+  UOPC_ASSIGN_OR_RETURN(const UOp* r, engine.Run(&root));
+  UOpPtr out = r->ref();
   engine.RecordOutput(out);
   return out;
 }
@@ -500,9 +500,8 @@ absl::StatusOr<UOpMap> TryGraphRewriteMap(const UOpPtr& root, const PatternMatch
     for (const UOpPtr& s : n->src()) handles.try_emplace(s.get(), &s);
   }
   for (size_t i = order.size(); i-- > 0;) {
-    absl::StatusOr<const UOp*> r = engine.Run(handles.at(order[i]));
-    if (!r.ok()) return r.status();
-    out[order[i]] = (*r)->ref();
+    UOPC_ASSIGN_OR_RETURN(const UOp* r, engine.Run(handles.at(order[i])));
+    out[order[i]] = r->ref();
   }
   engine.RecordOutput(out.at(root.get()));
   if (input_map != nullptr) {

@@ -10,6 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "uop/status_macros.h"
 
 namespace uopc {
 namespace {
@@ -42,9 +43,8 @@ class InfixParser {
       if (symbol == nullptr) break;
       size_t op_at = pos_;
       pos_ += symbol->text.size();
-      absl::StatusOr<UOpPtr> rhs = ParseExpr(0);
-      if (!rhs.ok()) return rhs;
-      e = Binary(symbol->op, *e, *rhs, op_at);
+      UOPC_ASSIGN_OR_RETURN(UOpPtr rhs, ParseExpr(0));
+      e = Binary(symbol->op, *e, rhs, op_at);
       if (!e.ok()) return e;
       SkipSpace();
     }
@@ -90,17 +90,15 @@ class InfixParser {
     char c = text_[pos_];
     if (c == '(') {
       ++pos_;
-      absl::StatusOr<UOpPtr> lhs = ParseExpr(depth + 1);
-      if (!lhs.ok()) return lhs;
+      UOPC_ASSIGN_OR_RETURN(UOpPtr lhs, ParseExpr(depth + 1));
       SkipSpace();
       size_t op_at = pos_;
       const BinarySymbol* symbol = SymbolAt();
       if (symbol == nullptr) return Error("a binary operator");
       pos_ += symbol->text.size();
-      absl::StatusOr<UOpPtr> rhs = ParseExpr(depth + 1);
-      if (!rhs.ok()) return rhs;
-      if (absl::Status s = Expect(")"); !s.ok()) return s;
-      return Binary(symbol->op, *lhs, *rhs, op_at);
+      UOPC_ASSIGN_OR_RETURN(UOpPtr rhs, ParseExpr(depth + 1));
+      UOPC_RETURN_IF_ERROR(Expect(")"));
+      return Binary(symbol->op, lhs, rhs, op_at);
     }
     if (c == '-' || absl::ascii_isdigit(static_cast<unsigned char>(c))) return ParseInt();
     if (absl::ascii_isalpha(static_cast<unsigned char>(c)) || c == '_') return ParseWordOrCall(depth);
@@ -139,12 +137,11 @@ class InfixParser {
   }
 
   absl::StatusOr<UOpPtr> ParseCall(absl::string_view name, size_t at, int depth) {
-    if (absl::Status s = Expect("("); !s.ok()) return s;
+    UOPC_RETURN_IF_ERROR(Expect("("));
     std::vector<UOpPtr> args;
     while (true) {
-      absl::StatusOr<UOpPtr> a = ParseExpr(depth + 1);
-      if (!a.ok()) return a;
-      args.push_back(*std::move(a));
+      UOPC_ASSIGN_OR_RETURN(UOpPtr a, ParseExpr(depth + 1));
+      args.push_back(std::move(a));
       if (Consume(")")) break;
       if (absl::Status s = Expect(","); !s.ok()) return Error("',' or ')'");
     }

@@ -9,6 +9,7 @@
 #include "rewrite/graph_rewrite.h"
 #include "rewrite/symbolic_folding.h"
 #include "uop/exec_alu.h"
+#include "uop/status_macros.h"
 
 namespace uopc {
 namespace {
@@ -313,9 +314,7 @@ absl::StatusOr<ConstValue> SymInfer(const UOp* root, const absl::flat_hash_map<s
         v = value_of[u->src(0)];
         break;
       case Ops::CAST: {
-        absl::StatusOr<ConstValue> r = ExecCast(value_of[u->src(0)], u->src(0)->dtype(), u->dtype());
-        if (!r.ok()) return r.status();
-        v = *r;
+        UOPC_ASSIGN_OR_RETURN(v, ExecCast(value_of[u->src(0)], u->src(0)->dtype(), u->dtype()));
         break;
       }
       default: {
@@ -325,9 +324,7 @@ absl::StatusOr<ConstValue> SymInfer(const UOp* root, const absl::flat_hash_map<s
         std::vector<ConstValue> operands;
         for (const UOpPtr& s : u->src()) operands.push_back(value_of[s.get()]);
         DType operand_dtype = u->src(u->op() == Ops::WHERE ? 1 : 0)->dtype();
-        absl::StatusOr<ConstValue> r = ExecAlu(u->op(), u->dtype(), operands, operand_dtype);
-        if (!r.ok()) return r.status();
-        v = *r;
+        UOPC_ASSIGN_OR_RETURN(v, ExecAlu(u->op(), u->dtype(), operands, operand_dtype));
       }
     }
     value_of[u] = v;

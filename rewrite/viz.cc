@@ -25,6 +25,7 @@
 #include "rewrite/viz_page_assets.h"
 #include "uop/ops.h"
 #include "uop/print.h"
+#include "uop/status_macros.h"
 #include "uop/util.h"
 
 namespace uopc {
@@ -400,11 +401,10 @@ absl::StatusOr<std::string> RenderVizPage(const std::vector<RewriteGroup>& group
 absl::StatusOr<VizSummary> WriteVizPage(const std::vector<RewriteGroup>& groups, const std::string& path,
                                         const VizOptions& options) {
   VizSummary summary;
-  absl::StatusOr<std::string> html = RenderVizPage(groups, options, &summary);
-  if (!html.ok()) return html.status();
+  UOPC_ASSIGN_OR_RETURN(std::string html, RenderVizPage(groups, options, &summary));
   std::ofstream out(path, std::ios::binary);
   if (!out) return absl::PermissionDeniedError(absl::StrCat("viz: cannot write ", path));
-  out << *html;
+  out << html;
   out.close();
   if (!out) return absl::DataLossError(absl::StrCat("viz: writing ", path, " failed"));
   return summary;

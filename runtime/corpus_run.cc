@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/corpus_values.h"
 #include "runtime/exec_item.h"
+#include "uop/status_macros.h"
 
 namespace uopc {
 
@@ -27,10 +28,8 @@ absl::StatusOr<json> RunOnCorpusInputs(const UOpPtr& ast, const json& vars, Devi
     return absl::InvalidArgumentError("inputs must be an object {\"ARG\": [values]}");
   }
   KernelNameCounter names;  // each line runs as if alone
-  absl::StatusOr<ProgramSpec> spec = CompileKernel(ast, renderer, options, &names);
-  if (!spec.ok()) return spec.status();
-  absl::StatusOr<std::unique_ptr<Program>> program = device.CreateProgram(*spec);
-  if (!program.ok()) return program.status();
+  UOPC_ASSIGN_OR_RETURN(ProgramSpec spec, CompileKernel(ast, renderer, options, &names));
+  UOPC_ASSIGN_OR_RETURN(std::unique_ptr<Program> program, device.CreateProgram(spec));
 
   // One buffer per DEFINE_GLOBAL of the AST, filled by the corpus formula.
   absl::flat_hash_map<int64_t, Buffer> buffers;
@@ -39,8 +38,7 @@ absl::StatusOr<json> RunOnCorpusInputs(const UOpPtr& ast, const json& vars, Devi
     const int64_t arg = u->arg().as_int(), size = u->dtype().ptr_size();
     const DType dtype = u->dtype().base().scalar();
     if (size < 0) return absl::InvalidArgumentError(absl::StrCat("buffer ", arg, " has no size"));
-    absl::StatusOr<Buffer> b = Buffer::Allocate(device, dtype, size);
-    if (!b.ok()) return b.status();
+    UOPC_ASSIGN_OR_RETURN(Buffer b, Buffer::Allocate(device, dtype, size));
     std::vector<uint8_t> bytes;
     if (const std::string key = absl::StrCat(arg); inputs.is_object() && inputs.contains(key)) {
       absl::StatusOr<std::vector<uint8_t>> given = CorpusBytesFromJson(dtype, inputs[key], size);
@@ -50,8 +48,8 @@ absl::StatusOr<json> RunOnCorpusInputs(const UOpPtr& ast, const json& vars, Devi
     } else {
       bytes = CorpusInputBytes(dtype, arg, size);
     }
-    if (absl::Status s = b->CopyIn(bytes); !s.ok()) return s;
-    buffers.emplace(arg, *std::move(b));
+    UOPC_RETURN_IF_ERROR(b.CopyIn(bytes));
+    buffers.emplace(arg, std::move(b));
   }
   if (inputs.is_object()) {
     for (const auto& [key, values] : inputs.items()) {
@@ -62,30 +60,28 @@ absl::StatusOr<json> RunOnCorpusInputs(const UOpPtr& ast, const json& vars, Devi
     }
   }
   std::vector<Buffer*> params;
-  for (int64_t arg : spec->globals) {
+  for (int64_t arg : spec.globals) {
     auto it = buffers.find(arg);
     if (it == buffers.end())
       return absl::InternalError(absl::StrCat("the program uses buffer ", arg, ", the AST does not"));
     params.push_back(&it->second);
   }
   std::vector<int64_t> var_values;
-  for (const std::string& name : spec->vars) {
+  for (const std::string& name : spec.vars) {
     if (!vars.is_object() || !vars.contains(name) || !vars[name].is_number_integer()) {
       return absl::InvalidArgumentError(absl::StrCat("the kernel needs a value for variable ", name,
                                                      " (give \"vars\": {\"", name, "\": N})"));
     }
     var_values.push_back(vars[name].get<int64_t>());
   }
-  if (absl::Status s = (*program)->Launch(params, var_values, LaunchDims(*spec)); !s.ok()) return s;
-  if (absl::Status s = device.Synchronize(); !s.ok()) return s;
+  UOPC_RETURN_IF_ERROR(program->Launch(params, var_values, LaunchDims(spec)));
+  UOPC_RETURN_IF_ERROR(device.Synchronize());
 
   json outputs = json::object();
-  for (int64_t arg : spec->outs) {
-    absl::StatusOr<std::vector<uint8_t>> bytes = buffers.at(arg).ToBytes();
-    if (!bytes.ok()) return bytes.status();
-    absl::StatusOr<json> values = CorpusJsonFromBytes(buffers.at(arg).dtype(), *bytes);
-    if (!values.ok()) return values.status();
-    outputs[absl::StrCat(arg)] = *std::move(values);
+  for (int64_t arg : spec.outs) {
+    UOPC_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, buffers.at(arg).ToBytes());
+    UOPC_ASSIGN_OR_RETURN(json values, CorpusJsonFromBytes(buffers.at(arg).dtype(), bytes));
+    outputs[absl::StrCat(arg)] = std::move(values);
   }
   return outputs;
 }

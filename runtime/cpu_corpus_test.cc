@@ -16,6 +16,7 @@
 #include "runtime/corpus_values.h"
 #include "runtime/cpu_device.h"
 #include "runtime/device.h"
+#include "uop/status_macros.h"
 
 namespace uopc {
 namespace {
@@ -29,40 +30,41 @@ struct Case {
   absl::StatusOr<std::unique_ptr<Program>> program = absl::UnknownError("not compiled");
 };
 
-// Runs the case's program on formula-filled buffers; "" when every output matches, else why not.
-std::string RunAndCompare(Device& device, Case& c) {
-  if (!c.program.ok()) return absl::StrCat("compile: ", c.program.status().ToString());
-  std::vector<CorpusBuffer> specs = c.kernel->buffers;
+// Runs `program` on formula-filled buffers; "" when every output matches, else the mismatches.
+absl::StatusOr<std::string> OutputMismatches(Device& device, Program& program, const CorpusKernel& kernel) {
+  std::vector<CorpusBuffer> specs = kernel.buffers;
   std::sort(specs.begin(), specs.end(), [](const auto& a, const auto& b) { return a.arg < b.arg; });
   std::vector<Buffer> buffers;
   std::vector<DType> dtypes;
   for (const CorpusBuffer& b : specs) {
-    absl::StatusOr<DType> dtype = CorpusDType(b.dtype);
-    if (!dtype.ok()) return dtype.status().ToString();
-    absl::StatusOr<Buffer> buffer = Buffer::Allocate(device, *dtype, b.size);
-    if (!buffer.ok()) return buffer.status().ToString();
-    if (absl::Status s = buffer->CopyIn(CorpusInputBytes(*dtype, b.arg, b.size)); !s.ok())
-      return s.ToString();
-    buffers.push_back(*std::move(buffer));
-    dtypes.push_back(*dtype);
+    UOPC_ASSIGN_OR_RETURN(DType dtype, CorpusDType(b.dtype));
+    UOPC_ASSIGN_OR_RETURN(Buffer buffer, Buffer::Allocate(device, dtype, b.size));
+    UOPC_RETURN_IF_ERROR(buffer.CopyIn(CorpusInputBytes(dtype, b.arg, b.size)));
+    buffers.push_back(std::move(buffer));
+    dtypes.push_back(dtype);
   }
   std::vector<Buffer*> args;
   for (Buffer& b : buffers) args.push_back(&b);
-  if (absl::Status s = (*c.program)->Launch(args, {}, LaunchParams{}); !s.ok()) return s.ToString();
+  UOPC_RETURN_IF_ERROR(program.Launch(args, {}, LaunchParams{}));
   std::string problems;
-  if (c.kernel->outputs.empty()) return "the corpus lists no outputs";
-  for (const auto& [arg, want] : c.kernel->outputs.items()) {
+  if (kernel.outputs.empty()) return "the corpus lists no outputs";
+  for (const auto& [arg, want] : kernel.outputs.items()) {
     size_t i = 0;
     while (i < specs.size() && absl::StrCat(specs[i].arg) != arg) ++i;
     if (i == specs.size()) return absl::StrCat("output ", arg, " is not a buffer");
-    absl::StatusOr<std::vector<uint8_t>> bytes = buffers[i].ToBytes();
-    if (!bytes.ok()) return bytes.status().ToString();
-    absl::StatusOr<nlohmann::json> got = CorpusJsonFromBytes(dtypes[i], *bytes);
-    if (!got.ok()) return got.status().ToString();
-    std::string mismatch = CorpusValuesMismatch(dtypes[i], *got, want);
+    UOPC_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, buffers[i].ToBytes());
+    UOPC_ASSIGN_OR_RETURN(nlohmann::json got, CorpusJsonFromBytes(dtypes[i], bytes));
+    std::string mismatch = CorpusValuesMismatch(dtypes[i], got, want);
     if (!mismatch.empty()) absl::StrAppend(&problems, "buffer ", arg, ": ", mismatch, "\n");
   }
   return problems;
+}
+
+// Runs the case's program on formula-filled buffers; "" when every output matches, else why not.
+std::string RunAndCompare(Device& device, Case& c) {
+  if (!c.program.ok()) return absl::StrCat("compile: ", c.program.status().ToString());
+  absl::StatusOr<std::string> problems = OutputMismatches(device, **c.program, *c.kernel);
+  return problems.ok() ? *std::move(problems) : problems.status().ToString();
 }
 
 TEST(CpuCorpusTest, EveryKernelReproducesTheCorpusOutputs) {

@@ -26,6 +26,7 @@
 #include "runtime/cpu_program.h"
 #include "runtime/host_cpu.h"
 #include "runtime/registry.h"
+#include "uop/status_macros.h"
 #include "uop/util.h"
 
 extern char** environ;
@@ -171,17 +172,15 @@ ClangCompiler::ClangCompiler(std::string compiler_path, CompileCache cache)
 absl::StatusOr<std::string> ClangCompiler::CacheKey() const {
   std::call_once(key_once_, [this] {
     key_ = [this]() -> absl::StatusOr<std::string> {
-      absl::StatusOr<TempDir> dir = TempDir::Create();
-      if (!dir.ok()) return dir.status();
-      absl::StatusOr<int> exit_code =
-          RunProcess({compiler_path_, "--version"}, dir->File("version"), dir->File("stderr"));
-      if (!exit_code.ok()) return exit_code.status();
-      if (*exit_code != 0) {
+      UOPC_ASSIGN_OR_RETURN(TempDir dir, TempDir::Create());
+      UOPC_ASSIGN_OR_RETURN(
+          int exit_code, RunProcess({compiler_path_, "--version"}, dir.File("version"), dir.File("stderr")));
+      if (exit_code != 0) {
         return absl::FailedPreconditionError(absl::StrCat(compiler_path_, " --version failed (exit ",
-                                                          *exit_code,
-                                                          "): ", ReadFileOrEmpty(dir->File("stderr"))));
+                                                          exit_code,
+                                                          "): ", ReadFileOrEmpty(dir.File("stderr"))));
       }
-      return absl::StrCat(ReadFileOrEmpty(dir->File("version")), "\n", absl::StrJoin(Flags(), " "), "\n",
+      return absl::StrCat(ReadFileOrEmpty(dir.File("version")), "\n", absl::StrJoin(Flags(), " "), "\n",
                           HostCpuIdentity());
     }();
   });
@@ -189,19 +188,16 @@ absl::StatusOr<std::string> ClangCompiler::CacheKey() const {
 }
 
 absl::StatusOr<std::string> ClangCompiler::Compile(absl::string_view src) const {
-  absl::StatusOr<TempDir> dir = TempDir::Create();
-  if (!dir.ok()) return dir.status();
-  std::string source = dir->File("kernel.c"), output = dir->File("kernel.so"),
-              diagnostics = dir->File("stderr");
-  if (absl::Status s = WriteFile(source, src); !s.ok()) return s;
+  UOPC_ASSIGN_OR_RETURN(TempDir dir, TempDir::Create());
+  std::string source = dir.File("kernel.c"), output = dir.File("kernel.so"), diagnostics = dir.File("stderr");
+  UOPC_RETURN_IF_ERROR(WriteFile(source, src));
   std::vector<std::string> argv = {compiler_path_};
   argv.insert(argv.end(), Flags().begin(), Flags().end());
   argv.insert(argv.end(), {"-o", output, source});
-  absl::StatusOr<int> exit_code = RunProcess(argv, dir->File("stdout"), diagnostics);
-  if (!exit_code.ok()) return exit_code.status();
-  if (*exit_code != 0) {
+  UOPC_ASSIGN_OR_RETURN(int exit_code, RunProcess(argv, dir.File("stdout"), diagnostics));
+  if (exit_code != 0) {
     return absl::InvalidArgumentError(
-        absl::StrCat(compiler_path_, " failed (exit ", *exit_code, "):\n", ReadFileOrEmpty(diagnostics)));
+        absl::StrCat(compiler_path_, " failed (exit ", exit_code, "):\n", ReadFileOrEmpty(diagnostics)));
   }
   std::string lib = ReadFileOrEmpty(output);
   if (lib.empty()) return absl::InternalError(absl::StrCat(compiler_path_, " wrote no output"));
@@ -232,10 +228,8 @@ absl::StatusOr<std::string> CpuDevice::ProgramSource(const ProgramSpec& spec) co
 
 absl::StatusOr<std::unique_ptr<Program>> CpuDevice::LoadProgram(const ProgramSpec& spec,
                                                                 absl::string_view lib) {
-  absl::StatusOr<std::pair<std::shared_ptr<void>, CpuEntryFunction>> loaded = LoadSharedObject(spec, lib);
-  if (!loaded.ok()) return loaded.status();
-  return std::unique_ptr<Program>(
-      new CpuProgram(*this, spec, loaded->second, std::move(loaded->first), pool_));
+  UOPC_ASSIGN_OR_RETURN(auto loaded, LoadSharedObject(spec, lib));
+  return std::unique_ptr<Program>(new CpuProgram(*this, spec, loaded.second, std::move(loaded.first), pool_));
 }
 
 namespace {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "uop/status_macros.h"
 #include "uop/util.h"
 
 namespace uopc {
@@ -13,7 +14,7 @@ bool TakesCoreId(const ProgramSpec& spec) { return spec.global_size.has_value();
 
 absl::Status CpuProgram::Launch(absl::Span<Buffer* const> buffers, absl::Span<const int64_t> var_values,
                                 const LaunchParams& params, double* seconds) {
-  if (absl::Status s = CheckArguments(device_, buffers, var_values); !s.ok()) return s;
+  UOPC_RETURN_IF_ERROR(CheckArguments(device_, buffers, var_values));
   const bool split = TakesCoreId(spec());
   for (int i = 0; i < 3; ++i) {
     if (params.local_size[i] != 1) {

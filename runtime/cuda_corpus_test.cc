@@ -19,9 +19,42 @@
 #include "runtime/cuda_device.h"
 #include "runtime/device.h"
 #include "runtime/exec_item.h"
+#include "uop/status_macros.h"
 
 namespace uopc {
 namespace {
+
+// Runs `program` on formula-filled buffers; "" when every output matches, else the mismatches.
+absl::StatusOr<std::string> OutputMismatches(Device& device, Program& program, const CorpusKernel& kernel,
+                                             const LaunchParams& launch) {
+  std::vector<CorpusBuffer> specs = kernel.buffers;
+  std::sort(specs.begin(), specs.end(), [](const auto& a, const auto& b) { return a.arg < b.arg; });
+  std::vector<Buffer> buffers;
+  std::vector<DType> dtypes;
+  for (const CorpusBuffer& b : specs) {
+    UOPC_ASSIGN_OR_RETURN(DType dtype, CorpusDType(b.dtype));
+    UOPC_ASSIGN_OR_RETURN(Buffer buffer, Buffer::Allocate(device, dtype, b.size));
+    UOPC_RETURN_IF_ERROR(buffer.CopyIn(CorpusInputBytes(dtype, b.arg, b.size)));
+    buffers.push_back(std::move(buffer));
+    dtypes.push_back(dtype);
+  }
+  std::vector<Buffer*> args;
+  for (Buffer& b : buffers) args.push_back(&b);
+  UOPC_RETURN_IF_ERROR(program.Launch(args, {}, launch));
+  UOPC_RETURN_IF_ERROR(device.Synchronize());
+  if (kernel.outputs.empty()) return "the corpus lists no outputs";
+  std::string problems;
+  for (const auto& [arg, want] : kernel.outputs.items()) {
+    size_t i = 0;
+    while (i < specs.size() && absl::StrCat(specs[i].arg) != arg) ++i;
+    if (i == specs.size()) return absl::StrCat("output ", arg, " is not a buffer");
+    UOPC_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, buffers[i].ToBytes());
+    UOPC_ASSIGN_OR_RETURN(nlohmann::json got, CorpusJsonFromBytes(dtypes[i], bytes));
+    std::string mismatch = CorpusValuesMismatch(dtypes[i], got, want);
+    if (!mismatch.empty()) absl::StrAppend(&problems, "buffer ", arg, ": ", mismatch, "\n");
+  }
+  return problems;
+}
 
 // Builds and runs `kernel`'s program for `target` on formula-filled buffers; "" when every output matches,
 // else why not.
@@ -36,40 +69,10 @@ std::string RunAndCompare(Device& device, const CorpusKernel& kernel, const std:
   std::vector<CorpusBuffer> specs = kernel.buffers;
   std::sort(specs.begin(), specs.end(), [](const auto& a, const auto& b) { return a.arg < b.arg; });
   for (const CorpusBuffer& b : specs) spec.globals.push_back(b.arg);
-  const LaunchParams launch = LaunchDims(spec);
   absl::StatusOr<std::unique_ptr<Program>> program = device.CreateProgram(spec);
   if (!program.ok()) return absl::StrCat("compile: ", program.status().ToString());
-
-  std::vector<Buffer> buffers;
-  std::vector<DType> dtypes;
-  for (const CorpusBuffer& b : specs) {
-    absl::StatusOr<DType> dtype = CorpusDType(b.dtype);
-    if (!dtype.ok()) return dtype.status().ToString();
-    absl::StatusOr<Buffer> buffer = Buffer::Allocate(device, *dtype, b.size);
-    if (!buffer.ok()) return buffer.status().ToString();
-    if (absl::Status s = buffer->CopyIn(CorpusInputBytes(*dtype, b.arg, b.size)); !s.ok())
-      return s.ToString();
-    buffers.push_back(*std::move(buffer));
-    dtypes.push_back(*dtype);
-  }
-  std::vector<Buffer*> args;
-  for (Buffer& b : buffers) args.push_back(&b);
-  if (absl::Status s = (*program)->Launch(args, {}, launch); !s.ok()) return s.ToString();
-  if (absl::Status s = device.Synchronize(); !s.ok()) return s.ToString();
-  if (kernel.outputs.empty()) return "the corpus lists no outputs";
-  std::string problems;
-  for (const auto& [arg, want] : kernel.outputs.items()) {
-    size_t i = 0;
-    while (i < specs.size() && absl::StrCat(specs[i].arg) != arg) ++i;
-    if (i == specs.size()) return absl::StrCat("output ", arg, " is not a buffer");
-    absl::StatusOr<std::vector<uint8_t>> bytes = buffers[i].ToBytes();
-    if (!bytes.ok()) return bytes.status().ToString();
-    absl::StatusOr<nlohmann::json> got = CorpusJsonFromBytes(dtypes[i], *bytes);
-    if (!got.ok()) return got.status().ToString();
-    std::string mismatch = CorpusValuesMismatch(dtypes[i], *got, want);
-    if (!mismatch.empty()) absl::StrAppend(&problems, "buffer ", arg, ": ", mismatch, "\n");
-  }
-  return problems;
+  absl::StatusOr<std::string> problems = OutputMismatches(device, **program, kernel, LaunchDims(spec));
+  return problems.ok() ? *std::move(problems) : problems.status().ToString();
 }
 
 void RunCorpus(CudaDeviceOptions::Language language, const std::string& target) {

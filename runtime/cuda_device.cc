@@ -17,6 +17,7 @@
 #include "renderer/gpu_cstyle.h"
 #include "renderer/ptx.h"
 #include "runtime/registry.h"
+#include "uop/status_macros.h"
 #include "uop/util.h"
 
 namespace uopc {
@@ -232,14 +233,12 @@ class CudaAllocator : public Allocator {
 
   absl::StatusOr<void*> Alloc(int64_t nbytes) override {
     if (nbytes < 0) return absl::InvalidArgumentError(absl::StrCat("negative buffer size ", nbytes));
-    if (absl::Status s = context_->MakeCurrent(); !s.ok()) return s;
+    UOPC_RETURN_IF_ERROR(context_->MakeCurrent());
     CUdeviceptr pointer = 0;
     // cuMemAlloc refuses zero bytes: an empty buffer gets one, so it still has its own handle.
-    if (absl::Status s = context_->Check(
-            context_->api->cuMemAlloc(&pointer, static_cast<size_t>(std::max<int64_t>(nbytes, 1))),
-            absl::StrCat("cuMemAlloc(", nbytes, " bytes)"));
-        !s.ok())
-      return s;
+    UOPC_RETURN_IF_ERROR(context_->Check(
+        context_->api->cuMemAlloc(&pointer, static_cast<size_t>(std::max<int64_t>(nbytes, 1))),
+        absl::StrCat("cuMemAlloc(", nbytes, " bytes)")));
     return reinterpret_cast<void*>(static_cast<uintptr_t>(pointer));
   }
   void Free(void* handle, int64_t nbytes) override {
@@ -248,7 +247,7 @@ class CudaAllocator : public Allocator {
   }
   absl::Status CopyIn(void* dest, absl::Span<const uint8_t> src) override {
     if (src.empty()) return absl::OkStatus();
-    if (absl::Status s = context_->MakeCurrent(); !s.ok()) return s;
+    UOPC_RETURN_IF_ERROR(context_->MakeCurrent());
     return context_->Check(
         context_->api->cuMemcpyHtoD(static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(dest)), src.data(),
                                     src.size()),
@@ -256,7 +255,7 @@ class CudaAllocator : public Allocator {
   }
   absl::Status CopyOut(absl::Span<uint8_t> dest, const void* src) override {
     if (dest.empty()) return absl::OkStatus();
-    if (absl::Status s = context_->MakeCurrent(); !s.ok()) return s;
+    UOPC_RETURN_IF_ERROR(context_->MakeCurrent());
     return context_->Check(
         context_->api->cuMemcpyDtoH(dest.data(), static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(src)),
                                     dest.size()),
@@ -354,7 +353,7 @@ class CudaProgram : public Program {
  public:
   static absl::StatusOr<std::unique_ptr<Program>> Load(Device& device, std::shared_ptr<CudaContext> context,
                                                        const ProgramSpec& spec, absl::string_view lib) {
-    if (absl::Status s = context->MakeCurrent(); !s.ok()) return s;
+    UOPC_RETURN_IF_ERROR(context->MakeCurrent());
     std::string image(lib);
     if (image.empty() || image.back() != '\0') image.push_back('\0');
     // The JIT's error log says why PTX does not assemble.
@@ -385,7 +384,7 @@ class CudaProgram : public Program {
 
   absl::Status Launch(absl::Span<Buffer* const> buffers, absl::Span<const int64_t> var_values,
                       const LaunchParams& params, double* seconds) override {
-    if (absl::Status s = CheckArguments(device_, buffers, var_values); !s.ok()) return s;
+    UOPC_RETURN_IF_ERROR(CheckArguments(device_, buffers, var_values));
     unsigned int grid[3], block[3];
     for (int i = 0; i < 3; ++i) {
       int64_t g = params.global_size[i], l = params.local_size[i];
@@ -414,11 +413,11 @@ class CudaProgram : public Program {
       args.push_back(&ints[i]);
     }
     const CudaApi& api = *context_->api;
-    if (absl::Status s = context_->MakeCurrent(); !s.ok()) return s;
+    UOPC_RETURN_IF_ERROR(context_->MakeCurrent());
     CUevent events[2] = {nullptr, nullptr};
     if (seconds != nullptr) {
       for (CUevent& e : events) {
-        if (absl::Status s = context_->Check(api.cuEventCreate(&e, 0), "cuEventCreate"); !s.ok()) return s;
+        UOPC_RETURN_IF_ERROR(context_->Check(api.cuEventCreate(&e, 0), "cuEventCreate"));
       }
       api.cuEventRecord(events[0], nullptr);
     }
@@ -474,7 +473,7 @@ class CudaDevice : public Device {
     return CudaProgram::Load(*this, context_, spec, lib);
   }
   absl::Status Synchronize() override {
-    if (absl::Status s = context_->MakeCurrent(); !s.ok()) return s;
+    UOPC_RETURN_IF_ERROR(context_->MakeCurrent());
     return context_->Check(context_->api->cuCtxSynchronize(), "cuCtxSynchronize");
   }
 
@@ -488,9 +487,8 @@ class CudaDevice : public Device {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Device>> MakeCudaDevice(CudaDeviceOptions options) {
-  absl::StatusOr<const CudaApi*> api = LoadCudaApi(options.driver_library);
-  if (!api.ok()) return api.status();
-  const CudaApi& cu = **api;
+  UOPC_ASSIGN_OR_RETURN(const CudaApi* api, LoadCudaApi(options.driver_library));
+  const CudaApi& cu = *api;
   if (CUresult r = cu.cuInit(0); r != kCudaSuccess) {
     return absl::FailedPreconditionError(
         absl::StrCat("CUDA is not available: cuInit failed: ", CudaErrorText(cu, r)));
@@ -505,22 +503,16 @@ absl::StatusOr<std::unique_ptr<Device>> MakeCudaDevice(CudaDeviceOptions options
   }
   auto context = std::make_shared<CudaContext>();
   context->api = &cu;
-  if (absl::Status s =
-          context->Check(cu.cuDeviceGet(&context->device, options.device_ordinal), "cuDeviceGet");
-      !s.ok())
-    return s;
+  UOPC_RETURN_IF_ERROR(
+      context->Check(cu.cuDeviceGet(&context->device, options.device_ordinal), "cuDeviceGet"));
   char name[256] = {};
   cu.cuDeviceGetName(name, sizeof(name) - 1, context->device);
   context->name = name;
   int major = 0, minor = 0;
-  if (absl::Status s = context->Check(
-          cu.cuDeviceGetAttribute(&major, kComputeCapabilityMajor, context->device), "cuDeviceGetAttribute");
-      !s.ok())
-    return s;
-  if (absl::Status s = context->Check(
-          cu.cuDeviceGetAttribute(&minor, kComputeCapabilityMinor, context->device), "cuDeviceGetAttribute");
-      !s.ok())
-    return s;
+  UOPC_RETURN_IF_ERROR(context->Check(
+      cu.cuDeviceGetAttribute(&major, kComputeCapabilityMajor, context->device), "cuDeviceGetAttribute"));
+  UOPC_RETURN_IF_ERROR(context->Check(
+      cu.cuDeviceGetAttribute(&minor, kComputeCapabilityMinor, context->device), "cuDeviceGetAttribute"));
   context->arch = CudaArch(major, minor);
   cu.cuDriverGetVersion(&context->driver_version);
 
@@ -529,15 +521,12 @@ absl::StatusOr<std::unique_ptr<Device>> MakeCudaDevice(CudaDeviceOptions options
     compiler = std::make_unique<PtxCompiler>(context->arch);
     if (options.renderer == nullptr) options.renderer = std::make_shared<PTXRenderer>(context->arch);
   } else {
-    absl::StatusOr<const NvrtcApi*> nvrtc = LoadNvrtcApi(options.nvrtc_library);
-    if (!nvrtc.ok()) return nvrtc.status();
+    UOPC_ASSIGN_OR_RETURN(const NvrtcApi* nvrtc, LoadNvrtcApi(options.nvrtc_library));
     compiler = std::make_unique<NvrtcCompiler>(
-        *nvrtc, context->arch,
+        nvrtc, context->arch,
         CompileCache(options.cache_directory.value_or(CompileCache::DefaultDirectory())));
   }
-  if (absl::Status s = context->Check(cu.cuCtxCreate(&context->context, 0, context->device), "cuCtxCreate");
-      !s.ok())
-    return s;
+  UOPC_RETURN_IF_ERROR(context->Check(cu.cuCtxCreate(&context->context, 0, context->device), "cuCtxCreate"));
   return std::unique_ptr<Device>(
       new CudaDevice(std::move(context), std::move(compiler), std::move(options.renderer)));
 }

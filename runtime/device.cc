@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "codegen/bounds_check.h"
 #include "uop/kernel_info.h"
+#include "uop/status_macros.h"
 
 namespace uopc {
 
@@ -48,10 +49,9 @@ absl::StatusOr<Buffer> Buffer::Allocate(Device& device, DType dtype, int64_t siz
     return absl::InvalidArgumentError(absl::StrCat("a buffer holds scalars, not ", dtype.ToString()));
   }
   if (size < 0) return absl::InvalidArgumentError(absl::StrCat("negative buffer size ", size));
-  absl::StatusOr<void*> handle = device.allocator().Alloc(size * dtype.itemsize());
-  if (!handle.ok()) return handle.status();
+  UOPC_ASSIGN_OR_RETURN(void* handle, device.allocator().Alloc(size * dtype.itemsize()));
   device_memory_used.fetch_add(size * dtype.itemsize(), std::memory_order_relaxed);
-  return Buffer(&device, dtype, size, *handle);
+  return Buffer(&device, dtype, size, handle);
 }
 
 Buffer::Buffer(Buffer&& other) noexcept
@@ -97,19 +97,17 @@ absl::Status Buffer::CopyOut(absl::Span<uint8_t> bytes) const {
 
 absl::StatusOr<std::vector<uint8_t>> Buffer::ToBytes() const {
   std::vector<uint8_t> bytes(nbytes());
-  absl::Status status = CopyOut(absl::MakeSpan(bytes));
-  if (!status.ok()) return status;
+  UOPC_RETURN_IF_ERROR(CopyOut(absl::MakeSpan(bytes)));
   return bytes;
 }
 
 // ---- Compiler ----
 
 absl::StatusOr<std::string> Compiler::CompileCached(absl::string_view src) const {
-  absl::StatusOr<std::string> key = CacheKey();
-  if (!key.ok()) return key.status();
-  bool cached = cache_.enabled() && !key->empty();
+  UOPC_ASSIGN_OR_RETURN(std::string key, CacheKey());
+  bool cached = cache_.enabled() && !key.empty();
   if (cached) {
-    if (std::optional<std::string> lib = cache_.Get(CacheName(), *key, src)) {
+    if (std::optional<std::string> lib = cache_.Get(CacheName(), key, src)) {
       cache_hits_.fetch_add(1, std::memory_order_relaxed);
       return *std::move(lib);
     }
@@ -117,7 +115,7 @@ absl::StatusOr<std::string> Compiler::CompileCached(absl::string_view src) const
   compiles_.fetch_add(1, std::memory_order_relaxed);
   absl::StatusOr<std::string> lib = Compile(src);
   // A failed store only costs the next process a compile.
-  if (lib.ok() && cached) cache_.Put(CacheName(), *key, src, *lib);
+  if (lib.ok() && cached) cache_.Put(CacheName(), key, src, *lib);
   return lib;
 }
 
@@ -163,13 +161,11 @@ absl::Status Program::CheckArguments(const Device& device, absl::Span<Buffer* co
 
 absl::StatusOr<std::unique_ptr<Program>> Device::CreateProgram(const ProgramSpec& spec) {
   if (!TrapsOutOfBounds()) {
-    if (absl::Status s = CheckProgramBounds(spec.uops, spec.name); !s.ok()) return s;
+    UOPC_RETURN_IF_ERROR(CheckProgramBounds(spec.uops, spec.name));
   }
-  absl::StatusOr<std::string> src = ProgramSource(spec);
-  if (!src.ok()) return src.status();
-  absl::StatusOr<std::string> lib = compiler().CompileCached(*src);
-  if (!lib.ok()) return lib.status();
-  return LoadProgram(spec, *lib);
+  UOPC_ASSIGN_OR_RETURN(std::string src, ProgramSource(spec));
+  UOPC_ASSIGN_OR_RETURN(std::string lib, compiler().CompileCached(src));
+  return LoadProgram(spec, lib);
 }
 
 }  // namespace uopc

@@ -10,6 +10,7 @@
 #include "gtest/gtest.h"
 #include "runtime/registry.h"
 #include "uop/kernel_info.h"
+#include "uop/status_macros.h"
 #include "uop/uop.h"
 
 namespace uopc {
@@ -21,7 +22,7 @@ class UopCountingProgram : public Program {
   UopCountingProgram(const Device& device, ProgramSpec spec) : Program(std::move(spec)), device_(device) {}
   absl::Status Launch(absl::Span<Buffer* const> buffers, absl::Span<const int64_t> var_values,
                       const LaunchParams& params, double* seconds) override {
-    if (absl::Status s = CheckArguments(device_, buffers, var_values); !s.ok()) return s;
+    UOPC_RETURN_IF_ERROR(CheckArguments(device_, buffers, var_values));
     std::vector<int32_t> out(buffers[0]->size(), 0);
     out[0] = static_cast<int32_t>(spec().uops.size());
     for (size_t i = 0; i < var_values.size() && i + 1 < out.size(); ++i) out[i + 1] = var_values[i];

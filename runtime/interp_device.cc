@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/interp.h"
 #include "runtime/registry.h"
+#include "uop/status_macros.h"
 #include "uop/util.h"
 
 namespace uopc {
@@ -18,7 +19,7 @@ class InterpProgram : public Program {
 
   absl::Status Launch(absl::Span<Buffer* const> buffers, absl::Span<const int64_t> var_values,
                       const LaunchParams& params, double* seconds) override {
-    if (absl::Status s = CheckArguments(device_, buffers, var_values); !s.ok()) return s;
+    UOPC_RETURN_IF_ERROR(CheckArguments(device_, buffers, var_values));
     // The interpreter finds buffers by DEFINE_GLOBAL arg; parameter i is spec().globals[i].
     int64_t max_arg = -1;
     for (int64_t arg : spec().globals) max_arg = std::max(max_arg, arg);

@@ -5,6 +5,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "uop/status_macros.h"
 #include "uop/uop.h"
 
 namespace uopc {
@@ -28,9 +29,8 @@ InterpBuffer Buffer(std::vector<T>& v, DType dt) {
 
 absl::Status RunProgram(const std::vector<UOpPtr>& uops, std::vector<InterpBuffer> buffers,
                         absl::flat_hash_map<std::string, int64_t> vars = {}, LaunchDims dims = {}) {
-  absl::StatusOr<InterpretedProgram> p = InterpretedProgram::Create(uops);
-  if (!p.ok()) return p.status();
-  return p->Run(buffers, vars, dims);
+  UOPC_ASSIGN_OR_RETURN(InterpretedProgram p, InterpretedProgram::Create(uops));
+  return p.Run(buffers, vars, dims);
 }
 
 // for (i = 0; i < 3; i++) data0[i] = data1[i] + data2[i];

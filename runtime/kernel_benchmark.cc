@@ -31,6 +31,7 @@
 #include "runtime/llvm_device.h"
 #include "runtime/search_driver.h"
 #include "uop/kernel_info.h"
+#include "uop/status_macros.h"
 #include "uop/text_ir.h"
 #include "uop/util.h"
 
@@ -105,10 +106,9 @@ std::vector<UOpPtr> WorkloadAsts(const std::string& name) {
 absl::StatusOr<CompileOptions> BeamOptions(const UOpPtr& ast, Device& device) {
   const int64_t width = EnvInt("BEAM", 0) > 0 ? EnvInt("BEAM", 0) : 2;
   DeviceBeamOptions options = DeviceBeamOptions::FromEnvironment(width, /*debug=*/1);
-  absl::StatusOr<DeviceBeamResult> searched = BeamSearchOnDevice(ast, device, options);
-  if (!searched.ok()) return searched.status();
+  UOPC_ASSIGN_OR_RETURN(DeviceBeamResult searched, BeamSearchOnDevice(ast, device, options));
   CompileOptions out;
-  out.opts = std::move(searched->opts);
+  out.opts = std::move(searched.opts);
   return out;
 }
 
@@ -155,27 +155,22 @@ absl::StatusOr<Compiled> Compile(Device& device, const std::vector<UOpPtr>& asts
   for (const UOpPtr& ast : asts) {
     CompileOptions options;
     if (beam) {
-      absl::StatusOr<CompileOptions> searched = BeamOptions(ast, device);
-      if (!searched.ok()) return searched.status();
-      options = *std::move(searched);
+      UOPC_ASSIGN_OR_RETURN(options, BeamOptions(ast, device));
     }
-    absl::StatusOr<ProgramSpec> spec = CompileKernel(ast, *device.renderer(), options, &names);
-    if (!spec.ok()) return spec.status();
+    UOPC_ASSIGN_OR_RETURN(ProgramSpec spec, CompileKernel(ast, *device.renderer(), options, &names));
     Step step;
-    step.launch = LaunchDims(*spec);
+    step.launch = LaunchDims(spec);
     absl::StrAppend(
-        &c.description, c.description.empty() ? "" : " ", spec->name,
+        &c.description, c.description.empty() ? "" : " ", spec.name,
         step.launch.global_size[0] > 1 ? absl::StrCat("[", step.launch.global_size[0], " cores]") : "");
     if (beam) {
       std::vector<std::string> opts;
-      for (const Opt& o : spec->applied_opts) opts.push_back(o.ToString());
+      for (const Opt& o : spec.applied_opts) opts.push_back(o.ToString());
       absl::StrAppend(&c.description, "{", absl::StrJoin(opts, ","), "}");
     }
-    absl::StatusOr<std::unique_ptr<Program>> program = device.CreateProgram(*spec);
-    if (!program.ok()) return program.status();
-    step.program = *std::move(program);
+    UOPC_ASSIGN_OR_RETURN(step.program, device.CreateProgram(spec));
     Buffer* output = nullptr;
-    for (int64_t arg : spec->globals) {
+    for (int64_t arg : spec.globals) {
       const UOp* global = nullptr;
       for (const UOp* u : ast->Toposort()) {
         if (u->op() == Ops::DEFINE_GLOBAL && u->arg().as_int() == arg) global = u;

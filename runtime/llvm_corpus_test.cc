@@ -18,6 +18,7 @@
 #include "runtime/corpus_values.h"
 #include "runtime/device.h"
 #include "runtime/llvm_device.h"
+#include "uop/status_macros.h"
 
 namespace uopc {
 namespace {
@@ -58,23 +59,18 @@ absl::StatusOr<nlohmann::json> RunProgram(Device& device, Program& program, cons
   std::sort(specs.begin(), specs.end(), [](const auto& a, const auto& b) { return a.arg < b.arg; });
   std::vector<Buffer> buffers;
   for (const CorpusBuffer& b : specs) {
-    absl::StatusOr<DType> dtype = CorpusDType(b.dtype);
-    if (!dtype.ok()) return dtype.status();
-    absl::StatusOr<Buffer> buffer = Buffer::Allocate(device, *dtype, b.size);
-    if (!buffer.ok()) return buffer.status();
-    if (absl::Status s = buffer->CopyIn(CorpusInputBytes(*dtype, b.arg, b.size)); !s.ok()) return s;
-    buffers.push_back(*std::move(buffer));
+    UOPC_ASSIGN_OR_RETURN(DType dtype, CorpusDType(b.dtype));
+    UOPC_ASSIGN_OR_RETURN(Buffer buffer, Buffer::Allocate(device, dtype, b.size));
+    UOPC_RETURN_IF_ERROR(buffer.CopyIn(CorpusInputBytes(dtype, b.arg, b.size)));
+    buffers.push_back(std::move(buffer));
   }
   std::vector<Buffer*> args;
   for (Buffer& b : buffers) args.push_back(&b);
-  if (absl::Status s = program.Launch(args, {}, LaunchParams{}); !s.ok()) return s;
+  UOPC_RETURN_IF_ERROR(program.Launch(args, {}, LaunchParams{}));
   nlohmann::json out = nlohmann::json::object();
   for (size_t i = 0; i < specs.size(); ++i) {
-    absl::StatusOr<std::vector<uint8_t>> bytes = buffers[i].ToBytes();
-    if (!bytes.ok()) return bytes.status();
-    absl::StatusOr<nlohmann::json> values = CorpusJsonFromBytes(buffers[i].dtype(), *bytes);
-    if (!values.ok()) return values.status();
-    out[absl::StrCat(specs[i].arg)] = *std::move(values);
+    UOPC_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, buffers[i].ToBytes());
+    UOPC_ASSIGN_OR_RETURN(out[absl::StrCat(specs[i].arg)], CorpusJsonFromBytes(buffers[i].dtype(), bytes));
   }
   return out;
 }

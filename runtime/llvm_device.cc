@@ -34,6 +34,7 @@
 #include "llvm/Target/TargetMachine.h"
 #include "runtime/cpu_program.h"
 #include "runtime/registry.h"
+#include "uop/status_macros.h"
 
 namespace uopc {
 namespace {
@@ -148,10 +149,9 @@ std::string& ReportedErrors() {
 class LLVMDevice::Jit {
  public:
   static absl::StatusOr<std::unique_ptr<Jit>> Create() {
-    absl::StatusOr<llvm::orc::JITTargetMachineBuilder> host = HostTarget();
-    if (!host.ok()) return host.status();
+    UOPC_ASSIGN_OR_RETURN(llvm::orc::JITTargetMachineBuilder host, HostTarget());
     llvm::Expected<std::unique_ptr<llvm::orc::LLJIT>> jit =
-        llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(*host).create();
+        llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(host).create();
     if (!jit) {
       return absl::FailedPreconditionError(
           absl::StrCat("cannot create LLVM's ORC JIT: ", ToString(jit.takeError())));
@@ -208,16 +208,14 @@ class LLVMDevice::Jit {
 LLVMCompiler::LLVMCompiler(CompileCache cache) : Compiler(std::move(cache)) {}
 
 absl::StatusOr<std::string> LLVMCompiler::CacheKey() const {
-  absl::StatusOr<llvm::orc::JITTargetMachineBuilder> host = HostTarget();
-  if (!host.ok()) return host.status();
-  return absl::StrCat("LLVM ", LLVM_VERSION_STRING, "\n", kPipeline, "\n", host->getTargetTriple().str(),
-                      "\n", host->getCPU(), "\n", host->getFeatures().getString());
+  UOPC_ASSIGN_OR_RETURN(llvm::orc::JITTargetMachineBuilder host, HostTarget());
+  return absl::StrCat("LLVM ", LLVM_VERSION_STRING, "\n", kPipeline, "\n", host.getTargetTriple().str(), "\n",
+                      host.getCPU(), "\n", host.getFeatures().getString());
 }
 
 absl::StatusOr<std::string> LLVMCompiler::Compile(absl::string_view src) const {
-  absl::StatusOr<llvm::orc::JITTargetMachineBuilder> host = HostTarget();
-  if (!host.ok()) return host.status();
-  llvm::Expected<std::unique_ptr<llvm::TargetMachine>> made = host->createTargetMachine();
+  UOPC_ASSIGN_OR_RETURN(llvm::orc::JITTargetMachineBuilder host, HostTarget());
+  llvm::Expected<std::unique_ptr<llvm::TargetMachine>> made = host.createTargetMachine();
   if (!made) {
     return absl::InternalError(
         absl::StrCat("cannot create LLVM's target machine: ", ToString(made.takeError())));
@@ -239,11 +237,11 @@ absl::StatusOr<std::string> LLVMCompiler::Compile(absl::string_view src) const {
   if (llvm::verifyModule(*module, &problems_os)) {
     return absl::InvalidArgumentError(absl::StrCat("the LLVM IR does not verify:\n", problems_os.str()));
   }
-  if (absl::Status s = CheckDirectCalls(*module); !s.ok()) return s;
+  UOPC_RETURN_IF_ERROR(CheckDirectCalls(*module));
 
   module->setDataLayout(machine->createDataLayout());
   module->setTargetTriple(machine->getTargetTriple().str());
-  if (absl::Status s = Optimize(*module, *machine); !s.ok()) return s;
+  UOPC_RETURN_IF_ERROR(Optimize(*module, *machine));
 
   llvm::SmallVector<char, 0> object;
   llvm::raw_svector_ostream object_os(object);
@@ -259,9 +257,8 @@ absl::StatusOr<std::string> LLVMCompiler::Compile(absl::string_view src) const {
 // ---- LLVMDevice ----
 
 absl::StatusOr<std::unique_ptr<LLVMDevice>> LLVMDevice::Create(Options options) {
-  absl::StatusOr<std::unique_ptr<Jit>> jit = Jit::Create();
-  if (!jit.ok()) return jit.status();
-  return std::unique_ptr<LLVMDevice>(new LLVMDevice(std::move(options), *std::move(jit)));
+  UOPC_ASSIGN_OR_RETURN(std::unique_ptr<Jit> jit, Jit::Create());
+  return std::unique_ptr<LLVMDevice>(new LLVMDevice(std::move(options), std::move(jit)));
 }
 
 LLVMDevice::LLVMDevice(Options options, std::unique_ptr<Jit> jit)
@@ -298,18 +295,16 @@ absl::StatusOr<std::string> LLVMDevice::ProgramSource(const ProgramSpec& spec) c
 
 absl::StatusOr<std::unique_ptr<Program>> LLVMDevice::LoadProgram(const ProgramSpec& spec,
                                                                  absl::string_view lib) {
-  absl::StatusOr<std::pair<llvm::orc::JITDylib*, CpuEntryFunction>> loaded = jit_->Load(spec.name, lib);
-  if (!loaded.ok()) return loaded.status();
+  UOPC_ASSIGN_OR_RETURN(auto loaded, jit_->Load(spec.name, lib));
   Jit* jit = jit_.get();
-  std::shared_ptr<void> dylib(loaded->first,
+  std::shared_ptr<void> dylib(loaded.first,
                               [jit](void* d) { jit->Unload(static_cast<llvm::orc::JITDylib*>(d)); });
-  return std::unique_ptr<Program>(new CpuProgram(*this, spec, loaded->second, std::move(dylib), pool_));
+  return std::unique_ptr<Program>(new CpuProgram(*this, spec, loaded.second, std::move(dylib), pool_));
 }
 
 absl::StatusOr<std::unique_ptr<Device>> MakeLLVMDevice() {
-  absl::StatusOr<std::unique_ptr<LLVMDevice>> device = LLVMDevice::Create(LLVMDevice::Options{});
-  if (!device.ok()) return device.status();
-  return std::unique_ptr<Device>(*std::move(device));
+  UOPC_ASSIGN_OR_RETURN(std::unique_ptr<LLVMDevice> device, LLVMDevice::Create(LLVMDevice::Options{}));
+  return std::unique_ptr<Device>(std::move(device));
 }
 
 namespace {

@@ -21,6 +21,7 @@
 #include "runtime/device.h"
 #include "runtime/exec_item.h"
 #include "runtime/opencl_device.h"
+#include "uop/status_macros.h"
 
 // LeakSanitizer (--config=asan) reads this hook: POCL keeps its LLVM 15 compiler state (contexts, modules)
 // for the life of the process and never frees it, which LSan reports at exit as thousands of leaks inside
@@ -37,41 +38,43 @@ struct Case {
   absl::StatusOr<std::unique_ptr<Program>> program = absl::UnknownError("not compiled");
 };
 
-// Runs the case's program on formula-filled buffers; "" when every output matches, else why not.
-std::string RunAndCompare(Device& device, Case& c) {
-  if (!c.program.ok()) return absl::StrCat("compile: ", c.program.status().ToString());
-  std::vector<CorpusBuffer> specs = c.kernel->buffers;
+// Runs `program` on formula-filled buffers; "" when every output matches, else the mismatches.
+absl::StatusOr<std::string> OutputMismatches(Device& device, Program& program, const CorpusKernel& kernel,
+                                             const LaunchParams& launch) {
+  std::vector<CorpusBuffer> specs = kernel.buffers;
   std::sort(specs.begin(), specs.end(), [](const auto& a, const auto& b) { return a.arg < b.arg; });
   std::vector<Buffer> buffers;
   std::vector<DType> dtypes;
   for (const CorpusBuffer& b : specs) {
-    absl::StatusOr<DType> dtype = CorpusDType(b.dtype);
-    if (!dtype.ok()) return dtype.status().ToString();
-    absl::StatusOr<Buffer> buffer = Buffer::Allocate(device, *dtype, b.size);
-    if (!buffer.ok()) return buffer.status().ToString();
-    if (absl::Status s = buffer->CopyIn(CorpusInputBytes(*dtype, b.arg, b.size)); !s.ok())
-      return s.ToString();
-    buffers.push_back(*std::move(buffer));
-    dtypes.push_back(*dtype);
+    UOPC_ASSIGN_OR_RETURN(DType dtype, CorpusDType(b.dtype));
+    UOPC_ASSIGN_OR_RETURN(Buffer buffer, Buffer::Allocate(device, dtype, b.size));
+    UOPC_RETURN_IF_ERROR(buffer.CopyIn(CorpusInputBytes(dtype, b.arg, b.size)));
+    buffers.push_back(std::move(buffer));
+    dtypes.push_back(dtype);
   }
   std::vector<Buffer*> args;
   for (Buffer& b : buffers) args.push_back(&b);
-  if (absl::Status s = (*c.program)->Launch(args, {}, c.launch); !s.ok()) return s.ToString();
-  if (absl::Status s = device.Synchronize(); !s.ok()) return s.ToString();
-  if (c.kernel->outputs.empty()) return "the corpus lists no outputs";
+  UOPC_RETURN_IF_ERROR(program.Launch(args, {}, launch));
+  UOPC_RETURN_IF_ERROR(device.Synchronize());
+  if (kernel.outputs.empty()) return "the corpus lists no outputs";
   std::string problems;
-  for (const auto& [arg, want] : c.kernel->outputs.items()) {
+  for (const auto& [arg, want] : kernel.outputs.items()) {
     size_t i = 0;
     while (i < specs.size() && absl::StrCat(specs[i].arg) != arg) ++i;
     if (i == specs.size()) return absl::StrCat("output ", arg, " is not a buffer");
-    absl::StatusOr<std::vector<uint8_t>> bytes = buffers[i].ToBytes();
-    if (!bytes.ok()) return bytes.status().ToString();
-    absl::StatusOr<nlohmann::json> got = CorpusJsonFromBytes(dtypes[i], *bytes);
-    if (!got.ok()) return got.status().ToString();
-    std::string mismatch = CorpusValuesMismatch(dtypes[i], *got, want);
+    UOPC_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, buffers[i].ToBytes());
+    UOPC_ASSIGN_OR_RETURN(nlohmann::json got, CorpusJsonFromBytes(dtypes[i], bytes));
+    std::string mismatch = CorpusValuesMismatch(dtypes[i], got, want);
     if (!mismatch.empty()) absl::StrAppend(&problems, "buffer ", arg, ": ", mismatch, "\n");
   }
   return problems;
+}
+
+// Runs the case's program on formula-filled buffers; "" when every output matches, else why not.
+std::string RunAndCompare(Device& device, Case& c) {
+  if (!c.program.ok()) return absl::StrCat("compile: ", c.program.status().ToString());
+  absl::StatusOr<std::string> problems = OutputMismatches(device, **c.program, *c.kernel, c.launch);
+  return problems.ok() ? *std::move(problems) : problems.status().ToString();
 }
 
 TEST(OpenCLCorpusTest, EveryKernelReproducesTheCorpusOutputs) {

@@ -17,6 +17,7 @@
 #include "renderer/gpu_cstyle.h"
 #include "runtime/host_cpu.h"
 #include "runtime/registry.h"
+#include "uop/status_macros.h"
 
 namespace uopc {
 
@@ -209,7 +210,7 @@ class OpenCLProgram : public Program {
 
   absl::Status Launch(absl::Span<Buffer* const> buffers, absl::Span<const int64_t> var_values,
                       const LaunchParams& params, double* seconds) override {
-    if (absl::Status s = CheckArguments(device_, buffers, var_values); !s.ok()) return s;
+    UOPC_RETURN_IF_ERROR(CheckArguments(device_, buffers, var_values));
     size_t global[3], local[3];
     for (int i = 0; i < 3; ++i) {
       int64_t g = params.global_size[i], l = params.local_size[i];

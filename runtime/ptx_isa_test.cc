@@ -21,6 +21,7 @@
 #include "gtest/gtest.h"
 #include "renderer/ptx.h"
 #include "runtime/cuda_device.h"
+#include "uop/status_macros.h"
 #include "uop/text_ir.h"
 
 namespace uopc {
@@ -31,9 +32,8 @@ constexpr char kArch[] = "sm_80";
 absl::StatusOr<std::string> RenderPtx(const UOpPtr& ast) {
   PTXRenderer ptx(kArch);
   KernelNameCounter names;
-  absl::StatusOr<ProgramSpec> p = CompileKernel(ast, ptx, CompileOptions{}, &names);
-  if (!p.ok()) return p.status();
-  return p->src;
+  UOPC_ASSIGN_OR_RETURN(ProgramSpec p, CompileKernel(ast, ptx, CompileOptions{}, &names));
+  return p.src;
 }
 
 // "" when `src` uses only legal instructions (and assembles, where there is ptxas); else what is wrong.

@@ -12,6 +12,7 @@
 #include "runtime/corpus_values.h"
 #include "runtime/realize.h"
 #include "schedule/tensor_uop.h"
+#include "uop/status_macros.h"
 #include "uop/text_ir.h"
 
 namespace uopc {
@@ -64,25 +65,22 @@ absl::StatusOr<Result> RunProgram(const Program& p, int compile_threads) {
     if (!p.inputs.contains(unique)) continue;
     std::vector<uint8_t> bytes =
         CorpusInputBytes(u->dtype(), p.inputs[unique]["arg"].get<int64_t>(), u->arg().as_int());
-    if (absl::Status s = BufferStore::Global().Write(u->ref(), bytes); !s.ok()) return s;
+    UOPC_RETURN_IF_ERROR(BufferStore::Global().Write(u->ref(), bytes));
   }
-  absl::StatusOr<Schedule> schedule = CreateSchedule(p.graph);
-  if (!schedule.ok()) return schedule.status();
+  UOPC_ASSIGN_OR_RETURN(Schedule schedule, CreateSchedule(p.graph));
   RealizeOptions options;
   options.compile_threads = compile_threads;
-  absl::StatusOr<std::vector<KernelRun>> runs = RunSchedule(*schedule, options);
-  if (!runs.ok()) return runs.status();
+  UOPC_ASSIGN_OR_RETURN(std::vector<KernelRun> runs, RunSchedule(schedule, options));
   Result r;
-  for (const KernelRun& run : *runs) {
+  for (const KernelRun& run : runs) {
     r.names.push_back(run.name);
     r.sources.push_back(run.src);
   }
   for (const UOpPtr& out : p.graph->src()) {
-    auto it = schedule->becomes_map.find(out.get());
-    if (it == schedule->becomes_map.end()) return absl::InternalError("an output has no buffer");
-    absl::StatusOr<std::vector<uint8_t>> bytes = BufferStore::Global().Read(BaseOf(it->second));
-    if (!bytes.ok()) return bytes.status();
-    r.outputs.push_back(*std::move(bytes));
+    auto it = schedule.becomes_map.find(out.get());
+    if (it == schedule.becomes_map.end()) return absl::InternalError("an output has no buffer");
+    UOPC_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, BufferStore::Global().Read(BaseOf(it->second)));
+    r.outputs.push_back(std::move(bytes));
   }
   return r;
 }

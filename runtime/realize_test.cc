@@ -94,28 +94,26 @@ absl::Status FillInputs(const UOpPtr& graph, const json& inputs) {
       bytes = CorpusInputBytes(u->dtype(), in["arg"].get<int64_t>(), u->arg().as_int());
     } else {
       for (const json& v : in["values"]) {
-        if (absl::Status s = AppendValue(u->dtype(), v, &bytes); !s.ok()) return s;
+        UOPC_RETURN_IF_ERROR(AppendValue(u->dtype(), v, &bytes));
       }
     }
-    if (absl::Status s = BufferStore::Global().Write(u->ref(), bytes); !s.ok()) return s;
+    UOPC_RETURN_IF_ERROR(BufferStore::Global().Write(u->ref(), bytes));
   }
   return absl::OkStatus();
 }
 
 // "" when the program's results are tinygrad's; "skip" when an output is not a whole buffer.
-std::string RunProgram(const json& graph_line, const json& program, const std::string& device) {
-  absl::StatusOr<UOpPtr> parsed = ParseIrSingle(graph_line["graph"].get<std::string>());
-  if (!parsed.ok()) return parsed.status().ToString();
-  UOpPtr graph = OnDevice(*parsed, device);
-  if (absl::Status s = FillInputs(graph, graph_line["inputs"]); !s.ok()) return s.ToString();
-  absl::StatusOr<Schedule> schedule = CreateSchedule(graph);
-  if (!schedule.ok()) return schedule.status().ToString();
-  absl::StatusOr<std::vector<KernelRun>> runs = RunSchedule(*schedule);
-  if (!runs.ok()) return runs.status().ToString();
+absl::StatusOr<std::string> ResultDifference(const json& graph_line, const json& program,
+                                             const std::string& device) {
+  UOPC_ASSIGN_OR_RETURN(UOpPtr parsed, ParseIrSingle(graph_line["graph"].get<std::string>()));
+  UOpPtr graph = OnDevice(parsed, device);
+  UOPC_RETURN_IF_ERROR(FillInputs(graph, graph_line["inputs"]));
+  UOPC_ASSIGN_OR_RETURN(Schedule schedule, CreateSchedule(graph));
+  UOPC_RETURN_IF_ERROR(RunSchedule(schedule).status());
   std::string diff;
   for (size_t i = 0; i < graph->num_src(); ++i) {
-    auto it = schedule->becomes_map.find(graph->src(i));
-    if (it == schedule->becomes_map.end()) return "skip: no becomes";
+    auto it = schedule.becomes_map.find(graph->src(i));
+    if (it == schedule.becomes_map.end()) return "skip: no becomes";
     UOpPtr value = it->second;
     UOpPtr buffer = BaseOf(value);
     if (buffer->op() != Ops::BUFFER) return absl::StrCat("skip: base ", OpName(buffer->op()));
@@ -124,14 +122,18 @@ std::string RunProgram(const json& graph_line, const json& program, const std::s
       if (st == nullptr || !st->contiguous() || st->size() != buffer->arg().as_int())
         return "skip: a view of a buffer";
     }
-    absl::StatusOr<std::vector<uint8_t>> bytes = BufferStore::Global().Read(buffer);
-    if (!bytes.ok()) return bytes.status().ToString();
-    absl::StatusOr<json> got = CorpusJsonFromBytes(buffer->dtype(), *bytes);
-    if (!got.ok()) return got.status().ToString();
-    std::string mismatch = CorpusValuesMismatch(buffer->dtype(), *got, program["results"][i]["values"]);
+    UOPC_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, BufferStore::Global().Read(buffer));
+    UOPC_ASSIGN_OR_RETURN(json got, CorpusJsonFromBytes(buffer->dtype(), bytes));
+    std::string mismatch = CorpusValuesMismatch(buffer->dtype(), got, program["results"][i]["values"]);
     if (!mismatch.empty()) absl::StrAppend(&diff, "output ", i, ": ", mismatch, "\n");
   }
   return diff;
+}
+
+// ResultDifference, or its error as text.
+std::string RunProgram(const json& graph_line, const json& program, const std::string& device) {
+  absl::StatusOr<std::string> diff = ResultDifference(graph_line, program, device);
+  return diff.ok() ? *std::move(diff) : diff.status().ToString();
 }
 
 void CheckDevice(const std::string& device, int floor) {

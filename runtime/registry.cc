@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "uop/status_macros.h"
 #include "uop/util.h"
 
 namespace uopc {
@@ -81,11 +82,10 @@ absl::StatusOr<Device*> GetDevice(absl::string_view name) {
   }
   Entry& entry = it->second;
   if (entry.device == nullptr) {
-    absl::StatusOr<std::unique_ptr<Device>> device = entry.factory();
-    if (!device.ok()) return device.status();
-    if (*device == nullptr)
+    UOPC_ASSIGN_OR_RETURN(std::unique_ptr<Device> device, entry.factory());
+    if (device == nullptr)
       return absl::InternalError(absl::StrCat("the factory of ", canonical, " made nothing"));
-    entry.device = *std::move(device);
+    entry.device = std::move(device);
   }
   return entry.device.get();
 }

@@ -24,6 +24,7 @@
 #include "runtime/registry.h"
 #include "schedule/schedule.h"
 #include "schedule/tensor_uop.h"
+#include "uop/status_macros.h"
 
 namespace uopc {
 namespace {
@@ -299,16 +300,13 @@ absl::StatusOr<std::vector<uint8_t>> RunThroughRealize(const CorpusKernel& ck,
   ScheduleItem item;
   item.ast = ParseCorpusGraph(ck.ast);
   for (const CorpusBuffer& b : ck.buffers) {
-    absl::StatusOr<DType> dtype = CorpusDType(b.dtype);
-    if (!dtype.ok()) return dtype.status();
-    UOpPtr buffer = NewBuffer("CPU", b.size, *dtype);
-    absl::Status s = BufferStore::Global().Write(buffer, CorpusInputBytes(*dtype, b.arg, b.size));
-    if (!s.ok()) return s;
+    UOPC_ASSIGN_OR_RETURN(DType dtype, CorpusDType(b.dtype));
+    UOpPtr buffer = NewBuffer("CPU", b.size, dtype);
+    UOPC_RETURN_IF_ERROR(BufferStore::Global().Write(buffer, CorpusInputBytes(dtype, b.arg, b.size)));
     item.bufs.push_back(buffer);
   }
   schedule.items.push_back(item);
-  absl::StatusOr<std::vector<KernelRun>> runs = RunSchedule(schedule, options);
-  if (!runs.ok()) return runs.status();
+  UOPC_ASSIGN_OR_RETURN(std::vector<KernelRun> runs, RunSchedule(schedule, options));
   return BufferStore::Global().Read(item.bufs[0]);
 }
 

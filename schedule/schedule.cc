@@ -59,8 +59,7 @@ const PatternMatcher& Unbind() {
 // error naming the node, before any pass relies on its shapes.
 absl::Status CheckShapes(ScheduleState& state) {
   for (const UOp* u : state.input->Toposort()) {
-    if (absl::StatusOr<const ShapeTracker*> st = state.ctx->shapes.TrySt(u->ref()); !st.ok())
-      return st.status();
+    UOPC_RETURN_IF_ERROR(state.ctx->shapes.TrySt(u->ref()).status());
   }
   return absl::OkStatus();
 }

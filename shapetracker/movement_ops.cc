@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "rewrite/infix.h"
 #include "uop/exec_alu.h"
+#include "uop/status_macros.h"
 
 namespace uopc {
 namespace {
@@ -46,34 +47,31 @@ absl::Status CheckList(const json& j, absl::string_view name, absl::string_view 
 }
 
 absl::StatusOr<std::vector<int64_t>> ParseInts(const json& j, absl::string_view name) {
-  if (absl::Status s = CheckList(j, name, "a list of integers"); !s.ok()) return s;
+  UOPC_RETURN_IF_ERROR(CheckList(j, name, "a list of integers"));
   std::vector<int64_t> out;
   for (const json& x : j) {
-    absl::StatusOr<int64_t> v = ArgInt(x, name);
-    if (!v.ok()) return v.status();
-    out.push_back(*v);
+    UOPC_ASSIGN_OR_RETURN(int64_t v, ArgInt(x, name));
+    out.push_back(v);
   }
   return out;
 }
 
 absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> ParsePairs(const json& j, absl::string_view name) {
-  if (absl::Status s = CheckList(j, name, "a list of [a, b] pairs"); !s.ok()) return s;
+  UOPC_RETURN_IF_ERROR(CheckList(j, name, "a list of [a, b] pairs"));
   std::vector<std::pair<int64_t, int64_t>> out;
   for (const json& x : j) {
     if (!x.is_array() || x.size() != 2) {
       return absl::InvalidArgumentError(absl::StrCat(name, ": expected a list of [a, b] pairs"));
     }
-    absl::StatusOr<int64_t> a = ArgInt(x[0], name);
-    if (!a.ok()) return a.status();
-    absl::StatusOr<int64_t> b = ArgInt(x[1], name);
-    if (!b.ok()) return b.status();
-    out.emplace_back(*a, *b);
+    UOPC_ASSIGN_OR_RETURN(int64_t a, ArgInt(x[0], name));
+    UOPC_ASSIGN_OR_RETURN(int64_t b, ArgInt(x[1], name));
+    out.emplace_back(a, b);
   }
   return out;
 }
 
 absl::StatusOr<std::vector<bool>> ParseBools(const json& j, absl::string_view name) {
-  if (absl::Status s = CheckList(j, name, "a list of booleans"); !s.ok()) return s;
+  UOPC_RETURN_IF_ERROR(CheckList(j, name, "a list of booleans"));
   std::vector<bool> out;
   for (const json& x : j) {
     // tinygrad's tests also write flip arguments as 0/1.
@@ -117,11 +115,11 @@ absl::Status CheckArgRange(const MovementOp& op) {
     return absl::OkStatus();
   };
   for (int64_t v : op.axes) {
-    if (absl::Status s = check(v); !s.ok()) return s;
+    UOPC_RETURN_IF_ERROR(check(v));
   }
   for (const auto& [a, b] : op.pairs) {
-    if (absl::Status s = check(a); !s.ok()) return s;
-    if (absl::Status s = check(b); !s.ok()) return s;
+    UOPC_RETURN_IF_ERROR(check(a));
+    UOPC_RETURN_IF_ERROR(check(b));
   }
   size_t n = op.axes.size() + op.pairs.size() + op.flips.size();
   if (n > static_cast<size_t>(kMaxRank)) {
@@ -200,9 +198,7 @@ absl::Status EvaluateNodes(absl::Span<const UOp* const> order,
     if (u->op() == Ops::CMPLT || u->op() == Ops::CMPNE || u->op() == Ops::CAST) {
       operand_dtype = u->src(0)->dtype();
     }
-    absl::StatusOr<ConstValue> v = ExecAlu(u->op(), u->dtype(), operands, operand_dtype);
-    if (!v.ok()) return v.status();
-    values[i] = *v;
+    UOPC_ASSIGN_OR_RETURN(values[i], ExecAlu(u->op(), u->dtype(), operands, operand_dtype));
   }
   return absl::OkStatus();
 }
@@ -279,19 +275,13 @@ absl::StatusOr<MovementOp> ParseMovementOp(const json& j) {
     op.kind = name == "reshape"   ? MovementKind::kReshape
               : name == "permute" ? MovementKind::kPermute
                                   : MovementKind::kExpand;
-    absl::StatusOr<std::vector<int64_t>> v = ParseInts(arg, name);
-    if (!v.ok()) return v.status();
-    op.axes = *std::move(v);
+    UOPC_ASSIGN_OR_RETURN(op.axes, ParseInts(arg, name));
   } else if (name == "pad" || name == "shrink") {
     op.kind = name == "pad" ? MovementKind::kPad : MovementKind::kShrink;
-    absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> v = ParsePairs(arg, name);
-    if (!v.ok()) return v.status();
-    op.pairs = *std::move(v);
+    UOPC_ASSIGN_OR_RETURN(op.pairs, ParsePairs(arg, name));
   } else if (name == "flip") {
     op.kind = MovementKind::kFlip;
-    absl::StatusOr<std::vector<bool>> v = ParseBools(arg, name);
-    if (!v.ok()) return v.status();
-    op.flips = *std::move(v);
+    UOPC_ASSIGN_OR_RETURN(op.flips, ParseBools(arg, name));
   } else if (name == "simplify") {
     if (!arg.is_null()) return absl::InvalidArgumentError("simplify: expected null as its argument");
     op.kind = MovementKind::kSimplify;
@@ -354,8 +344,8 @@ json RealStridesToJson(const std::vector<std::optional<Sint>>& strides) {
 }
 
 absl::StatusOr<ShapeTracker> ApplyMovementOp(const ShapeTracker& st, const MovementOp& op) {
-  if (absl::Status s = CheckArgRange(op); !s.ok()) return s;
-  if (absl::Status s = CheckResultSize(st, op); !s.ok()) return s;
+  UOPC_RETURN_IF_ERROR(CheckArgRange(op));
+  UOPC_RETURN_IF_ERROR(CheckResultSize(st, op));
   switch (op.kind) {
     case MovementKind::kReshape:
       return st.Reshape(ToSints(op.axes));
@@ -396,8 +386,7 @@ absl::StatusOr<int64_t> EvaluateInt(const UOpPtr& u, const VarValues& vars) {
   for (size_t i = 0; i < order.size(); ++i) slot[order[i]] = static_cast<int>(i);
   std::vector<ConstValue> values(order.size());
   std::vector<char> todo(order.size(), 1);
-  absl::Status s = EvaluateNodes(order, slot, todo, {}, VariableValues(order, vars), values);
-  if (!s.ok()) return s;
+  UOPC_RETURN_IF_ERROR(EvaluateNodes(order, slot, todo, {}, VariableValues(order, vars), values));
   return AsInt(values.back());
 }
 
@@ -411,9 +400,7 @@ absl::StatusOr<std::vector<int64_t>> IndexArray(const ShapeTracker& st, const Va
     if (d.is_int()) {
       v = d.value();
     } else {
-      absl::StatusOr<int64_t> e = EvaluateInt(d.uop(), vars);
-      if (!e.ok()) return e.status();
-      v = *e;
+      UOPC_ASSIGN_OR_RETURN(v, EvaluateInt(d.uop(), vars));
     }
     if (v < 0)
       return absl::InvalidArgumentError(
@@ -451,14 +438,14 @@ absl::StatusOr<std::vector<int64_t>> IndexArray(const ShapeTracker& st, const Va
   for (size_t i = 0; i < order.size(); ++i) fixed[i] = !varies[i];
   std::vector<ConstValue> values(order.size());
   std::vector<int64_t> coords(shape.size(), 0);
-  if (absl::Status s = EvaluateNodes(order, slot, fixed, coords, var_values, values); !s.ok()) return s;
+  UOPC_RETURN_IF_ERROR(EvaluateNodes(order, slot, fixed, coords, var_values, values));
 
   int idx_slot = slot.at(idx.get());
   int valid_slot = slot.at(valid.get());
   std::vector<int64_t> out;
   out.reserve(positions);
   for (int64_t p = 0; p < positions; ++p) {
-    if (absl::Status s = EvaluateNodes(order, slot, varies, coords, var_values, values); !s.ok()) return s;
+    UOPC_RETURN_IF_ERROR(EvaluateNodes(order, slot, varies, coords, var_values, values));
     out.push_back(values[valid_slot].AsBool() ? AsInt(values[idx_slot]) : -1);
     for (int k = static_cast<int>(shape.size()) - 1; k >= 0; --k) {
       if (++coords[k] < shape[k]) break;

@@ -19,6 +19,7 @@
 #include "rewrite/symbolic.h"
 #include "rewrite/valid.h"
 #include "uop/check.h"
+#include "uop/status_macros.h"
 
 namespace uopc {
 namespace {
@@ -137,9 +138,8 @@ class Parser {
     while (true) {
       SkipWs();
       if (Peek(')')) break;
-      absl::StatusOr<View> v = ParseView();
-      if (!v.ok()) return v.status();
-      views.push_back(*std::move(v));
+      UOPC_ASSIGN_OR_RETURN(View v, ParseView());
+      views.push_back(std::move(v));
       if (Consume(",")) continue;
       SkipWs();
       if (!Peek(')')) return Error("',' or ')'");
@@ -197,19 +197,17 @@ class Parser {
   absl::StatusOr<Sint> ParseSint() {
     SkipWs();
     if (Peek('-') || (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_])))) {
-      absl::StatusOr<int64_t> v = ParseInt();
-      if (!v.ok()) return v.status();
-      return Sint(*v);
+      UOPC_ASSIGN_OR_RETURN(int64_t v, ParseInt());
+      return Sint(v);
     }
     refs_.clear();
     size_t start = pos_;
-    absl::StatusOr<UOpPtr> u = ParseUOp(0);
-    if (!u.ok()) return u.status();
-    if ((*u)->dtype() != dtypes::kInt32) {
+    UOPC_ASSIGN_OR_RETURN(UOpPtr u, ParseUOp(0));
+    if (u->dtype() != dtypes::kInt32) {
       pos_ = start;
       return Error("an int UOp");
     }
-    return Sint::FromUOp(*u);
+    return Sint::FromUOp(u);
   }
 
   absl::StatusOr<SintVec> ParseSintTuple() {
@@ -218,9 +216,8 @@ class Parser {
     while (true) {
       SkipWs();
       if (Peek(')')) break;
-      absl::StatusOr<Sint> s = ParseSint();
-      if (!s.ok()) return s.status();
-      out.push_back(*std::move(s));
+      UOPC_ASSIGN_OR_RETURN(Sint s, ParseSint());
+      out.push_back(std::move(s));
       if (Consume(",")) continue;
       SkipWs();
       if (!Peek(')')) return Error("',' or ')'");
@@ -232,14 +229,11 @@ class Parser {
   absl::StatusOr<View> ParseView() {
     if (!Consume("View(")) return Error("'View('");
     if (!Consume("shape=")) return Error("'shape='");
-    absl::StatusOr<SintVec> shape = ParseSintTuple();
-    if (!shape.ok()) return shape.status();
+    UOPC_ASSIGN_OR_RETURN(SintVec shape, ParseSintTuple());
     if (!Consume(",") || !Consume("strides=")) return Error("', strides='");
-    absl::StatusOr<SintVec> strides = ParseSintTuple();
-    if (!strides.ok()) return strides.status();
+    UOPC_ASSIGN_OR_RETURN(SintVec strides, ParseSintTuple());
     if (!Consume(",") || !Consume("offset=")) return Error("', offset='");
-    absl::StatusOr<Sint> offset = ParseSint();
-    if (!offset.ok()) return offset.status();
+    UOPC_ASSIGN_OR_RETURN(Sint offset, ParseSint());
     if (!Consume(",") || !Consume("mask=")) return Error("', mask='");
     std::optional<PairVec> mask;
     if (!Consume("None")) {
@@ -249,13 +243,11 @@ class Parser {
         SkipWs();
         if (Peek(')')) break;
         if (!Consume("(")) return Error("'('");
-        absl::StatusOr<Sint> b = ParseSint();
-        if (!b.ok()) return b.status();
+        UOPC_ASSIGN_OR_RETURN(Sint b, ParseSint());
         if (!Consume(",")) return Error("','");
-        absl::StatusOr<Sint> e = ParseSint();
-        if (!e.ok()) return e.status();
+        UOPC_ASSIGN_OR_RETURN(Sint e, ParseSint());
         if (!Consume(")")) return Error("')'");
-        mask->emplace_back(*std::move(b), *std::move(e));
+        mask->emplace_back(std::move(b), std::move(e));
         if (Consume(",")) continue;
         SkipWs();
         if (!Peek(')')) return Error("',' or ')'");
@@ -273,7 +265,7 @@ class Parser {
     }
     size_t end = pos_;
     if (!Consume(")")) return Error("')'");
-    absl::StatusOr<View> v = View::FromFields(*std::move(shape), *std::move(strides), *std::move(offset),
+    absl::StatusOr<View> v = View::FromFields(std::move(shape), std::move(strides), std::move(offset),
                                               std::move(mask), contiguous);
     if (!v.ok()) {
       pos_ = end;
@@ -307,9 +299,8 @@ class Parser {
       while (true) {
         SkipWs();
         if (Peek(')')) break;
-        absl::StatusOr<Arg> a = ParseArg(depth + 1);
-        if (!a.ok()) return a.status();
-        items.push_back(*std::move(a));
+        UOPC_ASSIGN_OR_RETURN(Arg a, ParseArg(depth + 1));
+        items.push_back(std::move(a));
         if (Consume(",")) continue;
         SkipWs();
         if (!Peek(')')) return Error("',' or ')'");
@@ -338,56 +329,51 @@ class Parser {
     std::string label;
     if (Peek('x')) {
       size_t start = pos_;
-      absl::StatusOr<std::string> name = ParseName();
-      if (!name.ok()) return name.status();
+      UOPC_ASSIGN_OR_RETURN(std::string name, ParseName());
       if (!Consume(":=")) {
-        auto it = refs_.find(*name);
+        auto it = refs_.find(name);
         if (it == refs_.end()) {
           pos_ = start;
           return Error("a UOp or a known xN reference");
         }
         return it->second;
       }
-      label = *name;
+      label = name;
     }
     if (!Consume("UOp(")) return Error("'UOp('");
     if (!Consume("Ops.")) return Error("'Ops.'");
     size_t op_pos = pos_;
-    absl::StatusOr<std::string> op_name = ParseName();
-    if (!op_name.ok()) return op_name.status();
-    std::optional<Ops> op = OpFromName(*op_name);
+    UOPC_ASSIGN_OR_RETURN(std::string op_name, ParseName());
+    std::optional<Ops> op = OpFromName(op_name);
     if (!op) {
       pos_ = op_pos;
       return Error("an op name");
     }
     if (!Consume(",") || !Consume("dtypes.")) return Error("', dtypes.'");
     size_t dt_pos = pos_;
-    absl::StatusOr<std::string> dt_name = ParseName();
-    if (!dt_name.ok()) return dt_name.status();
-    std::optional<DType> dt = DType::FromName(*dt_name);
+    UOPC_ASSIGN_OR_RETURN(std::string dt_name, ParseName());
+    std::optional<DType> dt = DType::FromName(dt_name);
     if (!dt) {
       pos_ = dt_pos;
       return Error("a scalar dtype name");
     }
     if (!Consume(",") || !Consume("arg=")) return Error("', arg='");
-    absl::StatusOr<Arg> arg = ParseArg(depth + 1);
-    if (!arg.ok()) return arg.status();
+    UOPC_ASSIGN_OR_RETURN(Arg arg, ParseArg(depth + 1));
     if (!Consume(",") || !Consume("src=")) return Error("', src='");
     if (!Consume("(")) return Error("'('");
     std::vector<UOpPtr> src;
     while (true) {
       SkipWs();
       if (Peek(')')) break;
-      absl::StatusOr<UOpPtr> s = ParseUOp(depth + 1);
-      if (!s.ok()) return s.status();
-      src.push_back(*std::move(s));
+      UOPC_ASSIGN_OR_RETURN(UOpPtr s, ParseUOp(depth + 1));
+      src.push_back(std::move(s));
       if (Consume(",")) continue;
       SkipWs();
       if (!Peek(')')) return Error("',' or ')'");
     }
     ++pos_;
     if (!Consume(")")) return Error("')'");
-    Arg node_arg = *std::move(arg);
+    Arg node_arg = std::move(arg);
     if (*op == Ops::CONST) node_arg = ArgFromConst(ConstFromArg(node_arg, *dt), *dt);
     UOpPtr u = UOp::New(*op, *dt, src, std::move(node_arg));
     if (!label.empty()) refs_[label] = u;
@@ -402,9 +388,8 @@ class Parser {
 
 absl::StatusOr<PayloadParse> ParseShapeTrackerPayload(absl::string_view text) {
   Parser p(text);
-  absl::StatusOr<ShapeTracker> st = p.ParseShapeTracker();
-  if (!st.ok()) return st.status();
-  return PayloadParse{std::make_shared<const ShapeTrackerArg>(*std::move(st)), p.pos()};
+  UOPC_ASSIGN_OR_RETURN(ShapeTracker st, p.ParseShapeTracker());
+  return PayloadParse{std::make_shared<const ShapeTrackerArg>(std::move(st)), p.pos()};
 }
 
 const bool kPayloadParserRegistered = [] {
@@ -420,9 +405,8 @@ ShapeTracker::ShapeTracker(std::vector<View> views) : views_(std::move(views)) {
 
 absl::StatusOr<ShapeTracker> ShapeTracker::FromShape(absl::Span<const Sint> shape,
                                                      std::optional<SintVec> strides) {
-  absl::StatusOr<View> v = View::Create(SintVec(shape.begin(), shape.end()), std::move(strides));
-  if (!v.ok()) return v.status();
-  return ShapeTracker({*std::move(v)});
+  UOPC_ASSIGN_OR_RETURN(View v, View::Create(SintVec(shape.begin(), shape.end()), std::move(strides)));
+  return ShapeTracker({std::move(v)});
 }
 
 bool ShapeTracker::contiguous() const { return views_.size() == 1 && views_[0].contiguous(); }
@@ -440,40 +424,33 @@ ShapeTracker WithLast(const std::vector<View>& views, View last) {
 }  // namespace
 
 absl::StatusOr<ShapeTracker> ShapeTracker::Reshape(absl::Span<const Sint> new_shape) const {
-  absl::StatusOr<std::optional<View>> v = views_.back().Reshape(new_shape);
-  if (!v.ok()) return v.status();
-  if (v->has_value()) return WithLast(views_, **v);
-  absl::StatusOr<View> fresh = View::Create(SintVec(new_shape.begin(), new_shape.end()));
-  if (!fresh.ok()) return fresh.status();
+  UOPC_ASSIGN_OR_RETURN(std::optional<View> v, views_.back().Reshape(new_shape));
+  if (v.has_value()) return WithLast(views_, *v);
+  UOPC_ASSIGN_OR_RETURN(View fresh, View::Create(SintVec(new_shape.begin(), new_shape.end())));
   std::vector<View> views = views_;
-  views.push_back(*std::move(fresh));
+  views.push_back(std::move(fresh));
   return ShapeTracker(std::move(views));
 }
 
 absl::StatusOr<ShapeTracker> ShapeTracker::Permute(absl::Span<const int64_t> order) const {
-  absl::StatusOr<View> v = views_.back().Permute(order);
-  if (!v.ok()) return v.status();
-  return WithLast(views_, *std::move(v));
+  UOPC_ASSIGN_OR_RETURN(View v, views_.back().Permute(order));
+  return WithLast(views_, std::move(v));
 }
 absl::StatusOr<ShapeTracker> ShapeTracker::Expand(absl::Span<const Sint> new_shape) const {
-  absl::StatusOr<View> v = views_.back().Expand(new_shape);
-  if (!v.ok()) return v.status();
-  return WithLast(views_, *std::move(v));
+  UOPC_ASSIGN_OR_RETURN(View v, views_.back().Expand(new_shape));
+  return WithLast(views_, std::move(v));
 }
 absl::StatusOr<ShapeTracker> ShapeTracker::Pad(absl::Span<const SintPair> before_after) const {
-  absl::StatusOr<View> v = views_.back().Pad(before_after);
-  if (!v.ok()) return v.status();
-  return WithLast(views_, *std::move(v));
+  UOPC_ASSIGN_OR_RETURN(View v, views_.back().Pad(before_after));
+  return WithLast(views_, std::move(v));
 }
 absl::StatusOr<ShapeTracker> ShapeTracker::Shrink(absl::Span<const SintPair> begin_end) const {
-  absl::StatusOr<View> v = views_.back().Shrink(begin_end);
-  if (!v.ok()) return v.status();
-  return WithLast(views_, *std::move(v));
+  UOPC_ASSIGN_OR_RETURN(View v, views_.back().Shrink(begin_end));
+  return WithLast(views_, std::move(v));
 }
 absl::StatusOr<ShapeTracker> ShapeTracker::Flip(absl::Span<const bool> flip_axis) const {
-  absl::StatusOr<View> v = views_.back().Flip(flip_axis);
-  if (!v.ok()) return v.status();
-  return WithLast(views_, *std::move(v));
+  UOPC_ASSIGN_OR_RETURN(View v, views_.back().Flip(flip_axis));
+  return WithLast(views_, std::move(v));
 }
 
 ShapeTracker ShapeTracker::Simplify() const {
@@ -632,8 +609,7 @@ std::string ShapeTracker::ToString() const {
 
 absl::StatusOr<ShapeTracker> ShapeTracker::Parse(absl::string_view text) {
   Parser p(text);
-  absl::StatusOr<ShapeTracker> st = p.ParseShapeTracker();
-  if (!st.ok()) return st.status();
+  UOPC_ASSIGN_OR_RETURN(ShapeTracker st, p.ParseShapeTracker());
   size_t end = p.pos();
   while (end < text.size() && std::isspace(static_cast<unsigned char>(text[end]))) ++end;
   if (end != text.size()) {

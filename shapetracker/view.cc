@@ -13,6 +13,7 @@
 #include "rewrite/graph_rewrite.h"
 #include "rewrite/symbolic.h"
 #include "uop/check.h"
+#include "uop/status_macros.h"
 
 namespace uopc {
 namespace {
@@ -344,10 +345,9 @@ absl::StatusOr<std::optional<View>> View::Reshape(absl::Span<const Sint> new_sha
   }
   for (size_t i = 0; i < new_shape.size(); ++i)
     extra_offset = extra_offset - (*new_mask)[i].first * new_strides[i];
-  absl::StatusOr<View> out =
-      Create(SintVec(new_shape.begin(), new_shape.end()), new_strides, offset_ + extra_offset, new_mask);
-  if (!out.ok()) return out.status();
-  return std::optional<View>(*std::move(out));
+  UOPC_ASSIGN_OR_RETURN(View out, Create(SintVec(new_shape.begin(), new_shape.end()), new_strides,
+                                         offset_ + extra_offset, new_mask));
+  return std::optional<View>(std::move(out));
 }
 
 absl::StatusOr<View> View::Permute(absl::Span<const int64_t> order) const {

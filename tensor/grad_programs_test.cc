@@ -19,6 +19,7 @@
 #include "schedule/schedule.h"
 #include "tensor/tensor.h"
 #include "tensor/testing/graph_compare.h"
+#include "uop/status_macros.h"
 #include "uop/testing/sample.h"
 
 namespace uopc {
@@ -117,6 +118,26 @@ std::string Mismatch(const std::vector<float>& got, const nlohmann::json& want) 
   return "";
 }
 
+// The realized loss and gradients `outs` against tinygrad's `want`: "" or what differs.
+absl::StatusOr<std::string> OutputDifference(absl::Span<const Tensor> outs, const nlohmann::json& want) {
+  UOPC_RETURN_IF_ERROR(Tensor::RealizeAll(outs));
+  for (size_t k = 0; k < outs.size(); ++k) {
+    UOPC_ASSIGN_OR_RETURN(std::vector<float> got, outs[k].ToVector<float>());
+    if (k == 0) {
+      std::string problem = Mismatch(got, nlohmann::json::array({want["loss"]}));
+      if (!problem.empty()) return "loss " + problem;
+      continue;
+    }
+    const nlohmann::json& g = want["grads"][k - 1];
+    if (nlohmann::json(outs[k].Shape()) != g["shape"]) {
+      return absl::StrCat("gradient ", k - 1, " has shape ", nlohmann::json(outs[k].Shape()).dump());
+    }
+    std::string problem = Mismatch(got, g["values"]);
+    if (!problem.empty()) return absl::StrCat("gradient ", k - 1, " ", problem);
+  }
+  return "";
+}
+
 // On `device`, the program's loss and every gradient are tinygrad's values (the corpus's, or for a program of
 // ours the harvest's): "" or what differs.
 std::string ValueDifference(const std::string& device, const GradProgram& program) {
@@ -128,23 +149,8 @@ std::string ValueDifference(const std::string& device, const GradProgram& progra
   absl::StatusOr<std::vector<Tensor>> outs = LossAndGradients(program);
   Tensor::SetDefaultDevice("CPU");
   if (!outs.ok()) return outs.status().ToString();
-  if (absl::Status s = Tensor::RealizeAll(*outs); !s.ok()) return s.ToString();
-  for (size_t k = 0; k < outs->size(); ++k) {
-    absl::StatusOr<std::vector<float>> got = (*outs)[k].ToVector<float>();
-    if (!got.ok()) return got.status().ToString();
-    if (k == 0) {
-      std::string problem = Mismatch(*got, nlohmann::json::array({want["loss"]}));
-      if (!problem.empty()) return "loss " + problem;
-      continue;
-    }
-    const nlohmann::json& g = want["grads"][k - 1];
-    if (nlohmann::json((*outs)[k].Shape()) != g["shape"]) {
-      return absl::StrCat("gradient ", k - 1, " has shape ", nlohmann::json((*outs)[k].Shape()).dump());
-    }
-    std::string problem = Mismatch(*got, g["values"]);
-    if (!problem.empty()) return absl::StrCat("gradient ", k - 1, " ", problem);
-  }
-  return "";
+  absl::StatusOr<std::string> difference = OutputDifference(*outs, want);
+  return difference.ok() ? *std::move(difference) : difference.status().ToString();
 }
 
 // One case per device and program, so the test shards (CPU compiles every kernel).

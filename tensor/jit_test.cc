@@ -8,6 +8,7 @@
 #include "gtest/gtest.h"
 #include "runtime/realize.h"
 #include "tensor/tensor.h"
+#include "uop/status_macros.h"
 
 namespace uopc {
 namespace {
@@ -85,10 +86,9 @@ TEST(TinyJitTest, ATrainingStepReplaysAsItRan) {
   auto make_step = [](Tensor w) {
     return [w](absl::Span<const Tensor> in) -> absl::StatusOr<std::vector<Tensor>> {
       Tensor loss = ((in[0].Matmul(w) - in[1]).Square()).Mean();
-      absl::StatusOr<std::vector<Tensor>> g = loss.Gradient({w});
-      if (!g.ok()) return g.status();
-      Tensor updated = w.Assign(w - (*g)[0] * 0.1);
-      if (!updated.ok()) return updated.status();
+      UOPC_ASSIGN_OR_RETURN(std::vector<Tensor> g, loss.Gradient({w}));
+      Tensor updated = w.Assign(w - g[0] * 0.1);
+      UOPC_RETURN_IF_ERROR(updated.status());
       return std::vector<Tensor>{loss, updated};
     };
   };

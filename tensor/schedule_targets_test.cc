@@ -33,6 +33,7 @@
 #include "schedule/tensor_uop.h"
 #include "tensor/tensor.h"
 #include "tensor/testing/grad_programs.h"
+#include "uop/status_macros.h"
 
 namespace uopc {
 namespace {
@@ -74,9 +75,8 @@ absl::StatusOr<Schedule> ScheduleOn(const std::string& device, const GradProgram
 absl::StatusOr<const Schedule*> CpuSchedule(const GradProgram& program) {
   static auto* schedules = new std::map<std::string, Schedule>();
   if (auto it = schedules->find(program.name); it != schedules->end()) return &it->second;
-  absl::StatusOr<Schedule> s = ScheduleOn("CPU", program);
-  if (!s.ok()) return s.status();
-  return &schedules->emplace(program.name, *std::move(s)).first->second;
+  UOPC_ASSIGN_OR_RETURN(Schedule s, ScheduleOn("CPU", program));
+  return &schedules->emplace(program.name, std::move(s)).first->second;
 }
 
 // `ast` with every DEVICE named `from` renamed `to` (a COPY's AST names its device; a kernel's names none).
@@ -177,9 +177,8 @@ INSTANTIATE_TEST_SUITE_P(EveryTarget, ScheduleOnDeviceTest, ::testing::ValuesIn(
 TEST(ScheduleTargetsTest, ConvProgramRunsItsScheduleOnCuda) {
   const std::string device = "CUDA_IN_INTERP";
   RegisterDevice(device, []() -> absl::StatusOr<std::unique_ptr<Device>> {
-    absl::StatusOr<std::unique_ptr<Renderer>> cuda = MakeRendererForTarget("cuda");
-    if (!cuda.ok()) return cuda.status();
-    return std::unique_ptr<Device>(new InterpDevice(*std::move(cuda)));
+    UOPC_ASSIGN_OR_RETURN(std::unique_ptr<Renderer> cuda, MakeRendererForTarget("cuda"));
+    return std::unique_ptr<Device>(new InterpDevice(std::move(cuda)));
   });
   const GradProgram& program = ProgramNamed("conv_pool_logsumexp");
   const nlohmann::json want = Harvested()[program.name];

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "tensor/tensor_internal.h"
+#include "uop/status_macros.h"
 #include "uop/util.h"
 
 namespace uopc {
@@ -68,11 +69,10 @@ void UnlockShapes() { shapes_mu.unlock(); }
 
 absl::StatusOr<Dims> ShapeOf(const UOpPtr& u) {
   return WithShapes([&](TensorShapes& shapes) -> absl::StatusOr<Dims> {
-    absl::StatusOr<const ShapeTracker*> st = shapes.TrySt(u);
-    if (!st.ok()) return st.status();
-    if (*st == nullptr) return absl::InvalidArgumentError("the node has no shape");
+    UOPC_ASSIGN_OR_RETURN(const ShapeTracker* st, shapes.TrySt(u));
+    if (st == nullptr) return absl::InvalidArgumentError("the node has no shape");
     Dims out;
-    for (const Sint& s : (*st)->shape()) {
+    for (const Sint& s : st->shape()) {
       if (!s.is_int()) return absl::UnimplementedError("symbolic shapes are not supported by the Tensor API");
       out.push_back(s.value());
     }

@@ -38,6 +38,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "uop/dtype.h"
+#include "uop/status_macros.h"
 #include "uop/uop.h"
 
 namespace uopc {
@@ -471,18 +472,17 @@ Tensor Tensor::FromVector(const std::vector<E>& values, const Dims& shape, DType
 
 template <typename E>
 absl::StatusOr<std::vector<E>> Tensor::ToVector() const {
-  absl::StatusOr<std::vector<uint8_t>> bytes = ToBytes();
-  if (!bytes.ok()) return bytes.status();
+  UOPC_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, ToBytes());
   if (static_cast<int>(sizeof(E)) != dtype().itemsize()) {
     return absl::InvalidArgumentError("ToVector: the C++ element size " + std::to_string(sizeof(E)) +
                                       " is not the size of " + dtype().ToString());
   }
-  std::vector<E> out(bytes->size() / sizeof(E));
+  std::vector<E> out(bytes.size() / sizeof(E));
   if constexpr (std::is_same_v<E, bool>) {
     // std::vector<bool> packs bits: copy element by element.
-    for (size_t i = 0; i < out.size(); ++i) out[i] = (*bytes)[i] != 0;
+    for (size_t i = 0; i < out.size(); ++i) out[i] = bytes[i] != 0;
   } else if (!out.empty()) {
-    std::memcpy(out.data(), bytes->data(), out.size() * sizeof(E));
+    std::memcpy(out.data(), bytes.data(), out.size() * sizeof(E));
   }
   return out;
 }
@@ -493,9 +493,8 @@ absl::StatusOr<E> Tensor::Item() const {
     return absl::InvalidArgumentError("Item: the tensor must have one element, its shape has " +
                                       std::to_string(numel()));
   }
-  absl::StatusOr<std::vector<E>> v = ToVector<E>();
-  if (!v.ok()) return v.status();
-  return (*v)[0];
+  UOPC_ASSIGN_OR_RETURN(std::vector<E> v, ToVector<E>());
+  return v[0];
 }
 
 }  // namespace uopc

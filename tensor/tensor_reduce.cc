@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "tensor/tensor.h"
 #include "tensor/tensor_internal.h"
+#include "uop/status_macros.h"
 #include "uop/util.h"
 
 namespace uopc {
@@ -27,7 +28,7 @@ absl::StatusOr<Dims> ResolveAxes(const Tensor& t, const Tensor::Axes& axis) {
   }
   absl::Status err;
   for (int64_t a : axis.axes) out.push_back(t.ResolveDim(a, false, &err));
-  if (!err.ok()) return err;
+  UOPC_RETURN_IF_ERROR(err);
   return out;
 }
 

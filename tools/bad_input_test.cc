@@ -12,6 +12,7 @@
 #include "nlohmann/json.hpp"
 #include "runtime/corpus_run.h"
 #include "runtime/registry.h"
+#include "uop/status_macros.h"
 #include "uop/text_ir.h"
 
 namespace uopc {
@@ -42,11 +43,10 @@ UOpPtr BinaryKernel(const std::string& op, const std::string& dtype, int64_t n, 
 
 absl::StatusOr<json> RunKernel(const UOpPtr& ast, const std::string& device, const json& inputs,
                                bool optimize = true) {
-  absl::StatusOr<Device*> d = GetDevice(device);
-  if (!d.ok()) return d.status();
+  UOPC_ASSIGN_OR_RETURN(Device* d, GetDevice(device));
   CompileOptions options;
   options.optimize = optimize;
-  return RunOnCorpusInputs(ast, nullptr, **d, *(*d)->renderer(), options, inputs);
+  return RunOnCorpusInputs(ast, nullptr, *d, *d->renderer(), options, inputs);
 }
 
 TEST(BadInputTest, KernelsPastTheirBuffersAreRefusedOnEveryDevice) {

@@ -12,6 +12,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "re2/re2.h"
+#include "uop/status_macros.h"
 
 namespace uopc {
 namespace {
@@ -169,9 +170,8 @@ absl::StatusOr<std::optional<Directive>> ParseDirective(absl::string_view line, 
       return absl::InvalidArgumentError(absl::StrCat("check line ", check_line, ": ",
                                                      DirectiveName(prefix, kind), " has an empty pattern"));
     }
-    absl::StatusOr<std::unique_ptr<RE2>> re = CompilePattern(pattern, check_line);
-    if (!re.ok()) return re.status();
-    return Directive{kind, check_line, std::move(pattern), *std::move(re)};
+    UOPC_ASSIGN_OR_RETURN(std::unique_ptr<RE2> re, CompilePattern(pattern, check_line));
+    return Directive{kind, check_line, std::move(pattern), std::move(re)};
   }
 }
 
@@ -218,8 +218,7 @@ class Checker {
                          last_directive->check_line, ")\n", Where(cur, ""),
                          "\n  first match after it is on input line ", m->line + 1));
       }
-      if (absl::Status s = CheckNots(nots, cur, Pos{m->line, m->begin}, last_directive, &d); !s.ok())
-        return s;
+      UOPC_RETURN_IF_ERROR(CheckNots(nots, cur, Pos{m->line, m->begin}, last_directive, &d));
       nots.clear();
       last = m;
       last_directive = &d;
@@ -299,10 +298,9 @@ absl::Status FileCheck(absl::string_view check_text, absl::string_view input, ab
   std::vector<Directive> directives;
   std::vector<absl::string_view> check_lines = SplitLines(check_text);
   for (size_t i = 0; i < check_lines.size(); ++i) {
-    absl::StatusOr<std::optional<Directive>> d =
-        ParseDirective(check_lines[i], static_cast<int>(i + 1), prefix);
-    if (!d.ok()) return d.status();
-    if (d->has_value()) directives.push_back(std::move(**d));
+    UOPC_ASSIGN_OR_RETURN(std::optional<Directive> d,
+                          ParseDirective(check_lines[i], static_cast<int>(i + 1), prefix));
+    if (d.has_value()) directives.push_back(std::move(*d));
   }
   if (directives.empty()) {
     return absl::InvalidArgumentError(absl::StrCat("no ", prefix, ": directives found in the check text"));

@@ -22,6 +22,7 @@
 #include "renderer/targets.h"
 #include "tools/uopc_subcommand.h"
 #include "uop/print.h"
+#include "uop/status_macros.h"
 #include "uop/text_ir.h"
 #include "uop/util.h"
 
@@ -92,11 +93,10 @@ ordered_json ProgramJson(const json& id, const ProgramSpec& p) {
 
 absl::Status CompileJsonLines(const std::string& path, const Renderer& renderer,
                               const CompileOptions& options, std::ostream& out) {
-  absl::StatusOr<std::string> text = ReadInputText(path);
-  if (!text.ok()) return text.status();
+  UOPC_ASSIGN_OR_RETURN(std::string text, ReadInputText(path));
   double seconds = 0;
   int line_number = 0, failed = 0;
-  for (absl::string_view line : absl::StrSplit(*text, '\n', absl::SkipWhitespace())) {
+  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipWhitespace())) {
     ++line_number;
     json record = json::parse(line.begin(), line.end(), nullptr, /*allow_exceptions=*/false);
     ordered_json result;
@@ -135,15 +135,14 @@ absl::Status CompileJsonLines(const std::string& path, const Renderer& renderer,
 // `uopc compile --step=NAME`: one step of CodegenSteps (or the linearizer) on a graph file, like `opt -pass`.
 absl::Status RunOneStep(const std::string& path, const std::string& step, const Renderer& renderer,
                         std::ostream& out) {
-  absl::StatusOr<GraphFile> file = ReadGraphFile(path);
-  if (!file.ok()) return file.status();
-  if (file->roots.size() != 1)
-    return absl::InvalidArgumentError(absl::StrCat(file->name, ": expected one graph"));
+  UOPC_ASSIGN_OR_RETURN(GraphFile file, ReadGraphFile(path));
+  if (file.roots.size() != 1)
+    return absl::InvalidArgumentError(absl::StrCat(file.name, ": expected one graph"));
   auto located = [&](const absl::Status& s) {
-    return absl::Status(s.code(), absl::StrCat(file->name, ": ", step, ": ", s.message()));
+    return absl::Status(s.code(), absl::StrCat(file.name, ": ", step, ": ", s.message()));
   };
   if (step == "linearize") {
-    absl::StatusOr<std::vector<UOpPtr>> uops = Linearize(file->roots[0]);
+    absl::StatusOr<std::vector<UOpPtr>> uops = Linearize(file.roots[0]);
     if (!uops.ok()) return located(uops.status());
     out << PrintUOpsListing(Raw(*uops));
     return absl::OkStatus();
@@ -154,7 +153,7 @@ absl::Status RunOneStep(const std::string& path, const std::string& step, const 
       names.push_back(std::string(s.name));
       continue;
     }
-    absl::StatusOr<UOpPtr> g = s.run(file->roots[0], renderer);
+    absl::StatusOr<UOpPtr> g = s.run(file.roots[0], renderer);
     if (!g.ok()) return located(g.status());
     out << PrintIr(g->get());
     return absl::OkStatus();
@@ -165,34 +164,31 @@ absl::Status RunOneStep(const std::string& path, const std::string& step, const 
 }  // namespace
 
 absl::Status RunCompile(absl::Span<const std::string> args, std::ostream& out) {
-  absl::StatusOr<std::unique_ptr<Renderer>> renderer = RendererForTarget(absl::GetFlag(FLAGS_target));
-  if (!renderer.ok()) return renderer.status();
-  absl::StatusOr<CompileOptions> options = CompileOptionsFromFlags();
-  if (!options.ok()) return options.status();
+  UOPC_ASSIGN_OR_RETURN(std::unique_ptr<Renderer> renderer, RendererForTarget(absl::GetFlag(FLAGS_target)));
+  UOPC_ASSIGN_OR_RETURN(CompileOptions options, CompileOptionsFromFlags());
   if (absl::GetFlag(FLAGS_jsonl)) {
     if (absl::GetFlag(FLAGS_emit) != "src") return UsageError("--emit does not apply to --jsonl");
-    return CompileJsonLines(args[0], **renderer, *options, out);
+    return CompileJsonLines(args[0], *renderer, options, out);
   }
   if (absl::GetFlag(FLAGS_time)) return UsageError("--time needs --jsonl");
   if (const std::string step = absl::GetFlag(FLAGS_step); !step.empty())
-    return RunOneStep(args[0], step, **renderer, out);
+    return RunOneStep(args[0], step, *renderer, out);
   const std::string emit = absl::GetFlag(FLAGS_emit);
   if (emit != "src" && emit != "uops" && emit != "stages" && emit != "ast") {
     return UsageError(absl::StrCat("unknown --emit=", emit, " (src, uops, stages or ast)"));
   }
-  absl::StatusOr<GraphFile> file = ReadGraphFile(args[0]);
-  if (!file.ok()) return file.status();
-  if (file->roots.size() != 1)
-    return absl::InvalidArgumentError(absl::StrCat(file->name, ": expected one kernel AST"));
+  UOPC_ASSIGN_OR_RETURN(GraphFile file, ReadGraphFile(args[0]));
+  if (file.roots.size() != 1)
+    return absl::InvalidArgumentError(absl::StrCat(file.name, ": expected one kernel AST"));
   KernelNameCounter names;
   CodegenStages stages;
-  absl::StatusOr<ProgramSpec> p = CompileKernel(file->roots[0], **renderer, *options, &names, &stages);
+  absl::StatusOr<ProgramSpec> p = CompileKernel(file.roots[0], *renderer, options, &names, &stages);
   if (!p.ok()) {
     // The graphs up to the failing step show where it went wrong.
     if (emit == "stages") {
       for (const auto& [name, graph] : stages) out << "# stage: " << name << "\n" << PrintIr(graph.get());
     }
-    return absl::Status(p.status().code(), absl::StrCat(file->name, ": ", p.status().message()));
+    return absl::Status(p.status().code(), absl::StrCat(file.name, ": ", p.status().message()));
   }
   if (emit == "src") {
     out << p->src << "\n";

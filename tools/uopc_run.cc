@@ -28,6 +28,7 @@
 #include "runtime/device.h"
 #include "runtime/registry.h"
 #include "tools/uopc_subcommand.h"
+#include "uop/status_macros.h"
 #include "uop/text_ir.h"
 
 ABSL_DECLARE_FLAG(bool, jsonl);
@@ -63,9 +64,7 @@ absl::StatusOr<json> ParseInputs(const std::string& flag) {
   if (flag.empty()) return json();
   std::string text = flag;
   if (flag[0] == '@') {
-    absl::StatusOr<std::string> file = ReadInputText(flag.substr(1));
-    if (!file.ok()) return file.status();
-    text = *std::move(file);
+    UOPC_ASSIGN_OR_RETURN(text, ReadInputText(flag.substr(1)));
   }
   json inputs = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (inputs.is_discarded() || !inputs.is_object()) {
@@ -77,19 +76,16 @@ absl::StatusOr<json> ParseInputs(const std::string& flag) {
 // One kernel AST from a .uop file, run once; prints {"ARG": [values]}.
 absl::Status RunOneKernel(const std::string& path, Device& device, const Renderer& renderer,
                           const CompileOptions& options, std::ostream& out) {
-  absl::StatusOr<json> vars = ParseBindings(absl::GetFlag(FLAGS_bind));
-  if (!vars.ok()) return vars.status();
-  absl::StatusOr<json> inputs = ParseInputs(absl::GetFlag(FLAGS_inputs));
-  if (!inputs.ok()) return inputs.status();
-  absl::StatusOr<GraphFile> file = ReadGraphFile(path);
-  if (!file.ok()) return file.status();
-  if (file->roots.size() != 1) {
-    return absl::InvalidArgumentError(absl::StrCat(file->name, ": expected one kernel AST, found ",
-                                                   file->roots.size(), " graphs (--jsonl runs many)"));
+  UOPC_ASSIGN_OR_RETURN(json vars, ParseBindings(absl::GetFlag(FLAGS_bind)));
+  UOPC_ASSIGN_OR_RETURN(json inputs, ParseInputs(absl::GetFlag(FLAGS_inputs)));
+  UOPC_ASSIGN_OR_RETURN(GraphFile file, ReadGraphFile(path));
+  if (file.roots.size() != 1) {
+    return absl::InvalidArgumentError(absl::StrCat(file.name, ": expected one kernel AST, found ",
+                                                   file.roots.size(), " graphs (--jsonl runs many)"));
   }
-  absl::StatusOr<json> outputs = RunOnCorpusInputs(file->roots[0], *vars, device, renderer, options, *inputs);
+  absl::StatusOr<json> outputs = RunOnCorpusInputs(file.roots[0], vars, device, renderer, options, inputs);
   if (!outputs.ok())
-    return absl::Status(outputs.status().code(), absl::StrCat(file->name, ": ", outputs.status().message()));
+    return absl::Status(outputs.status().code(), absl::StrCat(file.name, ": ", outputs.status().message()));
   out << CorpusJsonText(*outputs) << "\n";
   return absl::OkStatus();
 }
@@ -110,9 +106,7 @@ absl::Status RunRun(absl::Span<const std::string> args, std::ostream& out) {
     return UsageError("--target is for --device=INTERP (every other device runs its own target's programs)");
   }
   if ((*device)->name() == "INTERP" && target != "clang") {
-    absl::StatusOr<std::unique_ptr<Renderer>> r = RendererForTarget(target);
-    if (!r.ok()) return r.status();
-    chosen = *std::move(r);
+    UOPC_ASSIGN_OR_RETURN(chosen, RendererForTarget(target));
     renderer = chosen.get();
   }
   if (renderer == nullptr) return UsageError(absl::StrCat((*device)->name(), " has no codegen target"));
@@ -122,10 +116,9 @@ absl::Status RunRun(absl::Span<const std::string> args, std::ostream& out) {
   if (!absl::GetFlag(FLAGS_inputs).empty() || !absl::GetFlag(FLAGS_bind).empty()) {
     return UsageError("--inputs and --bind are for one kernel; JSON lines give \"inputs\" and \"vars\"");
   }
-  absl::StatusOr<std::string> text = ReadInputText(args[0]);
-  if (!text.ok()) return text.status();
+  UOPC_ASSIGN_OR_RETURN(std::string text, ReadInputText(args[0]));
   int line_number = 0, failed = 0;
-  for (absl::string_view line : absl::StrSplit(*text, '\n', absl::SkipWhitespace())) {
+  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipWhitespace())) {
     ++line_number;
     json record = json::parse(line.begin(), line.end(), nullptr, /*allow_exceptions=*/false);
     const json id = record.is_object() ? record.value("id", json()) : json();

@@ -14,20 +14,19 @@
 #include "schedule/schedule.h"
 #include "schedule/tensor_uop.h"
 #include "tools/uopc_subcommand.h"
+#include "uop/status_macros.h"
 
 namespace uopc {
 
 absl::Status RunSchedule(absl::Span<const std::string> args, std::ostream& out) {
-  absl::StatusOr<GraphFile> file = ReadGraphFile(args[0]);
-  if (!file.ok()) return file.status();
-  if (file->roots.size() != 1 || file->roots[0]->op() != Ops::SINK) {
+  UOPC_ASSIGN_OR_RETURN(GraphFile file, ReadGraphFile(args[0]));
+  if (file.roots.size() != 1 || file.roots[0]->op() != Ops::SINK) {
     return absl::InvalidArgumentError(absl::StrCat(
-        file->name, ": schedule takes one graph whose root is the SINK of the tensors to realize"));
+        file.name, ": schedule takes one graph whose root is the SINK of the tensors to realize"));
   }
-  absl::StatusOr<Schedule> schedule = CreateSchedule(file->roots[0]);
+  absl::StatusOr<Schedule> schedule = CreateSchedule(file.roots[0]);
   if (!schedule.ok())
-    return absl::Status(schedule.status().code(),
-                        absl::StrCat(file->name, ": ", schedule.status().message()));
+    return absl::Status(schedule.status().code(), absl::StrCat(file.name, ": ", schedule.status().message()));
   for (size_t i = 0; i < schedule->items.size(); ++i) {
     const ScheduleItem& item = schedule->items[i];
     std::vector<std::string> bufs;
@@ -40,9 +39,8 @@ absl::Status RunSchedule(absl::Span<const std::string> args, std::ostream& out) 
       out << OpName(item.ast->op()) << "\n";
       continue;
     }
-    absl::StatusOr<std::string> text = FormatGraphs({item.ast}, absl::GetFlag(FLAGS_format));
-    if (!text.ok()) return text.status();
-    out << *text;
+    UOPC_ASSIGN_OR_RETURN(std::string text, FormatGraphs({item.ast}, absl::GetFlag(FLAGS_format)));
+    out << text;
   }
   return absl::OkStatus();
 }

@@ -25,6 +25,7 @@
 #include "shapetracker/movement_ops.h"
 #include "shapetracker/shapetracker.h"
 #include "tools/uopc_subcommand.h"
+#include "uop/status_macros.h"
 
 ABSL_DECLARE_FLAG(bool, jsonl);
 
@@ -119,10 +120,9 @@ ordered_json ShapeRecord(const json& record) {
 
 absl::Status RunShape(absl::Span<const std::string> args, std::ostream& out) {
   if (!absl::GetFlag(FLAGS_jsonl)) return UsageError("shape reads JSON lines: pass --jsonl");
-  absl::StatusOr<std::string> text = ReadInputText(args[0]);
-  if (!text.ok()) return text.status();
+  UOPC_ASSIGN_OR_RETURN(std::string text, ReadInputText(args[0]));
   int lines = 0, failed = 0;
-  for (absl::string_view line : absl::StrSplit(*text, '\n', absl::SkipWhitespace())) {
+  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipWhitespace())) {
     ++lines;
     json record = json::parse(line.begin(), line.end(), nullptr, false);
     if (record.is_discarded() || !record.is_object()) {

@@ -23,6 +23,7 @@
 #include "rewrite/rewrite_graph_corpus.h"
 #include "rewrite/symbolic.h"
 #include "tools/uopc_subcommand.h"
+#include "uop/status_macros.h"
 #include "uop/util.h"
 
 ABSL_FLAG(std::string, rules, "sym", "simplify: the rule set, symbolic or sym");
@@ -107,14 +108,13 @@ ordered_json SimplifyRecord(const json& record, const PatternMatcher& rules) {
 }
 
 absl::Status SimplifyJsonl(const std::string& path, const PatternMatcher& rules, std::ostream& out) {
-  absl::StatusOr<std::string> text = ReadInputText(path);
-  if (!text.ok()) return text.status();
-  std::vector<absl::string_view> lines = absl::StrSplit(*text, '\n', absl::SkipWhitespace());
+  UOPC_ASSIGN_OR_RETURN(std::string text, ReadInputText(path));
+  std::vector<absl::string_view> lines = absl::StrSplit(text, '\n', absl::SkipWhitespace());
   if (lines.empty()) return absl::OkStatus();
   json first = json::parse(lines[0].begin(), lines[0].end(), nullptr, false);
   bool graph_corpus = first.is_object() && first.contains("vars") && !first.contains("expr");
   if (graph_corpus) {
-    absl::StatusOr<RewriteGraphCorpus> corpus = ParseRewriteGraphCorpus(*text);
+    absl::StatusOr<RewriteGraphCorpus> corpus = ParseRewriteGraphCorpus(text);
     if (!corpus.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", corpus.status().message()));
     auto start = std::chrono::steady_clock::now();
     absl::StatusOr<UOpPtr> result = TryGraphRewrite(corpus->sink, rules, StatsOptions());
@@ -157,9 +157,8 @@ absl::Status RunSimplifyWith(const PatternMatcher& rules, const std::string& inp
   }
   absl::StatusOr<UOpPtr> expr = ParseInfix(input, vars);
   if (!expr.ok()) return absl::InvalidArgumentError(absl::StrCat("<expr>: ", expr.status().message()));
-  absl::StatusOr<UOpPtr> simplified = TryGraphRewrite(*expr, rules, StatsOptions());
-  if (!simplified.ok()) return simplified.status();
-  out << RenderTinygrad(simplified->get()) << "\n";
+  UOPC_ASSIGN_OR_RETURN(UOpPtr simplified, TryGraphRewrite(*expr, rules, StatsOptions()));
+  out << RenderTinygrad(simplified.get()) << "\n";
   return absl::OkStatus();
 }
 

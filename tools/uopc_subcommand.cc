@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "rewrite/viz.h"
 #include "uop/print.h"
+#include "uop/status_macros.h"
 #include "uop/text_ir.h"
 
 ABSL_FLAG(std::string, format, "", "Output format: ir (default), listing, tree or dot (print only).");
@@ -52,9 +53,7 @@ absl::StatusOr<std::string> ReadInputText(const std::string& path) {
 absl::StatusOr<GraphFile> ReadGraphFile(const std::string& path) {
   GraphFile file;
   file.name = path == "-" ? "<stdin>" : path;
-  absl::StatusOr<std::string> read = ReadInputText(path);
-  if (!read.ok()) return read.status();
-  const std::string& text = *read;
+  UOPC_ASSIGN_OR_RETURN(std::string text, ReadInputText(path));
   absl::StatusOr<std::vector<UOpPtr>> roots = ParseIr(text);
   // The parser's messages start with "line:col: ".
   if (!roots.ok())

@@ -11,6 +11,7 @@
 #include "codegen/bounds_check.h"
 #include "tools/uopc_subcommand.h"
 #include "uop/spec.h"
+#include "uop/status_macros.h"
 
 ABSL_FLAG(std::string, spec, "", "Which stage's rules `uopc verify` checks: tensor, kernel or program.");
 
@@ -38,24 +39,19 @@ absl::Status RunVerify(absl::Span<const std::string> args, std::ostream& out) {
                           : absl::StrCat("unknown --spec=", spec, " (expected tensor, kernel or program)"));
   }
   // Check the format before doing any work, so a typo is a usage error even when verification fails.
-  if (absl::StatusOr<std::string> probe = FormatGraphs({}, absl::GetFlag(FLAGS_format)); !probe.ok()) {
-    return probe.status();
-  }
-  absl::StatusOr<GraphFile> file = ReadGraphFile(args[0]);
-  if (!file.ok()) return file.status();
-  if (file->roots.empty())
-    return absl::InvalidArgumentError(absl::StrCat(file->name, ": no graph to verify"));
-  for (size_t i = 0; i < file->roots.size(); ++i) {
-    if (absl::Status s = verify(file->roots[i].get()); !s.ok()) {
-      std::string which = file->roots.size() > 1
-                              ? absl::StrCat(" (graph ", i + 1, " of ", file->roots.size(), ")")
+  UOPC_RETURN_IF_ERROR(FormatGraphs({}, absl::GetFlag(FLAGS_format)).status());
+  UOPC_ASSIGN_OR_RETURN(GraphFile file, ReadGraphFile(args[0]));
+  if (file.roots.empty()) return absl::InvalidArgumentError(absl::StrCat(file.name, ": no graph to verify"));
+  for (size_t i = 0; i < file.roots.size(); ++i) {
+    if (absl::Status s = verify(file.roots[i].get()); !s.ok()) {
+      std::string which = file.roots.size() > 1
+                              ? absl::StrCat(" (graph ", i + 1, " of ", file.roots.size(), ")")
                               : std::string();
-      return absl::Status(s.code(), absl::StrCat(file->name, which, ": ", s.message()));
+      return absl::Status(s.code(), absl::StrCat(file.name, which, ": ", s.message()));
     }
   }
-  absl::StatusOr<std::string> text = FormatGraphs(file->roots, absl::GetFlag(FLAGS_format));
-  if (!text.ok()) return text.status();
-  out << *text;
+  UOPC_ASSIGN_OR_RETURN(std::string text, FormatGraphs(file.roots, absl::GetFlag(FLAGS_format)));
+  out << text;
   return absl::OkStatus();
 }
 

@@ -18,6 +18,7 @@
 #include "rewrite/viz.h"
 #include "schedule/schedule.h"
 #include "tools/uopc_subcommand.h"
+#include "uop/status_macros.h"
 #include "uop/text_ir.h"
 
 ABSL_DECLARE_FLAG(std::string, target);
@@ -44,11 +45,10 @@ absl::Status CompileRecorded(const UOpPtr& root, const Renderer& renderer, const
         "expected a kernel AST or a tensor graph whose root is a SINK, got ", OpName(root->op())));
   }
   if (!IsTensorGraph(root)) return CompileKernel(root, renderer, options, names).status();
-  absl::StatusOr<Schedule> schedule = CreateSchedule(root);
-  if (!schedule.ok()) return schedule.status();
-  for (const ScheduleItem& item : schedule->items) {
+  UOPC_ASSIGN_OR_RETURN(Schedule schedule, CreateSchedule(root));
+  for (const ScheduleItem& item : schedule.items) {
     if (item.ast->op() != Ops::SINK) continue;  // COPY and BUFFER_VIEW have no codegen
-    if (absl::Status s = CompileKernel(item.ast, renderer, options, names).status(); !s.ok()) return s;
+    UOPC_RETURN_IF_ERROR(CompileKernel(item.ast, renderer, options, names).status());
   }
   return absl::OkStatus();
 }
@@ -65,8 +65,7 @@ std::string DefaultPagePath(const std::string& input) {
 }  // namespace
 
 absl::Status RunViz(absl::Span<const std::string> args, std::ostream& out) {
-  absl::StatusOr<std::unique_ptr<Renderer>> renderer = RendererForTarget(absl::GetFlag(FLAGS_target));
-  if (!renderer.ok()) return renderer.status();
+  UOPC_ASSIGN_OR_RETURN(std::unique_ptr<Renderer> renderer, RendererForTarget(absl::GetFlag(FLAGS_target)));
   if (absl::GetFlag(FLAGS_max_nodes) <= 0) return UsageError("--max_nodes must be positive");
   CompileOptions options;
   options.optimize = !absl::GetFlag(FLAGS_noopt);
@@ -75,10 +74,9 @@ absl::Status RunViz(absl::Span<const std::string> args, std::ostream& out) {
   std::vector<UOpPtr> roots;
   std::string name = input == "-" ? "<stdin>" : input;
   if (absl::GetFlag(FLAGS_jsonl)) {
-    absl::StatusOr<std::string> text = ReadInputText(input);
-    if (!text.ok()) return text.status();
+    UOPC_ASSIGN_OR_RETURN(std::string text, ReadInputText(input));
     int line_number = 0;
-    for (absl::string_view line : absl::StrSplit(*text, '\n')) {
+    for (absl::string_view line : absl::StrSplit(text, '\n')) {
       ++line_number;
       if (absl::StripAsciiWhitespace(line).empty()) continue;
       nlohmann::json record = nlohmann::json::parse(line.begin(), line.end(), nullptr, false);
@@ -95,9 +93,8 @@ absl::Status RunViz(absl::Span<const std::string> args, std::ostream& out) {
       roots.push_back(*std::move(ast));
     }
   } else {
-    absl::StatusOr<GraphFile> file = ReadGraphFile(input);
-    if (!file.ok()) return file.status();
-    roots = std::move(file->roots);
+    UOPC_ASSIGN_OR_RETURN(GraphFile file, ReadGraphFile(input));
+    roots = std::move(file.roots);
   }
   if (roots.empty()) return absl::InvalidArgumentError(absl::StrCat(name, ": no graph to compile"));
 
@@ -106,7 +103,7 @@ absl::Status RunViz(absl::Span<const std::string> args, std::ostream& out) {
   KernelNameCounter names;
   absl::Status compiled = absl::OkStatus();
   for (const UOpPtr& root : roots) {
-    compiled = CompileRecorded(root, **renderer, options, &names);
+    compiled = CompileRecorded(root, *renderer, options, &names);
     if (!compiled.ok()) break;
   }
   RewriteRecorder::SetEnabled(false);

@@ -12,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "uop/status_macros.h"
 
 namespace uopc {
 namespace {
@@ -267,12 +268,12 @@ absl::Status CheckConversion(absl::string_view name, DType from, DType to) {
 }  // namespace
 
 absl::StatusOr<ConstValue> ExecCast(ConstValue v, DType from, DType to) {
-  if (absl::Status s = CheckConversion("ExecCast", from, to); !s.ok()) return s;
+  UOPC_RETURN_IF_ERROR(CheckConversion("ExecCast", from, to));
   return Convert(Convert(v, from), to);
 }
 
 absl::StatusOr<ConstValue> ExecBitcast(ConstValue v, DType from, DType to) {
-  if (absl::Status s = CheckConversion("ExecBitcast", from, to); !s.ok()) return s;
+  UOPC_RETURN_IF_ERROR(CheckConversion("ExecBitcast", from, to));
   if (from.itemsize() != to.itemsize()) {
     return absl::InvalidArgumentError(absl::StrCat("ExecBitcast(", from.ToString(), " -> ", to.ToString(),
                                                    "): itemsizes differ (", from.itemsize(), " and ",
@@ -360,9 +361,8 @@ absl::StatusOr<std::vector<ConstValue>> ExecAluVector(Ops op, DType dtype,
     for (size_t i = 0; i < operands.size(); ++i) {
       lane_operands[i] = operands[i].size() == 1 ? operands[i][0] : operands[i][lane];
     }
-    absl::StatusOr<ConstValue> r = ExecAlu(op, dtype.scalar(), lane_operands, scalar_operand_dtype);
-    if (!r.ok()) return r.status();
-    results.push_back(*r);
+    UOPC_ASSIGN_OR_RETURN(ConstValue r, ExecAlu(op, dtype.scalar(), lane_operands, scalar_operand_dtype));
+    results.push_back(r);
   }
   return results;
 }

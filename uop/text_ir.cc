@@ -16,6 +16,7 @@
 #include "uop/arg.h"
 #include "uop/check.h"
 #include "uop/ops.h"
+#include "uop/status_macros.h"
 
 namespace uopc {
 namespace {
@@ -255,9 +256,9 @@ class Parser {
       SkipSpace(/*newlines=*/true);
       if (AtEnd()) break;
       if (Peek() == '%') {
-        if (absl::Status s = ParseDefinition(); !s.ok()) return s;
+        UOPC_RETURN_IF_ERROR(ParseDefinition());
       } else if (PeekIdent() == "return") {
-        if (absl::Status s = ParseReturn(); !s.ok()) return s;
+        UOPC_RETURN_IF_ERROR(ParseReturn());
       } else {
         return Expected(pos_, "'%name = ...' or 'return'");
       }
@@ -399,20 +400,18 @@ class Parser {
 
   absl::StatusOr<UOpPtr> ParseValueRef() {
     size_t start = pos_;
-    absl::StatusOr<absl::string_view> name = ParseValueName();
-    if (!name.ok()) return name.status();
-    const Definition* d = Lookup(*name);
-    if (d == nullptr) return Error(start, absl::StrCat("undefined value %", *name));
+    UOPC_ASSIGN_OR_RETURN(absl::string_view name, ParseValueName());
+    const Definition* d = Lookup(name);
+    if (d == nullptr) return Error(start, absl::StrCat("undefined value %", name));
     return d->node;
   }
 
   // %name = OP : dtype [(src, ...)] [arg=ARG] [tag=ARG]
   absl::Status ParseDefinition() {
     size_t name_pos = pos_;
-    absl::StatusOr<absl::string_view> name = ParseValueName();
-    if (!name.ok()) return name.status();
+    UOPC_ASSIGN_OR_RETURN(absl::string_view name, ParseValueName());
     SkipSpace(false);
-    if (absl::Status s = Expect('='); !s.ok()) return s;
+    UOPC_RETURN_IF_ERROR(Expect('='));
     SkipSpace(false);
     size_t op_pos = pos_;
     absl::string_view op_name = ParseIdent();
@@ -420,10 +419,9 @@ class Parser {
     std::optional<Ops> op = OpFromName(op_name);
     if (!op) return Error(op_pos, absl::StrCat("unknown op '", op_name, "'"));
     SkipSpace(false);
-    if (absl::Status s = Expect(':'); !s.ok()) return s;
+    UOPC_RETURN_IF_ERROR(Expect(':'));
     SkipSpace(false);
-    absl::StatusOr<DType> dtype = ParseDType();
-    if (!dtype.ok()) return dtype.status();
+    UOPC_ASSIGN_OR_RETURN(DType dtype, ParseDType());
     SkipSpace(false);
 
     absl::InlinedVector<UOpPtr, 4> src;
@@ -431,9 +429,8 @@ class Parser {
       SkipSpace(true);
       if (!Consume(')')) {
         while (true) {
-          absl::StatusOr<UOpPtr> s = ParseValueRef();
-          if (!s.ok()) return s.status();
-          src.push_back(*std::move(s));
+          UOPC_ASSIGN_OR_RETURN(UOpPtr s, ParseValueRef());
+          src.push_back(std::move(s));
           SkipSpace(true);
           if (Consume(')')) break;
           if (!Consume(',')) return Expected(pos_, "',' or ')'");
@@ -444,12 +441,12 @@ class Parser {
     }
 
     Arg arg, tag;
-    if (absl::Status s = ParseOptionalField("arg", ArgIntsAreUnsigned(*op, *dtype), &arg); !s.ok()) return s;
-    if (absl::Status s = ParseOptionalField("tag", false, &tag); !s.ok()) return s;
+    UOPC_RETURN_IF_ERROR(ParseOptionalField("arg", ArgIntsAreUnsigned(*op, dtype), &arg));
+    UOPC_RETURN_IF_ERROR(ParseOptionalField("tag", false, &tag));
 
     if (*op == Ops::UNIQUE && arg.is_int()) internal::ReserveUniqueNumbers(arg.as_int() + 1);
-    last_ = UOp::New(*op, *dtype, absl::MakeConstSpan(src), std::move(arg), std::move(tag));
-    return Define(*name, name_pos, last_);
+    last_ = UOp::New(*op, dtype, absl::MakeConstSpan(src), std::move(arg), std::move(tag));
+    return Define(name, name_pos, last_);
   }
 
   // `key=ARG` if the next word is `key`.
@@ -457,11 +454,9 @@ class Parser {
     if (PeekIdent() != key) return absl::OkStatus();
     pos_ += key.size();
     SkipSpace(false);
-    if (absl::Status s = Expect('='); !s.ok()) return s;
+    UOPC_RETURN_IF_ERROR(Expect('='));
     SkipSpace(false);
-    absl::StatusOr<Arg> arg = ParseArg(unsigned_ints, 0);
-    if (!arg.ok()) return arg.status();
-    *out = *std::move(arg);
+    UOPC_ASSIGN_OR_RETURN(*out, ParseArg(unsigned_ints, 0));
     SkipSpace(false);
     return absl::OkStatus();
   }
@@ -472,9 +467,8 @@ class Parser {
     saw_return_ = true;
     SkipSpace(false);
     while (true) {
-      absl::StatusOr<UOpPtr> v = ParseValueRef();
-      if (!v.ok()) return v.status();
-      roots_.push_back(*std::move(v));
+      UOPC_ASSIGN_OR_RETURN(UOpPtr v, ParseValueRef());
+      roots_.push_back(std::move(v));
       SkipSpace(false);
       if (!Consume(',')) return absl::OkStatus();
       SkipSpace(false);
@@ -494,16 +488,13 @@ class Parser {
       ++pos_;
       absl::string_view suffix = ParseIdent();
       if (suffix == "vec") {
-        absl::StatusOr<int64_t> n = ParseParenthesizedInt();
-        if (!n.ok()) return n.status();
+        UOPC_ASSIGN_OR_RETURN(int64_t n, ParseParenthesizedInt());
         std::optional<DType> v;
-        if (*n >= 1 && *n <= std::numeric_limits<int>::max()) v = dt->vec(static_cast<int>(*n));
-        if (!v) return Error(suffix_pos, absl::StrCat("invalid vector width ", *n, " for ", DTypeToIr(*dt)));
+        if (n >= 1 && n <= std::numeric_limits<int>::max()) v = dt->vec(static_cast<int>(n));
+        if (!v) return Error(suffix_pos, absl::StrCat("invalid vector width ", n, " for ", DTypeToIr(*dt)));
         dt = v;
       } else if (suffix == "ptr") {
-        absl::StatusOr<DType> p = ParsePtrSuffix(*dt, suffix_pos);
-        if (!p.ok()) return p.status();
-        dt = *p;
+        UOPC_ASSIGN_OR_RETURN(dt, ParsePtrSuffix(*dt, suffix_pos));
       } else {
         return Expected(suffix_pos + 1, "'vec' or 'ptr'");
       }
@@ -512,32 +503,29 @@ class Parser {
   }
 
   absl::StatusOr<int64_t> ParseParenthesizedInt() {
-    if (absl::Status s = Expect('('); !s.ok()) return s;
+    UOPC_RETURN_IF_ERROR(Expect('('));
     SkipSpace(false);
-    absl::StatusOr<int64_t> n = ParseInt();
-    if (!n.ok()) return n.status();
+    UOPC_ASSIGN_OR_RETURN(int64_t n, ParseInt());
     SkipSpace(false);
-    if (absl::Status s = Expect(')'); !s.ok()) return s;
+    UOPC_RETURN_IF_ERROR(Expect(')'));
     return n;
   }
 
   // ptr([size][, local=True|False]); the size defaults to -1 (unlimited).
   absl::StatusOr<DType> ParsePtrSuffix(DType base, size_t suffix_pos) {
-    if (absl::Status s = Expect('('); !s.ok()) return s;
+    UOPC_RETURN_IF_ERROR(Expect('('));
     SkipSpace(false);
     int64_t size = -1;
     bool local = false;
     if (Peek() != ')') {
-      absl::StatusOr<int64_t> n = ParseInt();
-      if (!n.ok()) return n.status();
-      size = *n;
+      UOPC_ASSIGN_OR_RETURN(size, ParseInt());
       SkipSpace(false);
       if (Consume(',')) {
         SkipSpace(false);
         size_t key_pos = pos_;
         if (ParseIdent() != "local") return Expected(key_pos, "'local='");
         SkipSpace(false);
-        if (absl::Status s = Expect('='); !s.ok()) return s;
+        UOPC_RETURN_IF_ERROR(Expect('='));
         SkipSpace(false);
         size_t value_pos = pos_;
         absl::string_view value = ParseIdent();
@@ -546,7 +534,7 @@ class Parser {
         SkipSpace(false);
       }
     }
-    if (absl::Status s = Expect(')'); !s.ok()) return s;
+    UOPC_RETURN_IF_ERROR(Expect(')'));
     std::optional<DType> p = base.ptr(size, local);
     if (!p) {
       return Error(suffix_pos, absl::StrCat("invalid pointer type ", DTypeToIr(base), ".ptr(", size, ")"));
@@ -701,7 +689,7 @@ class Parser {
       ++pos_;
     }
     if (pos_ == digits) return Expected(pos_, "hex digits");
-    if (absl::Status s = Expect(')'); !s.ok()) return s;
+    UOPC_RETURN_IF_ERROR(Expect(')'));
     double d;
     std::memcpy(&d, &bits, sizeof(d));
     if (d == d) return Error(start, "nan(0x...) bits are not a NaN");
@@ -718,9 +706,8 @@ class Parser {
     SkipSpace(true);
     bool trailing_comma = false;
     while (!Consume(')')) {
-      absl::StatusOr<Arg> element = ParseArg(unsigned_ints, depth + 1);
-      if (!element.ok()) return element.status();
-      elements.push_back(*std::move(element));
+      UOPC_ASSIGN_OR_RETURN(Arg element, ParseArg(unsigned_ints, depth + 1));
+      elements.push_back(std::move(element));
       SkipSpace(true);
       trailing_comma = Consume(',');
       if (!trailing_comma) {
@@ -753,9 +740,8 @@ class Parser {
       return Arg(std::numeric_limits<double>::quiet_NaN());
     }
     if (word == "dtypes" && Consume('.')) {
-      absl::StatusOr<DType> dt = ParseDType();
-      if (!dt.ok()) return dt.status();
-      return Arg(*dt);
+      UOPC_ASSIGN_OR_RETURN(DType dt, ParseDType());
+      return Arg(dt);
     }
     if (word == "Ops" && Consume('.')) {
       size_t op_pos = pos_;
@@ -823,12 +809,11 @@ std::string PrintIr(absl::Span<const UOpPtr> roots) {
 absl::StatusOr<std::vector<UOpPtr>> ParseIr(absl::string_view text) { return Parser(text).ParseFile(); }
 
 absl::StatusOr<UOpPtr> ParseIrSingle(absl::string_view text) {
-  absl::StatusOr<std::vector<UOpPtr>> roots = ParseIr(text);
-  if (!roots.ok()) return roots.status();
-  if (roots->size() != 1) {
-    return absl::InvalidArgumentError(absl::StrCat("expected a text with one root, got ", roots->size()));
+  UOPC_ASSIGN_OR_RETURN(std::vector<UOpPtr> roots, ParseIr(text));
+  if (roots.size() != 1) {
+    return absl::InvalidArgumentError(absl::StrCat("expected a text with one root, got ", roots.size()));
   }
-  return std::move((*roots)[0]);
+  return std::move(roots[0]);
 }
 
 }  // namespace uopc

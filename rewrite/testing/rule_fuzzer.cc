@@ -21,6 +21,7 @@
 #include "absl/strings/str_join.h"
 #include "rewrite/symbolic.h"
 #include "uop/exec_alu.h"
+#include "uop/status_macros.h"
 
 namespace uopc {
 
@@ -99,9 +100,7 @@ absl::StatusOr<ConstValue> Evaluate(const Program& p, const std::vector<int64_t>
         scratch[i] = ConstValue::Int(values[p.var[i]]);
         break;
       case Ops::CAST: {
-        absl::StatusOr<ConstValue> r = ExecCast(scratch[p.srcs[i][0]], u->src(0)->dtype(), u->dtype());
-        if (!r.ok()) return r.status();
-        scratch[i] = *r;
+        UOPC_ASSIGN_OR_RETURN(scratch[i], ExecCast(scratch[p.srcs[i][0]], u->src(0)->dtype(), u->dtype()));
         break;
       }
       default: {
@@ -111,9 +110,7 @@ absl::StatusOr<ConstValue> Evaluate(const Program& p, const std::vector<int64_t>
         operands.clear();
         for (int s : p.srcs[i]) operands.push_back(scratch[s]);
         DType operand_dtype = u->src(u->op() == Ops::WHERE ? 1 : 0)->dtype();
-        absl::StatusOr<ConstValue> r = ExecAlu(u->op(), u->dtype(), operands, operand_dtype);
-        if (!r.ok()) return r.status();
-        scratch[i] = *r;
+        UOPC_ASSIGN_OR_RETURN(scratch[i], ExecAlu(u->op(), u->dtype(), operands, operand_dtype));
       }
     }
   }

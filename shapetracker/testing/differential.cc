@@ -18,6 +18,7 @@
 #include "absl/strings/str_join.h"
 #include "shapetracker/shapetracker.h"
 #include "shapetracker/testing/reference_model.h"
+#include "uop/status_macros.h"
 #include "uop/util.h"
 
 namespace uopc {
@@ -283,9 +284,8 @@ absl::StatusOr<std::vector<int64_t>> ConcreteShape(const ShapeTracker& st, const
       out.push_back(d.value());
       continue;
     }
-    absl::StatusOr<int64_t> v = EvaluateInt(d.uop(), vars);
-    if (!v.ok()) return v.status();
-    out.push_back(*v);
+    UOPC_ASSIGN_OR_RETURN(int64_t v, EvaluateInt(d.uop(), vars));
+    out.push_back(v);
   }
   return out;
 }

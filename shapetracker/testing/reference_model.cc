@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "uop/status_macros.h"
 #include "uop/util.h"
 
 namespace uopc {
@@ -66,17 +67,15 @@ std::vector<int64_t> Gather(absl::Span<const int64_t> new_shape, int64_t size,
 }  // namespace
 
 absl::StatusOr<ReferenceModel> ReferenceModel::FromShape(std::vector<int64_t> shape) {
-  absl::StatusOr<int64_t> n = CheckedSize(shape, "from_shape");
-  if (!n.ok()) return n.status();
-  std::vector<int64_t> index(*n);
-  for (int64_t i = 0; i < *n; ++i) index[i] = i;
+  UOPC_ASSIGN_OR_RETURN(int64_t n, CheckedSize(shape, "from_shape"));
+  std::vector<int64_t> index(n);
+  for (int64_t i = 0; i < n; ++i) index[i] = i;
   return ReferenceModel(std::move(shape), std::move(index));
 }
 
 absl::StatusOr<ReferenceModel> ReferenceModel::Reshape(absl::Span<const int64_t> new_shape) const {
-  absl::StatusOr<int64_t> n = CheckedSize(new_shape, "reshape");
-  if (!n.ok()) return n.status();
-  if (*n != static_cast<int64_t>(index_.size())) {
+  UOPC_ASSIGN_OR_RETURN(int64_t n, CheckedSize(new_shape, "reshape"));
+  if (n != static_cast<int64_t>(index_.size())) {
     return absl::InvalidArgumentError(absl::StrCat("reshape: ", TupleString(new_shape),
                                                    " has a different size than ", TupleString(shape_)));
   }
@@ -84,7 +83,7 @@ absl::StatusOr<ReferenceModel> ReferenceModel::Reshape(absl::Span<const int64_t>
 }
 
 absl::StatusOr<ReferenceModel> ReferenceModel::Permute(absl::Span<const int64_t> order) const {
-  if (absl::Status s = CheckRank(order.size(), shape_.size(), "permute", shape_); !s.ok()) return s;
+  UOPC_RETURN_IF_ERROR(CheckRank(order.size(), shape_.size(), "permute", shape_));
   std::vector<bool> seen(order.size(), false);
   for (int64_t a : order) {
     if (a < 0 || a >= static_cast<int64_t>(order.size()) || seen[a]) {
@@ -105,17 +104,16 @@ absl::StatusOr<ReferenceModel> ReferenceModel::Permute(absl::Span<const int64_t>
 }
 
 absl::StatusOr<ReferenceModel> ReferenceModel::Expand(absl::Span<const int64_t> new_shape) const {
-  if (absl::Status s = CheckRank(new_shape.size(), shape_.size(), "expand", shape_); !s.ok()) return s;
+  UOPC_RETURN_IF_ERROR(CheckRank(new_shape.size(), shape_.size(), "expand", shape_));
   for (size_t k = 0; k < new_shape.size(); ++k) {
     if (new_shape[k] != shape_[k] && shape_[k] != 1) {
       return absl::InvalidArgumentError(absl::StrCat("expand: cannot expand ", TupleString(shape_), " to ",
                                                      TupleString(new_shape), " (axis ", k, " is not 1)"));
     }
   }
-  absl::StatusOr<int64_t> n = CheckedSize(new_shape, "expand");
-  if (!n.ok()) return n.status();
+  UOPC_ASSIGN_OR_RETURN(int64_t n, CheckedSize(new_shape, "expand"));
   std::vector<int64_t> strides = RowMajorStrides(shape_);
-  std::vector<int64_t> index = Gather(new_shape, *n, index_, [&](const std::vector<int64_t>& c) {
+  std::vector<int64_t> index = Gather(new_shape, n, index_, [&](const std::vector<int64_t>& c) {
     int64_t src = 0;
     for (size_t k = 0; k < c.size(); ++k) src += shape_[k] == 1 ? 0 : c[k] * strides[k];
     return src;
@@ -125,7 +123,7 @@ absl::StatusOr<ReferenceModel> ReferenceModel::Expand(absl::Span<const int64_t> 
 
 absl::StatusOr<ReferenceModel> ReferenceModel::Pad(
     absl::Span<const std::pair<int64_t, int64_t>> before_after) const {
-  if (absl::Status s = CheckRank(before_after.size(), shape_.size(), "pad", shape_); !s.ok()) return s;
+  UOPC_RETURN_IF_ERROR(CheckRank(before_after.size(), shape_.size(), "pad", shape_));
   std::vector<int64_t> new_shape;
   for (size_t k = 0; k < shape_.size(); ++k) {
     auto [b, e] = before_after[k];
@@ -134,10 +132,9 @@ absl::StatusOr<ReferenceModel> ReferenceModel::Pad(
     }
     new_shape.push_back(shape_[k] + b + e);
   }
-  absl::StatusOr<int64_t> n = CheckedSize(new_shape, "pad");
-  if (!n.ok()) return n.status();
+  UOPC_ASSIGN_OR_RETURN(int64_t n, CheckedSize(new_shape, "pad"));
   std::vector<int64_t> strides = RowMajorStrides(shape_);
-  std::vector<int64_t> index = Gather(new_shape, *n, index_, [&](const std::vector<int64_t>& c) -> int64_t {
+  std::vector<int64_t> index = Gather(new_shape, n, index_, [&](const std::vector<int64_t>& c) -> int64_t {
     int64_t src = 0;
     for (size_t k = 0; k < c.size(); ++k) {
       int64_t i = c[k] - before_after[k].first;
@@ -151,7 +148,7 @@ absl::StatusOr<ReferenceModel> ReferenceModel::Pad(
 
 absl::StatusOr<ReferenceModel> ReferenceModel::Shrink(
     absl::Span<const std::pair<int64_t, int64_t>> begin_end) const {
-  if (absl::Status s = CheckRank(begin_end.size(), shape_.size(), "shrink", shape_); !s.ok()) return s;
+  UOPC_RETURN_IF_ERROR(CheckRank(begin_end.size(), shape_.size(), "shrink", shape_));
   std::vector<int64_t> new_shape;
   for (size_t k = 0; k < shape_.size(); ++k) {
     auto [b, e] = begin_end[k];
@@ -161,10 +158,9 @@ absl::StatusOr<ReferenceModel> ReferenceModel::Shrink(
     }
     new_shape.push_back(e - b);
   }
-  absl::StatusOr<int64_t> n = CheckedSize(new_shape, "shrink");
-  if (!n.ok()) return n.status();
+  UOPC_ASSIGN_OR_RETURN(int64_t n, CheckedSize(new_shape, "shrink"));
   std::vector<int64_t> strides = RowMajorStrides(shape_);
-  std::vector<int64_t> index = Gather(new_shape, *n, index_, [&](const std::vector<int64_t>& c) {
+  std::vector<int64_t> index = Gather(new_shape, n, index_, [&](const std::vector<int64_t>& c) {
     int64_t src = 0;
     for (size_t k = 0; k < c.size(); ++k) src += (c[k] + begin_end[k].first) * strides[k];
     return src;
@@ -173,7 +169,7 @@ absl::StatusOr<ReferenceModel> ReferenceModel::Shrink(
 }
 
 absl::StatusOr<ReferenceModel> ReferenceModel::Flip(absl::Span<const bool> flip_axis) const {
-  if (absl::Status s = CheckRank(flip_axis.size(), shape_.size(), "flip", shape_); !s.ok()) return s;
+  UOPC_RETURN_IF_ERROR(CheckRank(flip_axis.size(), shape_.size(), "flip", shape_));
   std::vector<int64_t> strides = RowMajorStrides(shape_);
   std::vector<int64_t> index = Gather(shape_, index_.size(), index_, [&](const std::vector<int64_t>& c) {
     int64_t src = 0;

@@ -14,6 +14,7 @@
 #include "rewrite/rewrite_recorder.h"
 #include "schedule/schedule.h"
 #include "uop/parallel_for.h"
+#include "uop/status_macros.h"
 #include "uop/util.h"
 
 namespace uopc {
@@ -64,15 +65,14 @@ absl::StatusOr<CompilePhases> MeasureCompilePhases(const std::function<Tensor()>
   auto start = std::chrono::steady_clock::now();
   Tensor out = build();
   p.tensor = SecondsSince(start);
-  if (!out.ok()) return out.status();
+  UOPC_RETURN_IF_ERROR(out.status());
 
   start = std::chrono::steady_clock::now();
-  absl::StatusOr<Schedule> schedule = CreateSchedule(UOp::Sink({out.uop()}));
+  UOPC_ASSIGN_OR_RETURN(Schedule schedule, CreateSchedule(UOp::Sink({out.uop()})));
   p.schedule = SecondsSince(start);
-  if (!schedule.ok()) return schedule.status();
-  p.schedule_items = static_cast<int64_t>(schedule->items.size());
+  p.schedule_items = static_cast<int64_t>(schedule.items.size());
   absl::flat_hash_set<const UOp*> seen;
-  for (const ScheduleItem& item : schedule->items) {
+  for (const ScheduleItem& item : schedule.items) {
     if (item.ast->op() == Ops::SINK && seen.insert(item.ast.get()).second) p.unique_asts.push_back(item.ast);
   }
   const size_t n = p.unique_asts.size();
@@ -89,7 +89,7 @@ absl::StatusOr<CompilePhases> MeasureCompilePhases(const std::function<Tensor()>
     }
   });
   p.opts = SecondsSince(start);
-  if (absl::Status s = FirstError(statuses, "opts"); !s.ok()) return s;
+  UOPC_RETURN_IF_ERROR(FirstError(statuses, "opts"));
 
   start = std::chrono::steady_clock::now();
   KernelNameCounter counter;
@@ -104,7 +104,7 @@ absl::StatusOr<CompilePhases> MeasureCompilePhases(const std::function<Tensor()>
     }
   });
   p.prep = SecondsSince(start);
-  if (absl::Status s = FirstError(statuses, "prep"); !s.ok()) return s;
+  UOPC_RETURN_IF_ERROR(FirstError(statuses, "prep"));
 
   start = std::chrono::steady_clock::now();
   std::vector<std::vector<UOpPtr>> programs(n);
@@ -118,7 +118,7 @@ absl::StatusOr<CompilePhases> MeasureCompilePhases(const std::function<Tensor()>
     }
   });
   p.rewrite = SecondsSince(start);
-  if (absl::Status s = FirstError(statuses, "rewrite"); !s.ok()) return s;
+  UOPC_RETURN_IF_ERROR(FirstError(statuses, "rewrite"));
   for (const std::vector<UOpPtr>& program : programs)
     p.uop_counts.push_back(static_cast<int64_t>(program.size()));
 
@@ -137,7 +137,7 @@ absl::StatusOr<CompilePhases> MeasureCompilePhases(const std::function<Tensor()>
       }
     });
     p.render = SecondsSince(start);
-    if (absl::Status s = FirstError(statuses, "render"); !s.ok()) return s;
+    UOPC_RETURN_IF_ERROR(FirstError(statuses, "render"));
   }
   return p;
 }

@@ -6,6 +6,7 @@
 
 #include "runtime/corpus_values.h"
 #include "tensor/testing/graph_compare.h"
+#include "uop/status_macros.h"
 
 namespace uopc {
 namespace {
@@ -237,14 +238,11 @@ const std::vector<GradProgram>& GradPrograms() {
 absl::StatusOr<std::vector<Tensor>> LossAndGradients(const GradProgram& program) {
   Tensor::ManualSeed(42);
   GradProgramTensors p = program.build();
-  for (const Tensor& t : p.inputs) {
-    if (!t.ok()) return t.status();
-  }
-  if (!p.loss.ok()) return p.loss.status();
-  absl::StatusOr<std::vector<Tensor>> grads = p.loss.Gradient(p.inputs);
-  if (!grads.ok()) return grads.status();
+  for (const Tensor& t : p.inputs) UOPC_RETURN_IF_ERROR(t.status());
+  UOPC_RETURN_IF_ERROR(p.loss.status());
+  UOPC_ASSIGN_OR_RETURN(std::vector<Tensor> grads, p.loss.Gradient(p.inputs));
   std::vector<Tensor> out = {p.loss};
-  out.insert(out.end(), grads->begin(), grads->end());
+  out.insert(out.end(), grads.begin(), grads.end());
   return out;
 }
 
