@@ -1,8 +1,8 @@
 // Sampling for the exhaustive tests: every BEAM candidate of every kernel, every op on every renderer, every
 // program of a corpus. The plain build runs every case; the sanitizer configs (.bazelrc) set UOPC_TEST_STRIDE
 // and run every Nth case, which exercises the same code under ASan, UBSan and TSan for a fraction of the time
-// these tests take there (CI runs each config on every clone). `UOPC_TEST_STRIDE=1 bazel test --config=asan`
-// runs them all.
+// these tests take there (CI runs each config on every clone).
+// `bazel test --config=asan --test_env=UOPC_TEST_STRIDE=1` runs them all.
 #ifndef UOPC_UOP_TESTING_SAMPLE_H_
 #define UOPC_UOP_TESTING_SAMPLE_H_
 
