@@ -64,8 +64,8 @@ struct TensorCoreOptions {
   }
 };
 
-// What an axis of a Kernel's shape is, from its place in the shape. tinygrad v0.10.3 tells them apart by their
-// colors in colors(); each type's color is given beside it.
+// What an axis of a Kernel's shape is, from its place in the shape. tinygrad v0.10.3 tells them apart by
+// their colors in colors(); each type's color is given beside it.
 enum class AxisType {
   kGlobal,       // blue (BLUE when locals are off)
   kLocal,        // cyan

@@ -36,11 +36,13 @@ absl::StatusOr<ByteArray> ParseIdx(absl::Span<const uint8_t> bytes, const std::s
         absl::StrCat(name, ": ", bytes.size(), " bytes, too short for an IDX header (4 bytes at least)"));
   }
   if (bytes[0] != 0 || bytes[1] != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(name, ": not an IDX file (its magic does not start with "
+    return absl::InvalidArgumentError(absl::StrCat(name,
+                                                   ": not an IDX file (its magic does not start with "
                                                    "two zero bytes)"));
   }
   if (bytes[2] != kUnsignedByte) {
-    return absl::UnimplementedError(absl::StrCat(name, ": IDX element type 0x", absl::Hex(bytes[2], absl::kZeroPad2),
+    return absl::UnimplementedError(absl::StrCat(name, ": IDX element type 0x",
+                                                 absl::Hex(bytes[2], absl::kZeroPad2),
                                                  "; only unsigned bytes (0x08) are read"));
   }
   const int ndim = bytes[3];
@@ -49,8 +51,8 @@ absl::StatusOr<ByteArray> ParseIdx(absl::Span<const uint8_t> bytes, const std::s
   }
   const size_t header = 4 + 4 * static_cast<size_t>(ndim);
   if (bytes.size() < header) {
-    return absl::InvalidArgumentError(absl::StrCat(name, ": truncated header (", bytes.size(), " of ",
-                                                   header, " bytes)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": truncated header (", bytes.size(), " of ", header, " bytes)"));
   }
   ByteArray out;
   // The element count, checked against the bytes present as it grows, so it cannot overflow.
@@ -76,7 +78,8 @@ absl::StatusOr<std::vector<uint8_t>> ReadGzipFile(const std::string& path, size_
   if (file == nullptr) {
     const int err = errno;
     if (err == ENOENT) return absl::NotFoundError(absl::StrCat(path, ": no such file"));
-    return absl::UnavailableError(absl::StrCat(path, ": cannot open: ", err ? std::strerror(err) : "no memory"));
+    return absl::UnavailableError(
+        absl::StrCat(path, ": cannot open: ", err ? std::strerror(err) : "no memory"));
   }
   gzbuffer(file.get(), 1 << 17);
   std::vector<uint8_t> out;
@@ -146,11 +149,11 @@ absl::StatusOr<MnistData> LoadMnist(const std::string& dir) {
     }
     *part.array = *std::move(array);
   }
-  for (auto [images, labels] : {std::pair{&data.train_images, &data.train_labels},
-                                std::pair{&data.test_images, &data.test_labels}}) {
+  for (auto [images, labels] :
+       {std::pair{&data.train_images, &data.train_labels}, std::pair{&data.test_images, &data.test_labels}}) {
     if (images->shape[0] != labels->shape[0]) {
-      return absl::InvalidArgumentError(absl::StrCat(dir, ": ", images->shape[0], " images but ",
-                                                     labels->shape[0], " labels"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(dir, ": ", images->shape[0], " images but ", labels->shape[0], " labels"));
     }
     images->shape = {images->shape[0], 1, 28, 28};
   }

@@ -6,8 +6,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nn/layers.h"
-#include "nn/optim.h"
 #include "nn/module.h"
+#include "nn/optim.h"
 #include "nn/state.h"
 #include "tensor/jit.h"
 #include "tensor/tensor.h"
@@ -18,9 +18,7 @@ namespace {
 
 class Net : public Module {
  public:
-  Tensor operator()(const Tensor& x) {
-    return linear(norm(conv(x).Relu()).MaxPool2d().Flatten(1));
-  }
+  Tensor operator()(const Tensor& x) { return linear(norm(conv(x).Relu()).MaxPool2d().Flatten(1)); }
   void CollectState(StateCollector& state) const override {
     state.Add("conv", conv);
     state.Add("norm", norm);

@@ -407,6 +407,8 @@ std::string Packed(const std::vector<std::string>& lanes, size_t reg, int per_re
 // The ALU rules are tinygrad's asm_for_op.
 const PtxRules& Rules() {
   using C = PtxContext;
+  // clang-format would indent each lambda of this table to its return type.
+  // clang-format off
   static const PtxRules* const rules = new PtxRules({
       {RenderPat(Ops::CONST).dtype(dtypes::kBool), "setp.ne.s16 {x}, {val}, 0;"},
       {Ops::CONST, "mov.b{bits} {x}, {val};"},
@@ -551,75 +553,72 @@ const PtxRules& Rules() {
                              ", ", c.Src(x->src(0), 0), ";\n@", pred, " bra LOOP_", Tail(counter), ";");
        }},
       {Ops::DEFINE_LOCAL,
-       [](C& c, const UOp* x) -> std::
-                                  optional<std::string> {
-                                    if (!x->arg().is_string()) {
-                                      c.Fail("a DEFINE_LOCAL needs a name");
-                                      return std::string();
-                                    }
-                                    const std::string& local = x->arg().as_string();
-                                    const DType dt = x->dtype();
-                                    return absl::StrCat(".shared .align 4 .b8 ", local, "[",
-                                                        dt.ptr_size() * dt.itemsize(), "];\nmov.u64 ",
-                                                        c.Name(x), ", ", local, "[0];");
-                                  }},
+       [](C& c, const UOp* x) -> std::optional<std::string> {
+         if (!x->arg().is_string()) {
+           c.Fail("a DEFINE_LOCAL needs a name");
+           return std::string();
+         }
+         const std::string& local = x->arg().as_string();
+         const DType dt = x->dtype();
+         return absl::StrCat(".shared .align 4 .b8 ", local, "[",
+                             dt.ptr_size() * dt.itemsize(), "];\nmov.u64 ",
+                             c.Name(x), ", ", local, "[0];");
+       }},
       {Ops::IF,
-       [](C& c, const UOp* x) -> std::
-                                  optional<std::string> {
-                                    if (x->num_src() < 1) return std::nullopt;
-                                    const std::string& gate = c.Src(x, 0);
-                                    return absl::StrCat("@!", gate, " bra IF_", Tail(gate), "_", c.pos(),
-                                                        ";");
-                                  }},
+       [](C& c, const UOp* x) -> std::optional<std::string> {
+         if (x->num_src() < 1) return std::nullopt;
+         const std::string& gate = c.Src(x, 0);
+         return absl::StrCat("@!", gate, " bra IF_", Tail(gate), "_", c.pos(),
+                             ";");
+       }},
       {RenderPat(Ops::ENDIF).when(EndOfIf),
-       [](C& c, const UOp* x) -> std::
-                                  optional<std::string> {
-                                    std::optional<size_t> if_at = c.Position(x->src(0));
-                                    if (!if_at.has_value()) {
-                                      c.Fail("an ENDIF of an IF outside the program");
-                                      return std::string();
-                                    }
-                                    return absl::StrCat("IF_", Tail(c.Src(x->src(0), 0)), "_", *if_at, ":");
-                                  }},
+       [](C& c, const UOp* x) -> std::optional<std::string> {
+         std::optional<size_t> if_at = c.Position(x->src(0));
+         if (!if_at.has_value()) {
+           c.Fail("an ENDIF of an IF outside the program");
+           return std::string();
+         }
+         return absl::StrCat("IF_", Tail(c.Src(x->src(0), 0)), "_", *if_at, ":");
+       }},
       // Pack the inputs and accumulator into 32-bit registers, multiply, unpack.
       {Ops::WMMA,
-       [](C& c, const UOp* x) -> std::
-                                  optional<std::string> {
-                                    std::vector<std::string> lines;
-                                    for (int s = 0; s < 3; ++s) {
-                                      const std::vector<std::string>& lanes = c.RegsOf(x->src(s)).names;
-                                      const int per_reg = 4 / x->src(s)->dtype().scalar().itemsize();
-                                      for (size_t i = 0; i < c.wmma_regs[s].size(); ++i) {
-                                        lines.push_back(absl::StrCat("mov.b32 ", c.wmma_regs[s][i], ", ",
-                                                                     Packed(lanes, i, per_reg), ";"));
-                                      }
-                                    }
-                                    const Arg& dims = x->arg()[1];
-                                    const DType in = x->arg()[2].as_dtype(), out = x->arg()[3].as_dtype();
-                                    auto in_name = [](DType t) {
-                                      return t == dtypes::kFloat32 ? "tf32" : "f16";
-                                    };
-                                    auto out_name = [](DType t) {
-                                      return t == dtypes::kFloat32 ? "f32" : "f16";
-                                    };
-                                    const std::vector<std::vector<std::string>>& w = c.wmma_regs;
-                                    lines.push_back(absl::StrCat(
-                                        "mma.sync.aligned.m", dims[1].as_int(), "n", dims[0].as_int(), "k",
-                                        dims[2].as_int(), ".row.col.", out_name(out), ".", in_name(in), ".",
-                                        in_name(in), ".", out_name(out), std::string(12, ' '), "{",
-                                        absl::StrJoin(w[2], ", "), "}, {", absl::StrJoin(w[0], ", "), "}, {",
-                                        absl::StrJoin(w[1], ", "), "}, {", absl::StrJoin(w[2], ", "), "};"));
-                                    const std::vector<std::string>& result = c.RegsOf(x).names;
-                                    const int per_reg = 4 / out.itemsize();
-                                    for (size_t i = 0; i < w[2].size(); ++i) {
-                                      lines.push_back(absl::StrCat("mov.b32 ", Packed(result, i, per_reg),
-                                                                   ", ", w[2][i], ";"));
-                                    }
-                                    return absl::StrJoin(lines, "\n");
-                                  }},
+       [](C& c, const UOp* x) -> std::optional<std::string> {
+         std::vector<std::string> lines;
+         for (int s = 0; s < 3; ++s) {
+           const std::vector<std::string>& lanes = c.RegsOf(x->src(s)).names;
+           const int per_reg = 4 / x->src(s)->dtype().scalar().itemsize();
+           for (size_t i = 0; i < c.wmma_regs[s].size(); ++i) {
+             lines.push_back(absl::StrCat("mov.b32 ", c.wmma_regs[s][i], ", ",
+                                          Packed(lanes, i, per_reg), ";"));
+           }
+         }
+         const Arg& dims = x->arg()[1];
+         const DType in = x->arg()[2].as_dtype(), out = x->arg()[3].as_dtype();
+         auto in_name = [](DType t) {
+           return t == dtypes::kFloat32 ? "tf32" : "f16";
+         };
+         auto out_name = [](DType t) {
+           return t == dtypes::kFloat32 ? "f32" : "f16";
+         };
+         const std::vector<std::vector<std::string>>& w = c.wmma_regs;
+         lines.push_back(absl::StrCat(
+             "mma.sync.aligned.m", dims[1].as_int(), "n", dims[0].as_int(), "k",
+             dims[2].as_int(), ".row.col.", out_name(out), ".", in_name(in), ".",
+             in_name(in), ".", out_name(out), std::string(12, ' '), "{",
+             absl::StrJoin(w[2], ", "), "}, {", absl::StrJoin(w[0], ", "), "}, {",
+             absl::StrJoin(w[1], ", "), "}, {", absl::StrJoin(w[2], ", "), "};"));
+         const std::vector<std::string>& result = c.RegsOf(x).names;
+         const int per_reg = 4 / out.itemsize();
+         for (size_t i = 0; i < w[2].size(); ++i) {
+           lines.push_back(absl::StrCat("mov.b32 ", Packed(result, i, per_reg),
+                                        ", ", w[2][i], ";"));
+         }
+         return absl::StrJoin(lines, "\n");
+       }},
       {Ops::BARRIER, "bar.sync\t0;"},
       {Ops::DEFINE_VAR, "ld.param.{mem} {x}, [{var}+0];"},
   });
+  // clang-format on
   return *rules;
 }
 

@@ -24,9 +24,9 @@ struct BinarySymbol {
 };
 // Longest first, so "//" wins over a would-be "/" and "<<" over "<".
 constexpr BinarySymbol kBinarySymbols[] = {
-    {"//", Ops::IDIV}, {"<<", Ops::SHL}, {">>", Ops::SHR}, {"!=", Ops::CMPNE}, {"+", Ops::ADD},
-    {"*", Ops::MUL},   {"%", Ops::MOD},  {"<", Ops::CMPLT}, {"&", Ops::AND},   {"|", Ops::OR},
-    {"^", Ops::XOR},
+    {"//", Ops::IDIV}, {"<<", Ops::SHL}, {">>", Ops::SHR}, {"!=", Ops::CMPNE},
+    {"+", Ops::ADD},   {"*", Ops::MUL},  {"%", Ops::MOD},  {"<", Ops::CMPLT},
+    {"&", Ops::AND},   {"|", Ops::OR},   {"^", Ops::XOR},
 };
 
 class InfixParser {
@@ -147,8 +147,8 @@ class InfixParser {
     }
     size_t want = name == "where" ? 3 : (name == "max" || name == "sub") ? 2 : 1;
     if (args.size() != want) {
-      return TypeError(at, absl::StrCat(name, " takes ", want, " argument", want == 1 ? "" : "s", ", got ",
-                                        args.size()));
+      return TypeError(
+          at, absl::StrCat(name, " takes ", want, " argument", want == 1 ? "" : "s", ", got ", args.size()));
     }
     if (name == "max") return Binary(Ops::MAX, args[0], args[1], at);
     if (name == "sub") return Binary(Ops::SUB, args[0], args[1], at);
@@ -164,12 +164,12 @@ class InfixParser {
 
   absl::StatusOr<UOpPtr> Binary(Ops op, const UOpPtr& lhs, const UOpPtr& rhs, size_t at) {
     if (lhs->dtype() != rhs->dtype()) {
-      return TypeError(at, absl::StrCat("operands of ", OpName(op), " differ in type: ", lhs->dtype().ToString(),
-                                        " and ", rhs->dtype().ToString()));
+      return TypeError(at, absl::StrCat("operands of ", OpName(op), " differ in type: ",
+                                        lhs->dtype().ToString(), " and ", rhs->dtype().ToString()));
     }
     bool is_bool = lhs->dtype() == dtypes::kBool;
-    bool bool_ok = op == Ops::AND || op == Ops::OR || op == Ops::XOR || op == Ops::CMPNE || op == Ops::CMPLT ||
-                   op == Ops::MAX || op == Ops::ADD || op == Ops::MUL;
+    bool bool_ok = op == Ops::AND || op == Ops::OR || op == Ops::XOR || op == Ops::CMPNE ||
+                   op == Ops::CMPLT || op == Ops::MAX || op == Ops::ADD || op == Ops::MUL;
     if (is_bool && !bool_ok) return TypeError(at, absl::StrCat(OpName(op), " is not defined on bool"));
     return lhs.alu(op, {rhs});
   }
@@ -273,7 +273,8 @@ std::optional<std::string> LeafText(const UOp* u, bool infix) {
 
 }  // namespace
 
-absl::StatusOr<UOpPtr> ParseInfix(absl::string_view text, const absl::flat_hash_map<std::string, UOpPtr>& vars) {
+absl::StatusOr<UOpPtr> ParseInfix(absl::string_view text,
+                                  const absl::flat_hash_map<std::string, UOpPtr>& vars) {
   return InfixParser(text, vars).ParseAll();
 }
 
@@ -281,8 +282,8 @@ absl::StatusOr<UOpPtr> ParseInfix(absl::string_view text, const std::vector<Infi
   absl::flat_hash_map<std::string, UOpPtr> table;
   for (const InfixVar& v : vars) {
     if (v.min > v.max) {
-      return absl::InvalidArgumentError(absl::StrCat("variable '", v.name, "' has an empty range [", v.min, ", ",
-                                                     v.max, "]"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("variable '", v.name, "' has an empty range [", v.min, ", ", v.max, "]"));
     }
     table[v.name] = UOp::Variable(v.name, v.min, v.max);
   }

@@ -5,7 +5,6 @@
 #include <memory>
 #include <mutex>
 
-
 namespace uopc {
 
 struct RewriteGroupScope::State {
@@ -22,7 +21,7 @@ std::atomic<int64_t> next_sequence{0};
 // std::mutex rather than absl::Mutex: ThreadSanitizer sees the former (Debian's Abseil is not instrumented).
 struct Record {
   std::mutex mu;
-  RewriteGroup outside;  // guarded by mu
+  RewriteGroup outside;              // guarded by mu
   std::vector<RewriteGroup> groups;  // guarded by mu
 };
 

@@ -2,13 +2,13 @@
 // TRACK_MATCH_STATS=2): while recording is on, each graph_rewrite call that was not given its own
 // RewriteOptions::trace is recorded, with its name, input and output graphs and every rule that fired.
 //
-// Calls are grouped by what the caller was doing: a `RewriteGroupScope` names the group ("schedule", a kernel's
-// name) for the calls made on its thread while it lives, so kernels compiled in parallel land in groups of
-// their own. A group also keeps text (a kernel's uop listing and source) for the page.
+// Calls are grouped by what the caller was doing: a `RewriteGroupScope` names the group ("schedule", a
+// kernel's name) for the calls made on its thread while it lives, so kernels compiled in parallel land in
+// groups of their own. A group also keeps text (a kernel's uop listing and source) for the page.
 //
 //   RewriteRecorder::SetEnabled(true);
-//   { RewriteGroupScope g("kernel"); ...; g.SetLabel(program.name); RewriteRecorder::AddText("source", src); }
-//   std::vector<RewriteGroup> groups = RewriteRecorder::Take();
+//   { RewriteGroupScope g("kernel"); ...; g.SetLabel(program.name); RewriteRecorder::AddText("source", src);
+//   } std::vector<RewriteGroup> groups = RewriteRecorder::Take();
 //
 // Off (the default), it costs one relaxed atomic load per graph_rewrite call and per scope.
 #ifndef UOPC_REWRITE_REWRITE_RECORDER_H_

@@ -1,6 +1,6 @@
-// Phase 2 of the symbolic rules (tinygrad's symbolic): canonical order, term combining, range-based folding of
-// div/mod/lt/max/where, and GEP pushing. Guards marked "C:" differ from tinygrad to stay right for truncating
-// division; see rewrite/symbolic_folding.h.
+// Phase 2 of the symbolic rules (tinygrad's symbolic): canonical order, term combining, range-based folding
+// of div/mod/lt/max/where, and GEP pushing. Guards marked "C:" differ from tinygrad to stay right for
+// truncating division; see rewrite/symbolic_folding.h.
 #include "rewrite/symbolic.h"
 
 #include <vector>
@@ -19,7 +19,8 @@ using int128 = absl::int128;
 const UPat x = UPat::Var("x"), y = UPat::Var("y"), z = UPat::Var("z");
 const UPat c = UPat::Cvar("c"), c0 = UPat::Cvar("c0"), c1 = UPat::Cvar("c1"), c2 = UPat::Cvar("c2");
 const UPat a = UPat::Cvar("a"), d = UPat::Cvar("d");
-const UPat sc = UPat::Cvar("c", {}, false), sc0 = UPat::Cvar("c0", {}, false), sc1 = UPat::Cvar("c1", {}, false);
+const UPat sc = UPat::Cvar("c", {}, false), sc0 = UPat::Cvar("c0", {}, false),
+           sc1 = UPat::Cvar("c1", {}, false);
 const UPat sd = UPat::Cvar("d", {}, false);
 
 int128 I(const UOpPtr& u) { return u->const_value().AsInt(); }
@@ -70,7 +71,8 @@ const PatternMatcher& GepPushing() {
          if (picked.size() == 1) return picked[0];
          return UOp::New(Ops::VECTORIZE, gep->dtype(), picked);
        }},
-      {UPat(Ops::GEP).src(sc).named("gep"), [](const Match& m) { return m["gep"].const_like(m["c"]->const_value()); }},
+      {UPat(Ops::GEP).src(sc).named("gep"),
+       [](const Match& m) { return m["gep"].const_like(m["c"]->const_value()); }},
       {UPat(Ops::GEP).src(UPat(Ops::VCONST).named("c")).named("gep"),
        [](const Match& m) -> UOpPtr {
          const UOpPtr& gep = m["gep"];
@@ -294,7 +296,8 @@ const PatternMatcher& Symbolic() {
 
 UOpPtr Simplify(const UOpPtr& u) { return GraphRewrite(u, Symbolic(), {.name = "simplify"}); }
 
-absl::StatusOr<ConstValue> SymInfer(const UOp* root, const absl::flat_hash_map<std::string, int64_t>& values) {
+absl::StatusOr<ConstValue> SymInfer(const UOp* root,
+                                    const absl::flat_hash_map<std::string, int64_t>& values) {
   absl::flat_hash_map<const UOp*, ConstValue> value_of;
   for (const UOp* u : root->Toposort()) {
     ConstValue v;

@@ -121,21 +121,21 @@ void RegisterCompile(const Side& side, const std::vector<CorpusKernel>& corpus) 
   }
   auto sources = std::make_shared<std::vector<std::string>>();
   for (const CorpusKernel& k : corpus) sources->push_back(SourceFor(side, SpecFor(k, side.target)));
-  benchmark::RegisterBenchmark(
-      absl::StrCat("compile/all_93_kernels/", side.name).c_str(),
-      [side, sources](benchmark::State& state) {
-        double seconds = 0;
-        for (auto _ : state) {
-          const auto start = std::chrono::steady_clock::now();
-          for (const std::string& src : *sources) {
-            absl::StatusOr<std::string> lib = side.device->compiler().Compile(src);
-            if (!lib.ok()) Die(lib.status().ToString());
-          }
-          seconds += SecondsSince(start);
-        }
-        state.counters["wall_ms_per_kernel"] =
-            1e3 * seconds / (static_cast<double>(sources->size()) * state.iterations());
-      })
+  benchmark::RegisterBenchmark(absl::StrCat("compile/all_93_kernels/", side.name).c_str(),
+                               [side, sources](benchmark::State& state) {
+                                 double seconds = 0;
+                                 for (auto _ : state) {
+                                   const auto start = std::chrono::steady_clock::now();
+                                   for (const std::string& src : *sources) {
+                                     absl::StatusOr<std::string> lib = side.device->compiler().Compile(src);
+                                     if (!lib.ok()) Die(lib.status().ToString());
+                                   }
+                                   seconds += SecondsSince(start);
+                                 }
+                                 state.counters["wall_ms_per_kernel"] =
+                                     1e3 * seconds /
+                                     (static_cast<double>(sources->size()) * state.iterations());
+                               })
       ->Iterations(1)
       ->UseRealTime()
       ->Unit(benchmark::kMillisecond);

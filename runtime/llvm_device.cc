@@ -144,8 +144,8 @@ std::string& ReportedErrors() {
 // ---- the JIT ----
 
 // One LLJIT for the device; each program gets a bare JITDylib that resolves nothing but itself and the C
-// library's memset, memcpy and memmove, which LLVM's optimizer writes for fill and copy loops (a zero fill of a
-// tensor becomes a memset call).
+// library's memset, memcpy and memmove, which LLVM's optimizer writes for fill and copy loops (a zero fill of
+// a tensor becomes a memset call).
 class LLVMDevice::Jit {
  public:
   static absl::StatusOr<std::unique_ptr<Jit>> Create() {

@@ -1,10 +1,10 @@
 // Sint: a shape quantity that is either a plain integer or a symbolic int UOp (tinygrad's `sint`).
 //
 // Shapes, strides, offsets and mask bounds are almost always plain integers, so a Sint keeps an int64 inline
-// and only holds a UOp for symbolic dimensions (a DEFINE_VAR, a BIND, or arithmetic on them). Arithmetic folds
-// integers directly (division and modulo of two integers floor like Python's, which is what the view algebra
-// relies on for negative offsets) and builds simplified UOps otherwise; a UOp that simplifies to a CONST
-// becomes a plain integer again, so `is_int()` is the canonical test.
+// and only holds a UOp for symbolic dimensions (a DEFINE_VAR, a BIND, or arithmetic on them). Arithmetic
+// folds integers directly (division and modulo of two integers floor like Python's, which is what the view
+// algebra relies on for negative offsets) and builds simplified UOps otherwise; a UOp that simplifies to a
+// CONST becomes a plain integer again, so `is_int()` is the canonical test.
 //
 // Comparisons involving a symbolic value are decided by its range where possible (tinygrad's `resolve`):
 //   Resolve(Lt(a, b), /*if_unknown=*/true)
@@ -26,15 +26,15 @@ namespace uopc {
 
 class Sint {
  public:
-  Sint() = default;                      // 0
-  Sint(int64_t v) : int_(v) {}           // NOLINT: integers are the common case
-  Sint(int v) : int_(v) {}               // NOLINT
+  Sint() = default;             // 0
+  Sint(int64_t v) : int_(v) {}  // NOLINT: integers are the common case
+  Sint(int v) : int_(v) {}      // NOLINT
   // Simplifies `u` (an int-typed UOp); a CONST result becomes an integer.
   static Sint FromUOp(const UOpPtr& u);
 
   bool is_int() const { return uop_ == nullptr; }
-  int64_t value() const;                 // UOPC_CHECKs is_int()
-  const UOpPtr& uop() const;             // UOPC_CHECKs !is_int()
+  int64_t value() const;      // UOPC_CHECKs is_int()
+  const UOpPtr& uop() const;  // UOPC_CHECKs !is_int()
   // tinygrad's sint_to_uop: a CONST of dtype int for integers, the UOp itself otherwise.
   UOpPtr ToUOp() const;
   // The value range: the integer itself, or the UOp's vmin/vmax.

@@ -162,13 +162,13 @@ TEST_P(GradValuesTest, LossAndGradientsAreTinygrads) {
   EXPECT_EQ(ValueDifference(device, program), "") << device << " " << program.name;
 }
 
-INSTANTIATE_TEST_SUITE_P(EveryProgram, GradValuesTest,
-                         ::testing::Combine(::testing::Values("CPU", "INTERP"),
-                                            ::testing::ValuesIn(TestSampleOf(static_cast<int>(GradPrograms().size())))),
-                         [](const ::testing::TestParamInfo<GradValuesTest::ParamType>& info) {
-                           return std::get<0>(info.param) + "_" +
-                                  GradPrograms()[std::get<1>(info.param)].name;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    EveryProgram, GradValuesTest,
+    ::testing::Combine(::testing::Values("CPU", "INTERP"),
+                       ::testing::ValuesIn(TestSampleOf(static_cast<int>(GradPrograms().size())))),
+    [](const ::testing::TestParamInfo<GradValuesTest::ParamType>& info) {
+      return std::get<0>(info.param) + "_" + GradPrograms()[std::get<1>(info.param)].name;
+    });
 
 }  // namespace
 }  // namespace uopc

@@ -103,8 +103,9 @@ absl::StatusOr<std::vector<Tensor>> TinyJit::Capture(absl::Span<const Tensor> in
   for (size_t i = 0; i < outputs.size(); ++i) {
     const UOp* base = BaseOf(outputs[i].uop().get());
     if (auto it = input_of.find(base); it != input_of.end()) {
-      return absl::InvalidArgumentError(absl::StrCat("TinyJit: output ", i, " is input ", it->second,
-                                                     " or a view of it; return a copy (Contiguous()) instead"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("TinyJit: output ", i, " is input ", it->second,
+                       " or a view of it; return a copy (Contiguous()) instead"));
     }
   }
   signatures_.clear();
@@ -118,8 +119,8 @@ absl::StatusOr<std::vector<Tensor>> TinyJit::Capture(absl::Span<const Tensor> in
 
 absl::StatusOr<std::vector<Tensor>> TinyJit::Replay(absl::Span<const Tensor> inputs) {
   if (inputs.size() != signatures_.size()) {
-    return absl::InvalidArgumentError(absl::StrCat("TinyJit: captured with ", signatures_.size(),
-                                                   " inputs, called with ", inputs.size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("TinyJit: captured with ", signatures_.size(), " inputs, called with ", inputs.size()));
   }
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].ok()) continue;  // StageInputs names the error

@@ -14,9 +14,9 @@ namespace uopc {
 namespace {
 
 using ::testing::ElementsAre;
+using ::testing::FloatEq;
 using ::testing::HasSubstr;
 using ::testing::Pointwise;
-using ::testing::FloatEq;
 
 Tensor Vec(std::vector<float> v) {
   const int64_t n = static_cast<int64_t>(v.size());

@@ -43,7 +43,7 @@ UOpPtr BinaryKernel(const std::string& op, const std::string& dtype, int64_t n, 
 
 absl::StatusOr<json> RunKernel(const UOpPtr& ast, const std::string& device, const json& inputs,
                                bool optimize = true) {
-  UOPC_ASSIGN_OR_RETURN(Device* d, GetDevice(device));
+  UOPC_ASSIGN_OR_RETURN(Device * d, GetDevice(device));
   CompileOptions options;
   options.optimize = optimize;
   return RunOnCorpusInputs(ast, nullptr, *d, *d->renderer(), options, inputs);
