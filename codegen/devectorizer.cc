@@ -11,6 +11,7 @@
 #include "rewrite/symbolic.h"
 #include "rewrite/symbolic_folding.h"
 #include "rewrite/valid.h"
+#include "uop/kernel_info.h"
 
 namespace uopc {
 namespace {
@@ -156,7 +157,8 @@ UOpPtr GepOnStore(const UOpPtr& gep, const UOpPtr& st) {
 
 // ---- correct_load_store ----
 
-UOpPtr SplitLoadStore(const Renderer* renderer, const UOpPtr& ls, const UOpPtr& idx) {
+UOpPtr SplitLoadStore(const DevectorizeContext* ctx, const UOpPtr& ls, const UOpPtr& idx) {
+  const Renderer* renderer = ctx != nullptr ? ctx->renderer : nullptr;
   const int size = ls->src(0)->dtype().count();
   if (size == 1) return nullptr;
   const UOpPtr& buf = idx->src()[0];
@@ -170,6 +172,10 @@ UOpPtr SplitLoadStore(const Renderer* renderer, const UOpPtr& ls, const UOpPtr& 
     // Only float and half vectors are folded.
   } else if (renderer != nullptr && renderer->supports_float4()) {
     lengths = {4, 2};
+    // A kernel that keeps float32 vectors loads and stores them whole.
+    if (ptr.base() == dtypes::kFloat32) {
+      for (int len = 8; len <= ctx->vector_width; len *= 2) lengths.insert(lengths.begin(), len);
+    }
   }
   lengths.push_back(1);
   if (must_divide) {
@@ -201,18 +207,62 @@ UOpPtr SplitLoadStore(const Renderer* renderer, const UOpPtr& ls, const UOpPtr& 
   return pieces.size() > 1 ? UOp::New(Ops::CAT, ls->dtype(), pieces) : nullptr;
 }
 
-UOpPtr NoVectorizedAcc(const UOpPtr& acc) {
-  const int count = acc->dtype().count();
-  if (count == 1) return nullptr;
-  std::vector<UOpPtr> elements;
-  for (int i = 0; i < count; ++i) {
-    std::vector<UOpPtr> src(acc->src().begin(), acc->src().end());
-    src[0] = src[0].gep(i);
-    Arg::Tuple arg = acc->arg().as_tuple();
-    arg.push_back(Arg(int64_t{i}));
-    elements.push_back(UOp::New(acc->op(), acc->dtype().scalar(), src, Arg(std::move(arg))));
+// The lanes a vector `op` of dtype `dt` keeps together in a kernel with the VECTOR opt (ctx->vector_width):
+// the largest power of two within that width that divides the lanes, for the float32 arithmetic a C vector
+// expression writes exactly as the scalar one (no reordering, so every lane computes what tinygrad's scalar
+// code does); 1 for everything else, which devectorizes to scalars as tinygrad does.
+int KeptLanes(const DevectorizeContext* ctx, Ops op, DType dt) {
+  static constexpr OpSet kVectorOps{Ops::ADD, Ops::MUL, Ops::SUB, Ops::NEG, Ops::ASSIGN, Ops::DEFINE_ACC};
+  if (ctx == nullptr || ctx->vector_width == 1 || !kVectorOps.contains(op) || dt.scalar() != dtypes::kFloat32) {
+    return 1;
   }
-  return UOp::New(Ops::VECTORIZE, acc->dtype(), elements);
+  int lanes = ctx->vector_width;
+  while (lanes > 1 && dt.count() % lanes != 0) lanes /= 2;
+  return lanes;
+}
+
+// An accumulator or its ASSIGN as `width`-lane pieces: VECTORIZE(piece.gep(i)...) lane by lane, which
+// gep_pushing folds back into whole pieces where a consumer takes one. `piece` builds the piece that starts
+// at a lane.
+template <typename PieceFn>
+UOpPtr SplitIntoPieces(const UOpPtr& u, int width, PieceFn piece) {
+  const int count = u->dtype().count();
+  if (count == width) return nullptr;
+  std::vector<UOpPtr> lanes;
+  for (int start = 0; start < count; start += width) {
+    UOpPtr p = piece(start);
+    for (int i = 0; i < width; ++i) lanes.push_back(width == 1 ? p : p.gep(i));
+  }
+  return UOp::New(Ops::VECTORIZE, u->dtype(), lanes);
+}
+
+// On a target that keeps vectors an ALU op is not split here: its consumers take it in pieces (a split
+// ASSIGN, a store split to the target's widths), and gep_pushing moves each piece's GEP through it, which
+// makes the narrower ALU ops. (A VECTORIZE of one-lane GEPs of pieces would be pushed through them lane by
+// lane instead.) Whatever stays wider than the target is made scalar in the renderer's final rewrite.
+UOpPtr DevectorizeAlu(const DevectorizeContext* ctx, const UOpPtr& alu) {
+  const int width = KeptLanes(ctx, alu->op(), alu->dtype());
+  if (width == 1) return NoVectorizedAlu(alu.get());
+  if (alu->op() != Ops::ASSIGN) return nullptr;
+  return SplitIntoPieces(alu, width, [&](int start) {
+    std::vector<UOpPtr> src;
+    for (const UOpPtr& s : alu->src()) src.push_back(s.gep(Iota(start, start + width)));
+    return UOp::New(alu->op(), alu->dtype().scalar().Vec(width), src, alu->arg());
+  });
+}
+
+// tinygrad's no_vectorized_acc: one accumulator per lane (per piece on a target that keeps vectors), its
+// number extended by the lane's (the piece's first lane's).
+UOpPtr DevectorizeAcc(const DevectorizeContext* ctx, const UOpPtr& acc) {
+  if (acc->dtype().count() == 1) return nullptr;
+  const int width = KeptLanes(ctx, Ops::DEFINE_ACC, acc->dtype());
+  return SplitIntoPieces(acc, width, [&](int start) {
+    std::vector<UOpPtr> src(acc->src().begin(), acc->src().end());
+    src[0] = width == 1 ? src[0].gep(start) : src[0].gep(Iota(start, start + width));
+    Arg::Tuple arg = acc->arg().as_tuple();
+    arg.push_back(Arg(int64_t{start}));
+    return UOp::New(acc->op(), acc->dtype().scalar().Vec(width), src, Arg(std::move(arg)));
+  });
 }
 
 }  // namespace
@@ -281,7 +331,7 @@ const PatternMatcher& CorrectLoadStore() {
            .allow_any_len()
            .named("ls"),
        [](const Match& m) {
-         return SplitLoadStore(static_cast<const Renderer*>(m.raw_ctx()), m["ls"], m["idx"]);
+         return SplitLoadStore(static_cast<const DevectorizeContext*>(m.raw_ctx()), m["ls"], m["idx"]);
        }},
   });
   return *kRules;
@@ -325,9 +375,10 @@ UOpPtr NoVectorizedWmma(const UOpPtr& wmma) {
 const PatternMatcher& Devectorize() {
   static const PatternMatcher* const kRules = new PatternMatcher({
       {UPat(groups::kALU | OpSet{Ops::CAST, Ops::BITCAST, Ops::ASSIGN}).named("alu"),
-       [](const Match& m) { return NoVectorizedAlu(m["alu"]); }},
+       [](const Match& m) { return DevectorizeAlu(static_cast<const DevectorizeContext*>(m.raw_ctx()), m["alu"]); }},
       {UPat(Ops::WMMA).named("wmma"), [](const Match& m) { return NoVectorizedWmma(m["wmma"]); }},
-      {UPat(Ops::DEFINE_ACC).named("acc"), [](const Match& m) { return NoVectorizedAcc(m["acc"]); }},
+      {UPat(Ops::DEFINE_ACC).named("acc"),
+       [](const Match& m) { return DevectorizeAcc(static_cast<const DevectorizeContext*>(m.raw_ctx()), m["acc"]); }},
   });
   return *kRules;
 }
@@ -337,7 +388,11 @@ absl::StatusOr<UOpPtr> RewriteDevectorize(const UOpPtr& sink, const Renderer& re
   // rules in it costs about as much as the final one.
   static const PatternMatcher* const kRules = new PatternMatcher(
       Sym() + (Devectorize() + LoadStoreFolding() + CorrectLoadStore() + LoadStoreIndexing()));
-  return TryGraphRewrite(sink, *kRules, {.ctx = const_cast<Renderer*>(&renderer), .name = "devectorize"});
+  DevectorizeContext ctx{.renderer = &renderer};
+  if (const KernelInfo* ki = KernelInfoOf(sink.get()); ki != nullptr) {
+    ctx.vector_width = static_cast<int>(std::min<int64_t>(ki->vector_width, renderer.vector_width()));
+  }
+  return TryGraphRewrite(sink, *kRules, {.ctx = &ctx, .name = "devectorize"});
 }
 
 }  // namespace uopc

@@ -14,10 +14,18 @@
 
 namespace uopc {
 
-// sym + devectorize + load_store_folding + correct_load_store + load_store_indexing (renderer as ctx).
+// sym + devectorize + load_store_folding + correct_load_store + load_store_indexing. A kernel whose
+// KernelInfo has a vector_width (uopc's VECTOR opt) keeps float32 vectors of up to that many lanes (and the
+// renderer's vector_width) in its arithmetic, accumulators, loads and stores; any other is tinygrad's.
 absl::StatusOr<UOpPtr> RewriteDevectorize(const UOpPtr& sink, const Renderer& renderer);
 
-// The rule sets, for tests and for other steps. Rules that read the target take a `const Renderer` ctx.
+// The ctx of the rules below that read the target.
+struct DevectorizeContext {
+  const Renderer* renderer = nullptr;
+  int vector_width = 1;  // float32 lanes kept whole; 1: tinygrad's devectorize
+};
+
+// The rule sets, for tests and for other steps. Rules that read the target take a `DevectorizeContext` ctx.
 const PatternMatcher& LoadStoreIndexing();
 const PatternMatcher& LoadStoreFolding();
 const PatternMatcher& CorrectLoadStore();

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "codegen/vector_heuristic.h"
 #include "uop/ops.h"
 #include "uop/status_macros.h"
 
@@ -227,6 +228,8 @@ absl::StatusOr<std::vector<Opt>> HandCodedOptimizations(const Kernel& input) {
 
 absl::Status ApplyDefaultOptimizations(Kernel& k) {
   if (k.ApplyTensorCores(1)) return absl::OkStatus();
+  UOPC_ASSIGN_OR_RETURN(std::optional<std::vector<Opt>> blocked, VectorBlockedOptimizations(k));
+  if (blocked) return k.ApplyOpts(*blocked);
   UOPC_ASSIGN_OR_RETURN(std::vector<Opt> opts, HandCodedOptimizations(k));
   return k.ApplyOpts(opts);
 }

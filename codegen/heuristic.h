@@ -23,7 +23,8 @@ namespace uopc {
 absl::StatusOr<std::vector<Opt>> HandCodedOptimizations(const Kernel& k);
 
 // What tinygrad does for a kernel without BEAM: tensor cores when they apply (TC=1), else the hand-coded
-// opts; applied to `k`.
+// opts; applied to `k`. On a target that keeps vectors (Renderer::vector_width() > 1) the vector-blocked opts
+// (codegen/vector_heuristic.h) come before the hand-coded ones.
 absl::Status ApplyDefaultOptimizations(Kernel& k);
 
 // The codegen step from a kernel AST to its optimized AST: `opts` when given (an empty list is tinygrad's

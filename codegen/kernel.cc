@@ -465,14 +465,15 @@ absl::Status Kernel::ApplyOptInPlace(const Opt& opt, bool append) {
     return absl::OkStatus();
   }
 
-  // tinygrad indexes with a negative axis; uopc refuses it (only NOLOCALS has no axis).
-  OPT_CHECK(opt.op == OptOps::kNoLocals || (opt.axis.has_value() && *opt.axis >= 0), opt, "invalid axis");
+  // tinygrad indexes with a negative axis; uopc refuses it (only NOLOCALS and VECTOR have no axis).
+  const bool axisless = opt.op == OptOps::kNoLocals || opt.op == OptOps::kVector;
+  OPT_CHECK(axisless || (opt.axis.has_value() && *opt.axis >= 0), opt, "invalid axis");
   int64_t axis = RealAxis(opt);
   OPT_CHECK(axis < static_cast<int64_t>(full_shape().size()), opt, "invalid axis");
 
-  // Every op but NOLOCALS takes an amount (0 for UPCAST/UNROLL/LOCAL means the whole axis): without one,
-  // -1 would reach the reshape below.
-  OPT_CHECK(opt.op == OptOps::kNoLocals || !std::holds_alternative<std::monostate>(opt.arg), opt,
+  // Every op but NOLOCALS and VECTOR takes an amount (0 for UPCAST/UNROLL/LOCAL means the whole axis):
+  // without one, -1 would reach the reshape below.
+  OPT_CHECK(axisless || !std::holds_alternative<std::monostate>(opt.arg), opt,
             "needs an amount, as in ", OptOpsName(opt.op), ":", *opt.axis, ":4");
   int64_t amt = -1;
   if (opt.op == OptOps::kSwap) {
@@ -495,7 +496,7 @@ absl::Status Kernel::ApplyOptInPlace(const Opt& opt, bool append) {
   const UOp* r = reduceop();
   if (r != nullptr &&
       (opt.op == OptOps::kGroup || opt.op == OptOps::kGroupTop ||
-       (group_for_reduces_ != 0 && opt.op != OptOps::kNoLocals && opt.op != OptOps::kPadTo))) {
+       (group_for_reduces_ != 0 && !axisless && opt.op != OptOps::kPadTo))) {
     int64_t acc_sz = r->dtype().itemsize();
     Sint upcast_sz = 1;
     for (int64_t i = first_upcast(); i < shape_len(); ++i) {
@@ -559,6 +560,13 @@ absl::Status Kernel::ApplyOptInPlace(const Opt& opt, bool append) {
                 "NOLOCALS is meaningless if target does not support local or already not using locals");
       OPT_CHECK(local_dims_ == 0 && group_for_reduces_ == 0, opt, "can't have no locals with locals");
       dont_use_locals_ = true;
+      break;
+    case OptOps::kVector:
+      OPT_CHECK(renderer_->vector_width() > 1, opt, "target does not keep vectors");
+      OPT_CHECK(!opt.axis.has_value() && std::holds_alternative<std::monostate>(opt.arg), opt,
+                "VECTOR takes no axis and no amount");
+      OPT_CHECK(vector_width_ == 1, opt, "vectors are already kept");
+      vector_width_ = renderer_->vector_width();
       break;
     case OptOps::kSwap: {
       OPT_CHECK(axis < amt && amt < global_dims(), opt,
@@ -797,7 +805,7 @@ absl::StatusOr<UOpPtr> Kernel::GetOptimizedAst(KernelNameCounter* names,
         ret = UOp::WithSources(*ret, std::move(srcs));
       }
     } else if (op->op() == Ops::SINK) {
-      ret = ret.replace_arg(KernelInfoAsArg(KernelInfo{name, local_dims_, upcasted_, dont_use_locals_}));
+      ret = ret.replace_arg(KernelInfoAsArg(KernelInfo{name, local_dims_, upcasted_, dont_use_locals_, vector_width_}));
     } else if (op->op() == Ops::REDUCE_AXIS) {
       int64_t ri = 0;
       while (reduceops_[ri].get() != op) ++ri;

@@ -123,6 +123,8 @@ class Kernel {
   int64_t upcasted() const { return upcasted_; }
   int64_t group_for_reduces() const { return group_for_reduces_; }
   bool dont_use_locals() const { return dont_use_locals_; }
+  // The VECTOR opt's lanes (the renderer's vector_width once applied), else 1.
+  int64_t vector_width() const { return vector_width_; }
   const TensorCore* tensor_core() const { return tensor_core_; }
   const std::optional<TensorCoreOptions>& tensor_core_opts() const { return tensor_core_opts_; }
   int64_t use_tensor_cores() const { return use_tensor_cores_; }
@@ -176,6 +178,7 @@ class Kernel {
   std::optional<TensorCoreOptions> tensor_core_opts_;
   int64_t use_tensor_cores_ = 0;
   bool dont_use_locals_ = false;
+  int64_t vector_width_ = 1;
 };
 
 }  // namespace uopc

@@ -25,7 +25,8 @@ constexpr std::pair<OptOps, absl::string_view> kNames[] = {{OptOps::kTC, "TC"},
                                                            {OptOps::kGroupTop, "GROUPTOP"},
                                                            {OptOps::kNoLocals, "NOLOCALS"},
                                                            {OptOps::kPadTo, "PADTO"},
-                                                           {OptOps::kSwap, "SWAP"}};
+                                                           {OptOps::kSwap, "SWAP"},
+                                                           {OptOps::kVector, "VECTOR"}};
 
 std::string ArgString(const Opt& opt, bool compact) {
   if (std::holds_alternative<std::monostate>(opt.arg)) return compact ? "" : "None";

@@ -21,7 +21,9 @@
 namespace uopc {
 
 // In tinygrad's declaration order (Opts sort by it).
-enum class OptOps { kTC, kUpcast, kUnroll, kLocal, kGroup, kGroupTop, kNoLocals, kPadTo, kSwap };
+// kVector is uopc's: keep float32 vectors whole on a target that can (Renderer::vector_width); no axis, no
+// amount.
+enum class OptOps { kTC, kUpcast, kUnroll, kLocal, kGroup, kGroupTop, kNoLocals, kPadTo, kSwap, kVector };
 
 // "UPCAST", "GROUPTOP", ...
 absl::string_view OptOpsName(OptOps op);

@@ -139,6 +139,7 @@ std::vector<Opt> BeamActions(const BeamActionConfig& config) {
     for (int64_t a1 = a0 + 1; a1 < 5; ++a1) a.emplace_back(OptOps::kSwap, a0, a1);
   }
   if (config.nolocals) a.emplace_back(OptOps::kNoLocals, std::nullopt, std::nullopt);
+  if (config.vector) a.emplace_back(OptOps::kVector, std::nullopt, std::nullopt);
   return a;
 }
 
@@ -362,7 +363,9 @@ absl::StatusOr<BeamResult> BeamSearch(const Kernel& kernel, CandidateEvaluator& 
                                       const BeamSearchOptions& options) {
   if (options.beam_width < 1)
     return absl::InvalidArgumentError("BEAM search needs a beam width of at least 1");
-  const std::vector<Opt> actions = BeamActions(options.actions);
+  BeamActionConfig action_config = options.actions;
+  action_config.vector = kernel.renderer().vector_width() > 1;
+  const std::vector<Opt> actions = BeamActions(action_config);
   ProgressReporter progress(options, kernel.BaseName());
   BeamResult result;
   std::vector<BeamEntry> beam = {{kernel, kInf}};

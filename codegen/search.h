@@ -54,6 +54,8 @@ struct BeamActionConfig {
   int64_t use_tensor_cores = 1;
   int64_t tc_opt = 2;
   bool nolocals = false;
+  // uopc's VECTOR last (BeamSearch sets it when the kernel's target keeps vectors).
+  bool vector = false;
 };
 
 // tinygrad's `actions`, in its order.

@@ -1,5 +1,6 @@
 #include "renderer/cstyle.h"
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
@@ -9,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "rewrite/upat.h"
+#include "uop/check.h"
 #include "uop/kernel_info.h"
 
 namespace uopc {
@@ -465,7 +467,10 @@ std::string CStyleRenderer::RenderKernel(const std::string& function_name,
   return RenderFunction(function_name, lines, params, uops);
 }
 
-ClangRenderer::ClangRenderer(CoreSplit split) {
+ClangRenderer::ClangRenderer(CoreSplit split, int vector_width) {
+  UOPC_CHECK(vector_width >= 1 && vector_width <= 16 && (vector_width & (vector_width - 1)) == 0,
+             "a vector width is a power of two up to 16");
+  vector_width_ = vector_width;
   device_ = "CPU";
   has_local_ = false;
   global_max_ = std::nullopt;
@@ -490,6 +495,15 @@ const PatternMatcher* ClangRenderer::extra_matcher() const {
           {UPat::Var("x", dtypes::kFloat64).cast(dtypes::kFloat16),
            [](const Match& m) { return m["x"].cast(dtypes::kFloat32).cast(dtypes::kFloat16); }},
           {UPat(Ops::SQRT).named("alu"), [](const Match& m) { return NoVectorizedAlu(m.root()); }},
+          // A target that keeps vectors writes an ALU op of at most its width, in a power of two of lanes.
+          {UPat(groups::kALU).named("alu"),
+           [](const Match& m) -> UOpPtr {
+             const auto* renderer = static_cast<const Renderer*>(m.raw_ctx());
+             const int lanes = m.root()->dtype().count();
+             if (renderer == nullptr || renderer->vector_width() == 1 || lanes == 1) return nullptr;
+             if (lanes <= renderer->vector_width() && (lanes & (lanes - 1)) == 0) return nullptr;
+             return NoVectorizedAlu(m.root());
+           }},
           // bfloat16 transcendentals run in float, where codegen has fallbacks for them (uopc's addition).
           {UPat(OpSet{Ops::EXP2, Ops::LOG2, Ops::SIN})
                .dtype(dtypes::kBFloat16)
@@ -527,7 +541,10 @@ std::string ClangRenderer::RenderKernel(const std::string& function_name,
     const DType dt = u->dtype();
     if (dt.is_ptr() || !seen.insert(dt).second || dt.count() <= 1) continue;
     const int itemsize = dt.itemsize();
-    const int alignment = 1 << static_cast<int>(std::log2(itemsize));  // rounded down to a power of two
+    int alignment = 1 << static_cast<int>(std::log2(itemsize));  // rounded down to a power of two
+    // Vectors wider than tinygrad's float4 assume no more alignment than a float4: a buffer's base is only
+    // promised to be 16-byte aligned, so their loads and stores are the unaligned instructions.
+    if (vector_width_ > 1) alignment = std::min(alignment, 16);
     defines.push_back(absl::StrCat("typedef ", RenderDType(dt.scalar()), " ", RenderDType(dt),
                                    " __attribute__((aligned(", alignment, "),vector_size(", itemsize,
                                    ")));"));

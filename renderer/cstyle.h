@@ -122,7 +122,8 @@ class CStyleRenderer : public Renderer {
 class ClangRenderer : public CStyleRenderer {
  public:
   ClangRenderer() : ClangRenderer(CoreSplit{}) {}
-  explicit ClangRenderer(CoreSplit split);
+  // `vector_width` as Renderer::vector_width (1: tinygrad's kernels; a power of two up to 16).
+  explicit ClangRenderer(CoreSplit split, int vector_width = 1);
   // tinygrad's ClangRenderer.extra_matcher: double to half through float, no vectorized SQRT, and the
   // C-style rules.
   const PatternMatcher* extra_matcher() const override;

@@ -79,6 +79,11 @@ class Renderer {
   const std::vector<TensorCore>& tensor_cores() const { return tensor_cores_; }
   // CPU targets without locals: how the lowerer splits a kernel's outer loop across cores.
   const CoreSplit& core_split() const { return core_split_; }
+  // The most float32 lanes one ALU op, accumulator or load/store may keep as a vector (the C vector
+  // extensions' `a * b` on float16 values), and what selects the vector-blocked opts (codegen/vector_heuristic.h).
+  // 1, every target's default, is tinygrad's devectorize: vector loads of at most 4 lanes and scalar ALUs,
+  // hence tinygrad's source byte for byte.
+  int vector_width() const { return vector_width_; }
   // The ALU ops this target renders itself (tinygrad's code_for_op keys); the rest are rewritten into these.
   const OpSet& supported_ops() const { return supported_ops_; }
   // Float dtypes on which the target has no instruction for EXP2, LOG2 and SIN although supported_ops lists
@@ -107,6 +112,7 @@ class Renderer {
   int64_t shared_max_ = 32768;
   std::vector<TensorCore> tensor_cores_;
   CoreSplit core_split_;
+  int vector_width_ = 1;
   OpSet supported_ops_;
   std::vector<DType> transcendental_fallback_dtypes_;
 };

@@ -67,7 +67,11 @@ class CpuDevice : public Device {
     std::optional<std::string> cache_directory;
     // Worker threads, and the cores codegen splits a kernel across (renderer.h's CoreSplit); 1: no threads.
     int threads = CpuThreadPool::DefaultThreads();
+    // The renderer's Renderer::vector_width: 16 (uopc's kernels: float32 vectors kept whole, vector-blocked
+    // opts) unless UOPC_KERNELS=tinygrad, which gives 1 (tinygrad's kernels, byte for byte).
+    int vector_width = DefaultVectorWidth();
   };
+  static int DefaultVectorWidth();
 
   CpuDevice() : CpuDevice(Options{}) {}
   explicit CpuDevice(Options options);

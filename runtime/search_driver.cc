@@ -119,9 +119,15 @@ class ProgressLine {
   std::chrono::steady_clock::time_point last_{};
 };
 
+// The device, its compiler and, where its renderer keeps vectors, how wide (UOPC_KERNELS=fast and =tinygrad
+// search different candidates).
 std::string DeviceIdentity(const Device& device) {
   absl::StatusOr<std::string> key = device.compiler().CacheKey();
-  return key.ok() ? absl::StrCat(device.name(), "\n", *key) : device.name();
+  std::string identity = key.ok() ? absl::StrCat(device.name(), "\n", *key) : device.name();
+  if (device.renderer() != nullptr && device.renderer()->vector_width() > 1) {
+    absl::StrAppend(&identity, "\nvector_width=", device.renderer()->vector_width());
+  }
+  return identity;
 }
 
 }  // namespace

@@ -12,8 +12,9 @@
 namespace uopc {
 namespace {
 
-// Reads `KernelInfo(name='...', local_dims=N, upcasted=N, dont_use_locals=True|False)`; fields may be left
-// out (their defaults apply) but must come in this order, as tinygrad's repr writes them.
+// Reads `KernelInfo(name='...', local_dims=N, upcasted=N, dont_use_locals=True|False, vector_width=N)`;
+// fields may be left out (their defaults apply) but must come in this order, as tinygrad's repr writes them
+// (tinygrad has no vector_width).
 class KernelInfoParser {
  public:
   explicit KernelInfoParser(absl::string_view text) : text_(text) {}
@@ -22,7 +23,7 @@ class KernelInfoParser {
     KernelInfo info;
     if (!Consume("KernelInfo(")) return Error("'KernelInfo('");
     bool first = true;
-    for (absl::string_view field : {"name", "local_dims", "upcasted", "dont_use_locals"}) {
+    for (absl::string_view field : {"name", "local_dims", "upcasted", "dont_use_locals", "vector_width"}) {
       SkipWs();
       if (Peek(')')) break;
       size_t before = pos_;
@@ -40,7 +41,9 @@ class KernelInfoParser {
       } else if (field == "dont_use_locals") {
         s = ParseBool(&info.dont_use_locals);
       } else {
-        s = ParseInt(field == "local_dims" ? &info.local_dims : &info.upcasted);
+        s = ParseInt(field == "local_dims" ? &info.local_dims
+                     : field == "upcasted"  ? &info.upcasted
+                                            : &info.vector_width);
       }
       if (!s.ok()) return s;
     }
@@ -107,11 +110,12 @@ const bool kPayloadParserRegistered = [] {
 
 std::string KernelInfo::ToString() const {
   return absl::StrCat("KernelInfo(name='", name, "', local_dims=", local_dims, ", upcasted=", upcasted,
-                      ", dont_use_locals=", dont_use_locals ? "True" : "False", ")");
+                      ", dont_use_locals=", dont_use_locals ? "True" : "False",
+                      vector_width == 1 ? "" : absl::StrCat(", vector_width=", vector_width), ")");
 }
 
 size_t KernelInfoArg::Hash() const {
-  return absl::HashOf(info_.name, info_.local_dims, info_.upcasted, info_.dont_use_locals);
+  return absl::HashOf(info_.name, info_.local_dims, info_.upcasted, info_.dont_use_locals, info_.vector_width);
 }
 
 bool KernelInfoArg::Equals(const ArgPayload& other) const {

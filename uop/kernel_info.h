@@ -25,12 +25,15 @@ struct KernelInfo {
   int64_t local_dims = 0;
   int64_t upcasted = 0;
   bool dont_use_locals = false;
+  // uopc's VECTOR opt: float32 vectors of up to this many lanes stay whole (Renderer::vector_width); 1 is
+  // tinygrad's devectorize.
+  int64_t vector_width = 1;
 
   friend bool operator==(const KernelInfo& a, const KernelInfo& b) {
     return a.name == b.name && a.local_dims == b.local_dims && a.upcasted == b.upcasted &&
-           a.dont_use_locals == b.dont_use_locals;
+           a.dont_use_locals == b.dont_use_locals && a.vector_width == b.vector_width;
   }
-  // tinygrad's repr.
+  // tinygrad's repr, with `vector_width=N` last when it is not 1.
   std::string ToString() const;
 };
 
