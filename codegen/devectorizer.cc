@@ -213,7 +213,8 @@ UOpPtr SplitLoadStore(const DevectorizeContext* ctx, const UOpPtr& ls, const UOp
 // code does); 1 for everything else, which devectorizes to scalars as tinygrad does.
 int KeptLanes(const DevectorizeContext* ctx, Ops op, DType dt) {
   static constexpr OpSet kVectorOps{Ops::ADD, Ops::MUL, Ops::SUB, Ops::NEG, Ops::ASSIGN, Ops::DEFINE_ACC};
-  if (ctx == nullptr || ctx->vector_width == 1 || !kVectorOps.contains(op) || dt.scalar() != dtypes::kFloat32) {
+  if (ctx == nullptr || ctx->vector_width == 1 || !kVectorOps.contains(op) ||
+      dt.scalar() != dtypes::kFloat32) {
     return 1;
   }
   int lanes = ctx->vector_width;
@@ -375,10 +376,14 @@ UOpPtr NoVectorizedWmma(const UOpPtr& wmma) {
 const PatternMatcher& Devectorize() {
   static const PatternMatcher* const kRules = new PatternMatcher({
       {UPat(groups::kALU | OpSet{Ops::CAST, Ops::BITCAST, Ops::ASSIGN}).named("alu"),
-       [](const Match& m) { return DevectorizeAlu(static_cast<const DevectorizeContext*>(m.raw_ctx()), m["alu"]); }},
+       [](const Match& m) {
+         return DevectorizeAlu(static_cast<const DevectorizeContext*>(m.raw_ctx()), m["alu"]);
+       }},
       {UPat(Ops::WMMA).named("wmma"), [](const Match& m) { return NoVectorizedWmma(m["wmma"]); }},
       {UPat(Ops::DEFINE_ACC).named("acc"),
-       [](const Match& m) { return DevectorizeAcc(static_cast<const DevectorizeContext*>(m.raw_ctx()), m["acc"]); }},
+       [](const Match& m) {
+         return DevectorizeAcc(static_cast<const DevectorizeContext*>(m.raw_ctx()), m["acc"]);
+       }},
   });
   return *kRules;
 }

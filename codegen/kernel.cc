@@ -473,8 +473,8 @@ absl::Status Kernel::ApplyOptInPlace(const Opt& opt, bool append) {
 
   // Every op but NOLOCALS and VECTOR takes an amount (0 for UPCAST/UNROLL/LOCAL means the whole axis):
   // without one, -1 would reach the reshape below.
-  OPT_CHECK(axisless || !std::holds_alternative<std::monostate>(opt.arg), opt,
-            "needs an amount, as in ", OptOpsName(opt.op), ":", *opt.axis, ":4");
+  OPT_CHECK(axisless || !std::holds_alternative<std::monostate>(opt.arg), opt, "needs an amount, as in ",
+            OptOpsName(opt.op), ":", *opt.axis, ":4");
   int64_t amt = -1;
   if (opt.op == OptOps::kSwap) {
     OPT_CHECK(opt.has_int_arg(), opt, "arg should be int");
@@ -494,9 +494,8 @@ absl::Status Kernel::ApplyOptInPlace(const Opt& opt, bool append) {
   }
 
   const UOp* r = reduceop();
-  if (r != nullptr &&
-      (opt.op == OptOps::kGroup || opt.op == OptOps::kGroupTop ||
-       (group_for_reduces_ != 0 && !axisless && opt.op != OptOps::kPadTo))) {
+  if (r != nullptr && (opt.op == OptOps::kGroup || opt.op == OptOps::kGroupTop ||
+                       (group_for_reduces_ != 0 && !axisless && opt.op != OptOps::kPadTo))) {
     int64_t acc_sz = r->dtype().itemsize();
     Sint upcast_sz = 1;
     for (int64_t i = first_upcast(); i < shape_len(); ++i) {
@@ -805,7 +804,8 @@ absl::StatusOr<UOpPtr> Kernel::GetOptimizedAst(KernelNameCounter* names,
         ret = UOp::WithSources(*ret, std::move(srcs));
       }
     } else if (op->op() == Ops::SINK) {
-      ret = ret.replace_arg(KernelInfoAsArg(KernelInfo{name, local_dims_, upcasted_, dont_use_locals_, vector_width_}));
+      ret = ret.replace_arg(
+          KernelInfoAsArg(KernelInfo{name, local_dims_, upcasted_, dont_use_locals_, vector_width_}));
     } else if (op->op() == Ops::REDUCE_AXIS) {
       int64_t ri = 0;
       while (reduceops_[ri].get() != op) ++ri;

@@ -29,8 +29,9 @@ absl::StatusOr<std::optional<std::vector<Opt>>> VectorBlockedOptimizations(const
   const int64_t width = input.renderer().vector_width();
   const UOp* red = input.reduceop();
   if (width == 1 || input.renderer().has_local() || red == nullptr || input.reduceops().size() != 1 ||
-      red->arg()[0].as_op() != Ops::ADD || red->dtype() != dtypes::kFloat32 || red->src(0)->op() != Ops::MUL ||
-      red->src(0)->src(0)->op() != Ops::LOAD || red->src(0)->src(1)->op() != Ops::LOAD) {
+      red->arg()[0].as_op() != Ops::ADD || red->dtype() != dtypes::kFloat32 ||
+      red->src(0)->op() != Ops::MUL || red->src(0)->src(0)->op() != Ops::LOAD ||
+      red->src(0)->src(1)->op() != Ops::LOAD) {
     return std::nullopt;
   }
   const int64_t in0 = input.BufIndex(red->src(0)->src(0)), in1 = input.BufIndex(red->src(0)->src(1));

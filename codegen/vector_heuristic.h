@@ -2,12 +2,14 @@
 // opts there in place of tinygrad's hand-coded ones (codegen/heuristic.h keeps those, and the targets that
 // devectorize get them unchanged).
 //
-// A reduce of a product of two loads (a matmul, a convolution and their gradients) gets an output tile held in
-// vector accumulators: the output axis that is contiguous in the output and contiguous or broadcast in both
-// inputs is upcast to whole vectors (the lanes), and an output axis along which the lane-contiguous input is
-// broadcast is upcast a few times (the rows), so each vector load of that input feeds one multiply-add per row
-// and each scalar of the other input one per lane. The reduce loop is left to the C compiler. The opts are
-// ordinary UPCASTs (BEAM's actions); what makes them fast is the renderer keeping the vectors.
+// A reduce of a product of two loads (a matmul, a convolution and their gradients) gets an output tile held
+// in vector accumulators. The lanes: an output axis along which one input is broadcast, upcast by 16 (or 8),
+// preferring one where the other input and the output are contiguous (a matmul's columns), then one where
+// the other input is (a convolution's rows), then any (its channels, gathered lane by lane). The rows: an
+// output axis along which the lanes' input is broadcast and the other is not, upcast by up to 8 (at most
+// 128 accumulator floats). Each vector of the lanes' input then feeds one multiply-add per row, and each
+// scalar of the other input one per lane. The reduce loop is left to the C compiler. Then VECTOR keeps the
+// tile's vectors whole (uopc's opt; the UPCASTs are tinygrad's, and BEAM searches all of them).
 #ifndef UOPC_CODEGEN_VECTOR_HEURISTIC_H_
 #define UOPC_CODEGEN_VECTOR_HEURISTIC_H_
 

@@ -80,9 +80,9 @@ class Renderer {
   // CPU targets without locals: how the lowerer splits a kernel's outer loop across cores.
   const CoreSplit& core_split() const { return core_split_; }
   // The most float32 lanes one ALU op, accumulator or load/store may keep as a vector (the C vector
-  // extensions' `a * b` on float16 values), and what selects the vector-blocked opts (codegen/vector_heuristic.h).
-  // 1, every target's default, is tinygrad's devectorize: vector loads of at most 4 lanes and scalar ALUs,
-  // hence tinygrad's source byte for byte.
+  // extensions' `a * b` on float16 values), and what selects the vector-blocked opts
+  // (codegen/vector_heuristic.h). 1, every target's default, is tinygrad's devectorize: vector loads of at
+  // most 4 lanes and scalar ALUs, hence tinygrad's source byte for byte.
   int vector_width() const { return vector_width_; }
   // The ALU ops this target renders itself (tinygrad's code_for_op keys); the rest are rewritten into these.
   const OpSet& supported_ops() const { return supported_ops_; }

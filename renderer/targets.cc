@@ -25,10 +25,10 @@ absl::StatusOr<std::unique_ptr<Renderer>> MakeRendererForTarget(absl::string_vie
   if (base == "clang" && !parts.second.empty()) {
     // clang:vecN, the CPU device's kernels with UOPC_KERNELS=fast (N = 16): float32 vectors of N lanes kept.
     int width = 0;
-    if (!absl::StartsWith(arch, "vec") || !absl::SimpleAtoi(arch.substr(3), &width) || width < 1 || width > 16 ||
-        (width & (width - 1)) != 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("bad clang variant '", arch, "' (expected vecN, N a power of two up to 16, e.g. vec16)"));
+    if (!absl::StartsWith(arch, "vec") || !absl::SimpleAtoi(arch.substr(3), &width) || width < 1 ||
+        width > 16 || (width & (width - 1)) != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "bad clang variant '", arch, "' (expected vecN, N a power of two up to 16, e.g. vec16)"));
     }
     return std::make_unique<ClangRenderer>(CoreSplit{}, width);
   }

@@ -6,10 +6,11 @@
 // The kernels are tinygrad v0.10.3's ASTs for the workloads (runtime/testdata/kernel_benchmark.jsonl, with
 // the script that harvested them); a workload of several kernels (the sum: tinygrad splits a large reduction
 // into three) is timed as a whole. Rows are WORKLOAD/DEVICE/threads:N/OPTS, where OPTS is `default`
-// (tinygrad's hand-coded heuristics) or `beam` (after BEAM search, BEAM=2 unless set; see BeamOptions below).
-// One thread renders tinygrad's source byte for byte; with more, codegen splits each large enough kernel's
-// outer loop across the threads (docs/threads.md). The plain C loops run on one thread, compiled by the CPU
-// device's clang with the same flags.
+// (the device's default opts) or `beam` (after BEAM search, BEAM=2 unless set; see BeamOptions below).
+// With UOPC_KERNELS=tinygrad and one thread the CPU device renders tinygrad's source byte for byte (by
+// default it renders uopc's vector-blocked kernels, docs/performance.md); with more, codegen splits each
+// large enough kernel's outer loop across the threads (docs/threads.md). The plain C loops run on one thread,
+// compiled by the CPU device's clang with the same flags.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>

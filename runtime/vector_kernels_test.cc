@@ -1,9 +1,9 @@
-// The VECTOR opt and the vector-blocked heuristic (codegen/vector_heuristic.h) compute what tinygrad's kernels
-// compute, on the C target that keeps float32 vectors (clang:vec16, the CPU device's default):
+// The VECTOR opt and the vector-blocked heuristic (codegen/vector_heuristic.h) compute what tinygrad's
+// kernels compute, on the C target that keeps float32 vectors (clang:vec16, the CPU device's default):
 //   - every corpus kernel the heuristic vector-blocks gives the corpus's outputs, on the CPU and on INTERP
 //     (which runs the linearized program, so the uops are checked apart from their C);
-//   - every corpus kernel with VECTOR added to tinygrad's hand-coded opts, and to no opts, does too (vectors of
-//     lanes in any order, masked and gated loads, casts and transcendentals beside them);
+//   - every corpus kernel with VECTOR added to tinygrad's hand-coded opts, and to no opts, does too
+//     (vectors of lanes in any order, masked and gated loads, casts and transcendentals beside them);
 //   - the mnist training step's kernels the heuristic vector-blocks give the outputs of tinygrad's opts at
 //     their real sizes (batch 512), within float rounding of a reordered sum.
 #include <algorithm>
@@ -166,7 +166,8 @@ TEST(VectorKernelsTest, MnistStepKernelsAtTheirSizes) {
   absl::StatusOr<std::vector<CorpusKernel>> kernels =
       LoadKernelCorpus("codegen/testdata/mnist_step_kernels.jsonl");
   ASSERT_TRUE(kernels.ok()) << kernels.status();
-  const ClangRenderer vector_renderer(CoreSplit{.cores = 2}, kVectorWidth), scalar_renderer(CoreSplit{.cores = 2});
+  const ClangRenderer vector_renderer(CoreSplit{.cores = 2}, kVectorWidth),
+      scalar_renderer(CoreSplit{.cores = 2});
   int blocked = 0, index = 0;
   for (const CorpusKernel& k : *kernels) {
     const UOpPtr ast = ParseCorpusGraph(k.ast);

@@ -42,8 +42,8 @@ class KernelInfoParser {
         s = ParseBool(&info.dont_use_locals);
       } else {
         s = ParseInt(field == "local_dims" ? &info.local_dims
-                     : field == "upcasted"  ? &info.upcasted
-                                            : &info.vector_width);
+                     : field == "upcasted" ? &info.upcasted
+                                           : &info.vector_width);
       }
       if (!s.ok()) return s;
     }
@@ -115,7 +115,8 @@ std::string KernelInfo::ToString() const {
 }
 
 size_t KernelInfoArg::Hash() const {
-  return absl::HashOf(info_.name, info_.local_dims, info_.upcasted, info_.dont_use_locals, info_.vector_width);
+  return absl::HashOf(info_.name, info_.local_dims, info_.upcasted, info_.dont_use_locals,
+                      info_.vector_width);
 }
 
 bool KernelInfoArg::Equals(const ArgPayload& other) const {

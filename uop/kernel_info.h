@@ -8,14 +8,13 @@
 #ifndef UOPC_UOP_KERNEL_INFO_H_
 #define UOPC_UOP_KERNEL_INFO_H_
 
-#include "uop/cxx20.h"  // first: without C++20, one clear error
-
 #include <cstdint>
 #include <memory>
 #include <string>
 
 #include "absl/strings/string_view.h"
 #include "uop/arg.h"
+#include "uop/cxx20.h"  // first: without C++20, one clear error
 #include "uop/uop.h"
 
 namespace uopc {
