@@ -8,8 +8,9 @@
 // the other input is (a convolution's rows), then any (its channels, gathered lane by lane). The rows: an
 // output axis along which the lanes' input is broadcast and the other is not, upcast by up to 8 (at most
 // 128 accumulator floats). Each vector of the lanes' input then feeds one multiply-add per row, and each
-// scalar of the other input one per lane. The reduce loop is left to the C compiler. Then VECTOR keeps the
-// tile's vectors whole (uopc's opt; the UPCASTs are tinygrad's, and BEAM searches all of them).
+// scalar of the other input one per lane. The reduce loop is left to the C compiler. A matmul whose lane
+// input is far larger than the cache gets its column blocks' loop outside the rows' (SWAP). Then VECTOR keeps
+// the tile's vectors whole (uopc's opt; the UPCASTs and SWAP are tinygrad's, and BEAM searches all of them).
 #ifndef UOPC_CODEGEN_VECTOR_HEURISTIC_H_
 #define UOPC_CODEGEN_VECTOR_HEURISTIC_H_
 
