@@ -228,8 +228,7 @@ absl::StatusOr<std::vector<Opt>> HandCodedOptimizations(const Kernel& input) {
 
 absl::Status ApplyDefaultOptimizations(Kernel& k) {
   if (k.ApplyTensorCores(1)) return absl::OkStatus();
-  UOPC_ASSIGN_OR_RETURN(std::optional<std::vector<Opt>> blocked, VectorBlockedOptimizations(k));
-  if (blocked) return k.ApplyOpts(*blocked);
+  if (std::optional<std::vector<Opt>> blocked = VectorBlockedOptimizations(k)) return k.ApplyOpts(*blocked);
   UOPC_ASSIGN_OR_RETURN(std::vector<Opt> opts, HandCodedOptimizations(k));
   return k.ApplyOpts(opts);
 }

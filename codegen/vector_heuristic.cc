@@ -5,6 +5,7 @@
 #include <optional>
 #include <vector>
 
+#include "shapetracker/sint.h"
 #include "uop/ops.h"
 
 namespace uopc {
@@ -20,15 +21,9 @@ constexpr int64_t kMinLanes = 8;
 // GFLOPS on 2 threads; 1024²'s did not gain).
 constexpr int64_t kSwapFromFloats = int64_t{1} << 23;
 
-std::optional<int64_t> KnownStride(const std::vector<std::optional<Sint>>& strides, int64_t axis) {
-  const std::optional<Sint>& s = strides[axis];
-  if (!s.has_value() || !s->is_int()) return std::nullopt;
-  return s->value();
-}
-
 }  // namespace
 
-absl::StatusOr<std::optional<std::vector<Opt>>> VectorBlockedOptimizations(const Kernel& input) {
+std::optional<std::vector<Opt>> VectorBlockedOptimizations(const Kernel& input) {
   const int64_t width = input.renderer().vector_width();
   const UOp* red = input.reduceop();
   if (width == 1 || input.renderer().has_local() || red == nullptr || input.reduceops().size() != 1 ||
@@ -51,11 +46,13 @@ absl::StatusOr<std::optional<std::vector<Opt>>> VectorBlockedOptimizations(const
   std::optional<int64_t> lane_axis;
   int64_t lanes = 0, best_rank = 0;
   for (int64_t axis = 0; axis < globals; ++axis) {
-    std::optional<int64_t> o = KnownStride(out_strides, axis), s0 = KnownStride(strides0, axis),
-                           s1 = KnownStride(strides1, axis);
-    const bool one_broadcast = (s0 == 0) != (s1 == 0);
-    const bool contiguous = (s0 == 1 && s1 == 0) || (s0 == 0 && s1 == 1);
-    const int64_t rank = !one_broadcast ? 0 : contiguous ? (o == 1 ? 3 : 2) : 1;
+    // An unknown (symbolic or masked) stride is neither 0 nor 1.
+    const std::optional<Sint>& o = out_strides[axis];
+    const std::optional<Sint>& s0 = strides0[axis];
+    const std::optional<Sint>& s1 = strides1[axis];
+    const bool one_broadcast = (s0 == Sint(0)) != (s1 == Sint(0));
+    const bool contiguous = (s0 == Sint(1) && s1 == Sint(0)) || (s0 == Sint(0) && s1 == Sint(1));
+    const int64_t rank = !one_broadcast ? 0 : contiguous ? (o == Sint(1) ? 3 : 2) : 1;
     // One vector of lanes: tinygrad's UPCAST takes at most 16, and two upcasts of one axis would interleave.
     int64_t amount = std::min<int64_t>(width, 16);
     while (amount >= kMinLanes && size_of(axis) % amount != 0) amount /= 2;
@@ -69,13 +66,13 @@ absl::StatusOr<std::optional<std::vector<Opt>>> VectorBlockedOptimizations(const
   if (!lane_axis) return std::nullopt;
 
   // The rows: an output axis along which the lanes' input is broadcast and the other one is not.
-  const bool lanes_from_0 = KnownStride(strides0, *lane_axis) != 0;
+  const bool lanes_from_0 = strides0[*lane_axis] != Sint(0);
   const auto& lane_input = lanes_from_0 ? strides0 : strides1;
   const auto& row_input = lanes_from_0 ? strides1 : strides0;
   std::optional<int64_t> row_axis;
   int64_t rows = 1;
   for (int64_t axis = 0; axis < globals; ++axis) {
-    if (axis == *lane_axis || KnownStride(lane_input, axis) != 0 || KnownStride(row_input, axis) == 0) {
+    if (axis == *lane_axis || lane_input[axis] != Sint(0) || row_input[axis] == Sint(0)) {
       continue;
     }
     for (int64_t amount = std::min(kMaxRows, kTileFloats / lanes); amount >= 2; amount /= 2) {
@@ -96,9 +93,12 @@ absl::StatusOr<std::optional<std::vector<Opt>>> VectorBlockedOptimizations(const
   }
   if (!k.ApplyOpt(Opt(OptOps::kUpcast, lane, lanes)).ok()) return std::nullopt;
   // A matmul whose lane input is far larger than the cache: the column blocks' loop goes outside the row
-  // blocks' (tinygrad's SWAP), so one block of columns stays cached while every row block reads it.
+  // blocks' (tinygrad's SWAP), so one block of columns stays cached while every row block reads it. Both
+  // loops must be left after their upcasts (else there is nothing to swap, and the indices would name other
+  // axes).
   const UOp* lane_buffer = input.bufs()[lanes_from_0 ? in0 : in1]->src(0);
-  if (best_rank == 3 && row_axis && *row_axis < lane && lane < k.first_reduce() &&
+  const bool both_loops_left = row_axis && size_of(*row_axis) > rows && size_of(*lane_axis) > lanes;
+  if (best_rank == 3 && both_loops_left && *row_axis < lane && lane < k.first_reduce() &&
       lane_buffer->dtype().ptr_size() >= kSwapFromFloats) {
     if (!k.ApplyOpt(Opt(OptOps::kSwap, *row_axis, lane)).ok()) return std::nullopt;
   }

@@ -17,15 +17,14 @@
 #include <optional>
 #include <vector>
 
-#include "absl/status/statusor.h"
 #include "codegen/kernel.h"
 #include "codegen/opt.h"
 
 namespace uopc {
 
-// The opts above for `k` (k itself is not changed), or nullopt when the kernel is not such a reduce or its
-// renderer does not keep vectors.
-absl::StatusOr<std::optional<std::vector<Opt>>> VectorBlockedOptimizations(const Kernel& k);
+// The opts above for `k` (k itself is not changed), or nullopt when the kernel is not such a reduce, its
+// renderer does not keep vectors, or the opts do not apply to it.
+std::optional<std::vector<Opt>> VectorBlockedOptimizations(const Kernel& k);
 
 }  // namespace uopc
 

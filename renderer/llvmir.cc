@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "renderer/render_rules.h"
 #include "rewrite/upat.h"
+#include "uop/check.h"
 #include "uop/kernel_info.h"
 
 namespace uopc {
@@ -118,11 +119,19 @@ class LlvmContext {
   const std::string& Src(const UOp* u, int i) const { return Name(u->src(i)); }
   bool contains(const UOp* u) const { return names_.contains(u); }
   void Set(const UOp* u, std::string name) { names_[u] = std::move(name); }
+  // On a target that keeps vectors wider than tinygrad's float4 (Renderer::vector_width), vector loads and
+  // stores promise only their element's alignment: a 16-lane load starts anywhere a float may.
+  bool unaligned_vectors = false;
+  std::string Alignment(DType dt) const {
+    if (!unaligned_vectors || dt.count() == 1) return "";
+    return absl::StrCat(", align ", dt.scalar().itemsize());
+  }
   // Whether a lookup failed since the last call, which resets it.
   bool TakeMissing() const { return std::exchange(missing_, false); }
   // The formats' fields: {type} (u's LLVM type), {t0}..{t2} (its sources' types), {base} (its pointer's
   // element type), {arg}, {lane} (a GEP's lane), {bare} and {bare0} (u's or source 0's name without `%`),
-  // {lop} (a binary op's instruction for its operands' kind).
+  // {lop} (a binary op's instruction for its operands' kind), {align} and {align1} (`, align N` for a load's
+  // or a store's vector when unaligned_vectors is set, else nothing).
   static const RenderFields<LlvmContext>& Fields();
 
   absl::Status status;
@@ -149,6 +158,8 @@ const RenderFields<LlvmContext>& LlvmContext::Fields() {
       {"bare0", [](C& c, const UOp* u, std::string* out) { *out += Bare(c.Src(u, 0)); }},
       {"lop",
        [](C&, const UOp* u, std::string* out) { *out += BinaryInstruction(u->op(), u->src(0)->dtype()); }},
+      {"align", [](C& c, const UOp* u, std::string* out) { *out += c.Alignment(u->dtype()); }},
+      {"align1", [](C& c, const UOp* u, std::string* out) { *out += c.Alignment(u->src(1)->dtype()); }},
   });
   return *fields;
 }
@@ -173,12 +184,12 @@ const RenderRules<LlvmContext>& Rules() {
          const std::string t = LlvmType(x->dtype()), b = Bare(n);
          return absl::StrCat("  br label ", n, "_entry\n", b, "_entry:\n", "  br i1 ", mask, ", label ", n,
                              "_load, label ", n, "_exit\n", b, "_load:\n", "  ", n, "_yes = load ", t, ", ",
-                             LlvmType(idx->dtype()), " ", r.Name(idx), "\n", "  br label ", n, "_exit\n", b,
-                             "_exit:\n", "  ", n, " = phi ", t, " [", n, "_yes, ", n, "_load], [",
-                             r.Src(x, 1), ", ", n, "_entry]");
+                             LlvmType(idx->dtype()), " ", r.Name(idx), r.Alignment(x->dtype()), "\n",
+                             "  br label ", n, "_exit\n", b, "_exit:\n", "  ", n, " = phi ", t, " [", n,
+                             "_yes, ", n, "_load], [", r.Src(x, 1), ", ", n, "_entry]");
        }},
-      {Ops::LOAD, "  {x} = load {type}, {t0} {0}"},
-      {Ops::STORE, "  store {t1} {1}, {t0} {0}"},
+      {Ops::LOAD, "  {x} = load {type}, {t0} {0}{align}"},
+      {Ops::STORE, "  store {t1} {1}, {t0} {0}{align1}"},
       {RenderPat(Ops::GEP).srcs(1).when(IsLane), "  {x} = extractelement {t0} {0}, i32 {lane}"},
       {RenderPat(Ops::VECTORIZE).when(IsBroadcast),
        [](C& r, const UOp* x) -> std::optional<std::string> {
@@ -347,7 +358,10 @@ absl::StatusOr<std::string> LlvmCastInstruction(DType from, DType to) {
       absl::StrCat("no LLVM cast from ", from.ToString(), " to ", to.ToString()));
 }
 
-LLVMRenderer::LLVMRenderer(CoreSplit split) {
+LLVMRenderer::LLVMRenderer(CoreSplit split, int vector_width) {
+  UOPC_CHECK(vector_width >= 1 && vector_width <= 16 && (vector_width & (vector_width - 1)) == 0,
+             "a vector width is a power of two up to 16");
+  vector_width_ = vector_width;
   device_ = "LLVM";
   core_split_ = split;
   supports_float4_ = true;
@@ -418,6 +432,7 @@ const PatternMatcher* LLVMRenderer::extra_matcher() const {
 
 absl::StatusOr<std::string> LLVMRenderer::RenderProgram(absl::Span<const UOp* const> uops) const {
   LlvmContext r;
+  r.unaligned_vectors = vector_width_ > 1;
   const RenderRules<LlvmContext>& rules = Rules();
   std::vector<std::pair<std::string, DType>> args;
   std::vector<std::string> lines;

@@ -35,11 +35,14 @@ std::string LlvmConst(ConstValue v, DType dt);
 absl::StatusOr<std::string> LlvmCastInstruction(DType from, DType to);
 
 // With a core split (renderer.h), a kernel split across cores takes `i32 %core_id` last and uses it as its
-// SPECIAL `gidx0`; every other kernel is tinygrad's IR byte for byte.
+// SPECIAL `gidx0`; every other kernel is tinygrad's IR byte for byte. With a `vector_width` above 1
+// (Renderer::vector_width, uopc's kernels) float32 arithmetic stays in vectors of up to that many lanes,
+// which LLVM's vector types express directly, and vector loads and stores promise only their element's
+// alignment.
 class LLVMRenderer : public Renderer {
  public:
   LLVMRenderer() : LLVMRenderer(CoreSplit{}) {}
-  explicit LLVMRenderer(CoreSplit split);
+  explicit LLVMRenderer(CoreSplit split, int vector_width = 1);
 
   // RECIP as FDIV, a cast to bool as `!= 0`, MAX as CMPLT + WHERE, and bfloat16 math and casts through
   // float (tinygrad's LLVMRenderer.extra_matcher).

@@ -16,10 +16,10 @@ using ::testing::HasSubstr;
 
 // The expected texts below are what tinygrad v0.10.3's LLVMRenderer().render prints for the same uops.
 
-std::string RenderProgram(const std::vector<UOpPtr>& uops) {
+std::string RenderProgram(const std::vector<UOpPtr>& uops, const LLVMRenderer& renderer = LLVMRenderer()) {
   std::vector<const UOp*> raw;
   for (const UOpPtr& u : uops) raw.push_back(u.get());
-  absl::StatusOr<std::string> src = LLVMRenderer().Render(raw);
+  absl::StatusOr<std::string> src = renderer.Render(raw);
   return src.ok() ? *src : "error: " + std::string(src.status().message());
 }
 
@@ -183,6 +183,28 @@ TEST(LlvmRendererTest, BroadcastAndVectorStore) {
                   "  ret void\n"
                   "}\n") +
           kAttributes);
+}
+
+// uopc's kernels (llvm:vec16): vector loads and stores, at any float's address, promise only a float's
+// alignment; vector arithmetic is LLVM's own. tinygrad's target keeps its implicit alignment.
+TEST(LlvmRendererTest, VectorsKeptWholePromiseOnlyTheElementsAlignment) {
+  const DType f = dtypes::kFloat32, f16 = f.Vec(16);
+  UOpPtr d0 = Global(f, 64, 0), d1 = Global(f, 64, 1), i = UOp::Variable("i", 0, 7);
+  UOpPtr src = UOp::New(Ops::CAST, f16.Ptr(64), {d1.index(i)});
+  UOpPtr ld = src.load();
+  UOpPtr sum = ld + ld;
+  UOpPtr dst = UOp::New(Ops::CAST, f16.Ptr(64), {d0.index(i)});
+  UOpPtr st = dst.store({sum});
+  const std::vector<UOpPtr> program = {d0,  d1,          i,   d1.index(i), src,          ld,
+                                       sum, d0.index(i), dst, st,          Sink(st, "v")};
+  const std::string vec16 = RenderProgram(program, LLVMRenderer(CoreSplit{}, 16));
+  EXPECT_THAT(vec16, HasSubstr("  %v1 = load <16 x float>, <16 x float>* %v0, align 4\n"
+                               "  %v2 = fadd nsz arcp contract afn <16 x float> %v1, %v1\n"));
+  EXPECT_THAT(vec16, HasSubstr("  store <16 x float> %v2, <16 x float>* %v3, align 4\n"));
+  const std::string tinygrads = RenderProgram(program);
+  EXPECT_THAT(tinygrads, HasSubstr("  %v1 = load <16 x float>, <16 x float>* %v0\n"));
+  EXPECT_THAT(tinygrads, HasSubstr("  store <16 x float> %v2, <16 x float>* %v3\n"));
+  EXPECT_EQ(LLVMRenderer(CoreSplit{}, 16).vector_width(), 16);
 }
 
 TEST(LlvmRendererTest, MaskedLoadBranchesAroundTheLoad) {

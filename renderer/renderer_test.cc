@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -25,6 +26,20 @@ std::string RenderFor(const Renderer& r, const std::vector<UOpPtr>& uops) {
 }
 
 UOpPtr Sink(const UOpPtr& last) { return UOp::Sink({last}, KernelInfoAsArg({.name = "k"})); }
+
+// The CPU targets that keep vectors (uopc's kernels) by name, and the names that are not targets.
+TEST(RendererTest, VectorTargetsByName) {
+  for (const char* name : {"clang:vec16", "llvm:vec16", "llvm:vec8"}) {
+    absl::StatusOr<std::unique_ptr<Renderer>> r = MakeRendererForTarget(name);
+    ASSERT_TRUE(r.ok()) << name << ": " << r.status();
+    EXPECT_EQ((*r)->vector_width(), absl::EndsWith(name, "8") ? 8 : 16) << name;
+    EXPECT_EQ((*r)->device(), absl::StartsWith(name, "llvm") ? "LLVM" : "CPU") << name;
+  }
+  EXPECT_EQ((*MakeRendererForTarget("llvm"))->vector_width(), 1);
+  for (const char* bad : {"llvm:vec3", "clang:vec32", "llvm:sm_80", "opencl:vec16"}) {
+    EXPECT_FALSE(MakeRendererForTarget(bad).ok()) << bad;
+  }
+}
 
 // What Render checks for every target before the target's loop reads the uops: the same error everywhere,
 // naming the uop.

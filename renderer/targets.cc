@@ -22,14 +22,16 @@ absl::StatusOr<std::unique_ptr<Renderer>> MakeRendererForTarget(absl::string_vie
   std::pair<absl::string_view, absl::string_view> parts = absl::StrSplit(name, absl::MaxSplits(':', 1));
   const absl::string_view base = parts.first;
   const std::string arch = parts.second.empty() ? "sm_80" : std::string(parts.second);
-  if (base == "clang" && !parts.second.empty()) {
-    // clang:vecN, the CPU device's kernels with UOPC_KERNELS=fast (N = 16): float32 vectors of N lanes kept.
+  if ((base == "clang" || base == "llvm") && !parts.second.empty()) {
+    // clang:vecN and llvm:vecN, the CPU and LLVM devices' kernels with UOPC_KERNELS=fast (N = 16): float32
+    // vectors of N lanes kept.
     int width = 0;
     if (!absl::StartsWith(arch, "vec") || !absl::SimpleAtoi(arch.substr(3), &width) || width < 1 ||
         width > 16 || (width & (width - 1)) != 0) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "bad clang variant '", arch, "' (expected vecN, N a power of two up to 16, e.g. vec16)"));
+          "bad ", base, " variant '", arch, "' (expected vecN, N a power of two up to 16, e.g. vec16)"));
     }
+    if (base == "llvm") return std::make_unique<LLVMRenderer>(CoreSplit{}, width);
     return std::make_unique<ClangRenderer>(CoreSplit{}, width);
   }
   if (!parts.second.empty() && base != "cuda" && base != "ptx") {

@@ -16,7 +16,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <iostream>
 #include <mutex>
 #include <sstream>
 #include <utility>
@@ -214,18 +213,6 @@ CpuDevice::CpuDevice(Options options)
                 CompileCache(options.cache_directory.value_or(CompileCache::DefaultDirectory()))),
       renderer_(CoreSplit{.cores = std::max(1, options.threads)}, options.vector_width),
       pool_(std::make_shared<CpuThreadPool>(std::max(1, options.threads))) {}
-
-int CpuDevice::DefaultVectorWidth() {
-  const std::string style = EnvString("UOPC_KERNELS", "fast");
-  if (style == "tinygrad") return 1;
-  if (style != "fast") {
-    static std::once_flag warned;
-    std::call_once(warned, [&] {
-      std::cerr << "uopc: UOPC_KERNELS=" << style << " is neither fast nor tinygrad; using fast\n";
-    });
-  }
-  return 16;
-}
 
 absl::StatusOr<std::string> CpuDevice::ProgramSource(const ProgramSpec& spec) const {
   if (!IsCIdentifier(spec.name)) {

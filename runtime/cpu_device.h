@@ -33,6 +33,7 @@
 #include "renderer/cstyle.h"
 #include "runtime/cpu_thread_pool.h"
 #include "runtime/device.h"
+#include "runtime/host_cpu.h"
 
 namespace uopc {
 
@@ -67,11 +68,9 @@ class CpuDevice : public Device {
     std::optional<std::string> cache_directory;
     // Worker threads, and the cores codegen splits a kernel across (renderer.h's CoreSplit); 1: no threads.
     int threads = CpuThreadPool::DefaultThreads();
-    // The renderer's Renderer::vector_width: 16 (uopc's kernels: float32 vectors kept whole, vector-blocked
-    // opts) unless UOPC_KERNELS=tinygrad, which gives 1 (tinygrad's kernels, byte for byte).
-    int vector_width = DefaultVectorWidth();
+    // The renderer's Renderer::vector_width (host_cpu.h: 16 unless UOPC_KERNELS=tinygrad).
+    int vector_width = HostKernelVectorWidth();
   };
-  static int DefaultVectorWidth();
 
   CpuDevice() : CpuDevice(Options{}) {}
   explicit CpuDevice(Options options);

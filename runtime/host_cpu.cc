@@ -1,9 +1,12 @@
 #include "runtime/host_cpu.h"
 
 #include <fstream>
+#include <iostream>
+#include <mutex>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "uop/util.h"
 
 namespace uopc {
 
@@ -16,6 +19,18 @@ std::string HostCpuIdentity() {
       flags = line;
   }
   return absl::StrCat(model, "\n", flags);
+}
+
+int HostKernelVectorWidth() {
+  const std::string style = EnvString("UOPC_KERNELS", "fast");
+  if (style == "tinygrad") return 1;
+  if (style != "fast") {
+    static std::once_flag warned;
+    std::call_once(warned, [&] {
+      std::cerr << "uopc: UOPC_KERNELS=" << style << " is neither fast nor tinygrad; using fast\n";
+    });
+  }
+  return 16;
 }
 
 }  // namespace uopc

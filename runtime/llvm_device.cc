@@ -264,7 +264,7 @@ absl::StatusOr<std::unique_ptr<LLVMDevice>> LLVMDevice::Create(Options options) 
 LLVMDevice::LLVMDevice(Options options, std::unique_ptr<Jit> jit)
     : Device("LLVM"),
       compiler_(CompileCache(options.cache_directory.value_or(CompileCache::DefaultDirectory()))),
-      renderer_(CoreSplit{.cores = std::max(1, options.threads)}),
+      renderer_(CoreSplit{.cores = std::max(1, options.threads)}, options.vector_width),
       jit_(std::move(jit)),
       pool_(std::make_shared<CpuThreadPool>(std::max(1, options.threads))) {}
 

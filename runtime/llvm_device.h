@@ -32,6 +32,7 @@
 #include "renderer/llvmir.h"
 #include "runtime/cpu_thread_pool.h"
 #include "runtime/device.h"
+#include "runtime/host_cpu.h"
 
 namespace uopc {
 
@@ -56,6 +57,8 @@ class LLVMDevice : public Device {
     std::optional<std::string> cache_directory;
     // Worker threads, and the cores codegen splits a kernel across (renderer.h's CoreSplit); 1: no threads.
     int threads = CpuThreadPool::DefaultThreads();
+    // The renderer's Renderer::vector_width (host_cpu.h: 16 unless UOPC_KERNELS=tinygrad).
+    int vector_width = HostKernelVectorWidth();
   };
 
   // Errors when the JIT cannot be set up for this host.

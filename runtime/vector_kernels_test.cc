@@ -1,7 +1,8 @@
 // The VECTOR opt and the vector-blocked heuristic (codegen/vector_heuristic.h) compute what tinygrad's
-// kernels compute, on the C target that keeps float32 vectors (clang:vec16, the CPU device's default):
-//   - every corpus kernel the heuristic vector-blocks gives the corpus's outputs, on the CPU and on INTERP
-//     (which runs the linearized program, so the uops are checked apart from their C);
+// kernels compute, on the targets that keep float32 vectors (clang:vec16 and LLVM IR with 16 lanes, the CPU
+// and LLVM devices' defaults):
+//   - every corpus kernel the heuristic vector-blocks gives the corpus's outputs, on the CPU, on INTERP
+//     (which runs the linearized program, so the uops are checked apart from their C) and on LLVM;
 //   - every corpus kernel with VECTOR added to tinygrad's hand-coded opts, and to no opts, does too
 //     (vectors of lanes in any order, masked and gated loads, casts and transcendentals beside them);
 //   - the mnist training step's kernels the heuristic vector-blocks give the outputs of tinygrad's opts at
@@ -13,6 +14,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -25,11 +27,13 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "renderer/cstyle.h"
+#include "renderer/llvmir.h"
 #include "runtime/corpus_run.h"
 #include "runtime/corpus_values.h"
 #include "runtime/cpu_device.h"
 #include "runtime/exec_item.h"
 #include "runtime/registry.h"
+#include "uop/check.h"
 #include "uop/status_macros.h"
 #include "uop/testing/sample.h"
 
@@ -63,19 +67,32 @@ std::string CorpusMismatch(const CorpusKernel& k, const absl::StatusOr<nlohmann:
   return "";
 }
 
-// Runs `k` with `opts` compiled for clang:vec16 on the CPU and on INTERP; failures name `what`.
+Device& Llvm() {
+  static Device* const device = [] {
+    absl::StatusOr<Device*> llvm = GetDevice("LLVM");
+    UOPC_CHECK(llvm.ok(), "the LLVM device is linked in and can start");
+    return *llvm;
+  }();
+  return *device;
+}
+
+// Runs `k` with `opts` compiled for clang:vec16 on the CPU and on INTERP, and for LLVM IR with 16 lanes on
+// LLVM; failures name `what`.
 void ExpectCorpusOutputs(const CorpusKernel& k, const std::vector<Opt>& opts, absl::string_view what) {
-  const ClangRenderer renderer(CoreSplit{}, kVectorWidth);
+  const ClangRenderer clang(CoreSplit{}, kVectorWidth);
+  const LLVMRenderer llvm(CoreSplit{}, kVectorWidth);
   CompileOptions options;
   options.opts = opts;
   const UOpPtr ast = ParseCorpusGraph(k.ast);
   absl::StatusOr<Device*> interp = GetDevice("INTERP");
   ASSERT_TRUE(interp.ok()) << interp.status();
-  for (Device* device : {static_cast<Device*>(&Cpu()), *interp}) {
-    const std::string why = CorpusMismatch(k, RunOnCorpusInputs(ast, nullptr, *device, renderer, options));
+  const std::vector<std::pair<Device*, const Renderer*>> targets = {
+      {&Cpu(), &clang}, {*interp, &clang}, {&Llvm(), &llvm}};
+  for (const auto& [device, renderer] : targets) {
+    const std::string why = CorpusMismatch(k, RunOnCorpusInputs(ast, nullptr, *device, *renderer, options));
     if (why.empty()) continue;
     KernelNameCounter names;
-    absl::StatusOr<ProgramSpec> spec = CompileKernel(ast, renderer, options, &names);
+    absl::StatusOr<ProgramSpec> spec = CompileKernel(ast, *renderer, options, &names);
     ADD_FAILURE() << k.id << " (" << what << ") on " << device->name() << ": " << why.substr(0, 600)
                   << "\nsource:\n"
                   << (spec.ok() ? spec->src : spec.status().ToString());
@@ -148,18 +165,29 @@ double WorstNormwiseError(absl::Span<const float> got, absl::Span<const float> w
   return scale == 0 ? worst : worst / scale;
 }
 
-// Runs `ast` compiled for `renderer` with `options` on `buffers` (one per DEFINE_GLOBAL, by arg) and returns
-// what it stores, as floats by buffer arg (the mnist step's outputs are float32).
-absl::StatusOr<absl::flat_hash_map<int64_t, std::vector<float>>> RunOn(
-    const UOpPtr& ast, const Renderer& renderer, const CompileOptions& options,
-    absl::flat_hash_map<int64_t, Buffer>& buffers) {
+// Runs `ast` compiled for `renderer` with `options` on `device`, every buffer (one per DEFINE_GLOBAL, by
+// arg) filled with the corpus's inputs, and returns what it stores, as floats by buffer arg (the mnist
+// step's buffers are float32).
+absl::StatusOr<absl::flat_hash_map<int64_t, std::vector<float>>> RunOn(const UOpPtr& ast,
+                                                                       const Renderer& renderer,
+                                                                       const CompileOptions& options,
+                                                                       Device& device) {
+  absl::flat_hash_map<int64_t, Buffer> buffers;
+  for (const UOp* u : ast->Toposort()) {
+    if (u->op() != Ops::DEFINE_GLOBAL || buffers.contains(u->arg().as_int())) continue;
+    const DType dtype = u->dtype().base().scalar();
+    if (dtype != dtypes::kFloat32) return absl::InvalidArgumentError("a buffer is not float32");
+    UOPC_ASSIGN_OR_RETURN(Buffer b, Buffer::Allocate(device, dtype, u->dtype().ptr_size()));
+    UOPC_RETURN_IF_ERROR(b.CopyIn(CorpusInputBytes(dtype, u->arg().as_int(), u->dtype().ptr_size())));
+    buffers.emplace(u->arg().as_int(), std::move(b));
+  }
   KernelNameCounter names;
   UOPC_ASSIGN_OR_RETURN(ProgramSpec spec, CompileKernel(ast, renderer, options, &names));
-  UOPC_ASSIGN_OR_RETURN(std::unique_ptr<Program> program, Cpu().CreateProgram(spec));
+  UOPC_ASSIGN_OR_RETURN(std::unique_ptr<Program> program, device.CreateProgram(spec));
   std::vector<Buffer*> params;
   for (int64_t arg : spec.globals) params.push_back(&buffers.at(arg));
   UOPC_RETURN_IF_ERROR(program->Launch(params, {}, LaunchDims(spec)));
-  UOPC_RETURN_IF_ERROR(Cpu().Synchronize());
+  UOPC_RETURN_IF_ERROR(device.Synchronize());
   absl::flat_hash_map<int64_t, std::vector<float>> out;
   for (int64_t arg : spec.outs) {
     UOPC_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, buffers.at(arg).ToBytes());
@@ -176,6 +204,7 @@ TEST(VectorKernelsTest, MnistStepKernelsAtTheirSizes) {
   ASSERT_TRUE(kernels.ok()) << kernels.status();
   const ClangRenderer vector_renderer(CoreSplit{.cores = 2}, kVectorWidth),
       scalar_renderer(CoreSplit{.cores = 2});
+  const LLVMRenderer llvm_renderer(CoreSplit{.cores = 2}, kVectorWidth);
   int blocked = 0, index = 0;
   for (const CorpusKernel& k : *kernels) {
     const UOpPtr ast = ParseCorpusGraph(k.ast);
@@ -185,26 +214,19 @@ TEST(VectorKernelsTest, MnistStepKernelsAtTheirSizes) {
     if (!HasVectorOpt(kernel->applied_opts())) continue;
     ++blocked;
     if (!InTestSample(index++)) continue;
-    absl::flat_hash_map<int64_t, Buffer> buffers;
-    for (const UOp* u : ast->Toposort()) {
-      if (u->op() != Ops::DEFINE_GLOBAL || buffers.contains(u->arg().as_int())) continue;
-      const DType dtype = u->dtype().base().scalar();
-      ASSERT_EQ(dtype, dtypes::kFloat32) << kernel->BaseName();
-      absl::StatusOr<Buffer> b = Buffer::Allocate(Cpu(), dtype, u->dtype().ptr_size());
-      ASSERT_TRUE(b.ok()) << b.status();
-      ASSERT_TRUE(b->CopyIn(CorpusInputBytes(dtype, u->arg().as_int(), u->dtype().ptr_size())).ok());
-      buffers.emplace(u->arg().as_int(), *std::move(b));
-    }
     CompileOptions fast, tinygrad;
     fast.opts = kernel->applied_opts();
-    auto got = RunOn(ast, vector_renderer, fast, buffers);
-    auto want = RunOn(ast, scalar_renderer, tinygrad, buffers);
-    ASSERT_TRUE(got.ok()) << kernel->BaseName() << ": " << got.status();
+    auto want = RunOn(ast, scalar_renderer, tinygrad, Cpu());
     ASSERT_TRUE(want.ok()) << kernel->BaseName() << ": " << want.status();
-    for (const auto& [arg, values] : *want) {
-      ASSERT_TRUE(got->contains(arg)) << "buffer " << arg;
-      EXPECT_LE(WorstNormwiseError(got->at(arg), values), 1e-5)
-          << "kernel " << kernel->BaseName() << " buffer " << arg;
+    for (const auto& [device, renderer] : std::vector<std::pair<Device*, const Renderer*>>{
+             {&Cpu(), &vector_renderer}, {&Llvm(), &llvm_renderer}}) {
+      auto got = RunOn(ast, *renderer, fast, *device);
+      ASSERT_TRUE(got.ok()) << kernel->BaseName() << " on " << device->name() << ": " << got.status();
+      for (const auto& [arg, values] : *want) {
+        ASSERT_TRUE(got->contains(arg)) << "buffer " << arg;
+        EXPECT_LE(WorstNormwiseError(got->at(arg), values), 1e-5)
+            << "kernel " << kernel->BaseName() << " buffer " << arg << " on " << device->name();
+      }
     }
   }
   std::printf("%d of the mnist step's kernels vector-blocked\n", blocked);
