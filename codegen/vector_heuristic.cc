@@ -97,8 +97,11 @@ std::optional<std::vector<Opt>> VectorBlockedOptimizations(const Kernel& input) 
   // loops must be left after their upcasts (else there is nothing to swap, and the indices would name other
   // axes).
   const UOp* lane_buffer = input.bufs()[lanes_from_0 ? in0 : in1]->src(0);
+  // A matmul: contiguous columns, or two output axes (B read from packed panels, tensor/tensor_nn.cc, has no
+  // single column stride).
+  const bool matmul = best_rank == 3 || globals == 2;
   const bool both_loops_left = row_axis && size_of(*row_axis) > rows && size_of(*lane_axis) > lanes;
-  if (best_rank == 3 && both_loops_left && *row_axis < lane && lane < k.first_reduce() &&
+  if (matmul && both_loops_left && *row_axis < lane && lane < k.first_reduce() &&
       lane_buffer->dtype().ptr_size() >= kSwapFromFloats) {
     if (!k.ApplyOpt(Opt(OptOps::kSwap, *row_axis, lane)).ok()) return std::nullopt;
   }

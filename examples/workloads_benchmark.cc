@@ -1,6 +1,9 @@
 // uopc's side of examples/beside_pytorch.sh: the workloads of examples/torch_workloads.py through the Tensor
 // API on the default device, each step a TinyJit replay (no graph building, scheduling or compiling timed):
-//   matmul/1024, matmul/4096      a float32 matmul of two n x n tensors
+//   matmul/1024, matmul/4096      a float32 matmul of two n x n tensors (uopc's kernels read the right side
+//   from
+//                                 packed panels); BM_MatmulWithoutPanels: the same product as tinygrad's
+//                                 multiply and sum, without them
 //   conv3x3/fwd, conv3x3/fwd_bwd  a ResNet stage-1 3x3 convolution (batch 16, 64 -> 64 channels, 56 x 56,
 //                                 padding 1): the forward pass, and the forward pass with both gradients
 //
@@ -46,6 +49,19 @@ void BM_Matmul(benchmark::State& state) {
   TimeReplays(state, jit, {a, b}, 2.0 * n * n * n);
 }
 BENCHMARK(BM_Matmul)->Arg(1024)->Arg(4096)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The product Matmul builds with tinygrad's graph (a times B transposed, summed over k), which never reads B
+// from panels: what the panels gain, in one run.
+void BM_MatmulWithoutPanels(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  Tensor a = Tensor::Rand({n, n}), b = Tensor::Rand({n, n});
+  CheckOk(Tensor::RealizeAll({a, b}), "the inputs");
+  TinyJit jit([n](absl::Span<const Tensor> in) -> absl::StatusOr<std::vector<Tensor>> {
+    return std::vector<Tensor>{(in[0].Reshape({n, 1, n}) * in[1].Transpose().Reshape({1, n, n})).Sum(-1)};
+  });
+  TimeReplays(state, jit, {a, b}, 2.0 * n * n * n);
+}
+BENCHMARK(BM_MatmulWithoutPanels)->Arg(1024)->Arg(4096)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 constexpr int64_t kBatch = 16, kChannels = 64, kSize = 56;
 constexpr double kConvFlops = 2.0 * kBatch * kChannels * kChannels * 9 * kSize * kSize;

@@ -1,7 +1,9 @@
 // Matmul, convolution, pooling, normalizations, one-hot, triangular masks and attention, built as tinygrad's
-// tensor.py builds them (a convolution is a pooling view times the weights, summed).
+// tensor.py builds them (a convolution is a pooling view times the weights, summed); with uopc's kernels a
+// large matmul reads its right side from packed panels.
 #include <cmath>
 
+#include "runtime/host_cpu.h"
 #include "tensor/tensor.h"
 #include "tensor/tensor_internal.h"
 #include "uop/util.h"
@@ -51,6 +53,24 @@ Tensor Tri(int64_t r, int64_t c, int64_t diagonal, const std::string& device) {
   return t.Index({Slice{diagonal, r + diagonal, std::nullopt}, Slice{std::nullopt, c, std::nullopt}});
 }
 
+// uopc's kernels on the host's devices (UOPC_KERNELS=fast, CPU and LLVM): the right side of a large float32
+// matmul is read from panels of as many columns as a vector has lanes, (N/16, K, 16), copied there by one
+// kernel: each vector of B a register tile loads is then the next 64 bytes instead of a row of B further on
+// (a new page at every reduce step), and a panel stays in the L2 cache while the row blocks pass over it
+// (docs/performance.md). The values are B's, so the products and their sums are the same; tinygrad's graph
+// for every other matmul, and for all of them with UOPC_KERNELS=tinygrad.
+Tensor PackedForVectorTiles(const Tensor& w) {
+  constexpr int64_t kMinElements = int64_t{1} << 20;  // 4 MB: twice the L2 cache; smaller Bs stay cached
+  const int64_t lanes = HostKernelVectorWidth();
+  if (lanes == 1 || w.ndim() != 2 || w.dtype() != dtypes::kFloat32) return w;
+  const std::string device = w.Device();
+  if (device != "CPU" && device != "LLVM") return w;
+  const Dims ws = w.Shape();
+  const int64_t k = ws[0], n = ws[1];
+  if (n % lanes != 0 || k * n < kMinElements) return w;
+  return w.Reshape({k, n / lanes, lanes}).Permute({1, 0, 2}).Contiguous().Permute({1, 0, 2}).Reshape({k, n});
+}
+
 }  // namespace
 
 Tensor Tensor::Dot(const Tensor& w, std::optional<DType> acc_dtype) const {
@@ -72,7 +92,7 @@ Tensor Tensor::Dot(const Tensor& w, std::optional<DType> acc_dtype) const {
   wr.insert(wr.end(), ones, 1);
   wr.insert(wr.end(), ws.begin() + axis_w, ws.end());
   Tensor x = Reshape(xr);
-  Tensor wt = w.Reshape(wr).Transpose(-1, -std::min<int64_t>(dw, 2));
+  Tensor wt = PackedForVectorTiles(w).Reshape(wr).Transpose(-1, -std::min<int64_t>(dw, 2));
   return (x * wt).Sum(-1, false, acc_dtype).Cast(acc_dtype.value_or(LeastUpperDType(x.dtype(), wt.dtype())));
 }
 
