@@ -18,7 +18,7 @@ constexpr int64_t kMaxRows = 8;
 // split in 4 ran at a quarter of tinygrad's opts' speed); such kernels keep tinygrad's opts.
 constexpr int64_t kMinLanes = 8;
 // A lane input of this many floats (32 MB) or more is swapped to the outer loop (a 4096² matmul's B: 18 -> 33
-// GFLOPS on 2 threads; 1024²'s did not gain).
+// GFLOPS on 2 threads, and from packed panels 30 -> 110; 1024²'s did not gain).
 constexpr int64_t kSwapFromFloats = int64_t{1} << 23;
 
 }  // namespace
@@ -92,13 +92,12 @@ std::optional<std::vector<Opt>> VectorBlockedOptimizations(const Kernel& input) 
     if (size_of(*row_axis) == rows && *row_axis < lane) --lane;  // the row axis was used up
   }
   if (!k.ApplyOpt(Opt(OptOps::kUpcast, lane, lanes)).ok()) return std::nullopt;
-  // A matmul whose lane input is far larger than the cache: the column blocks' loop goes outside the row
-  // blocks' (tinygrad's SWAP), so one block of columns stays cached while every row block reads it. Both
-  // loops must be left after their upcasts (else there is nothing to swap, and the indices would name other
-  // axes).
+  // A matmul (contiguous columns, or two output axes: B read from packed panels, tensor/tensor_nn.cc, has no
+  // single column stride) whose lane input is far larger than the cache: the column blocks' loop goes outside
+  // the row blocks' (tinygrad's SWAP), so one block of columns stays cached while every row block reads it.
+  // Both loops must be left after their upcasts (else there is nothing to swap, and the indices would name
+  // other axes).
   const UOp* lane_buffer = input.bufs()[lanes_from_0 ? in0 : in1]->src(0);
-  // A matmul: contiguous columns, or two output axes (B read from packed panels, tensor/tensor_nn.cc, has no
-  // single column stride).
   const bool matmul = best_rank == 3 || globals == 2;
   const bool both_loops_left = row_axis && size_of(*row_axis) > rows && size_of(*lane_axis) > lanes;
   if (matmul && both_loops_left && *row_axis < lane && lane < k.first_reduce() &&
