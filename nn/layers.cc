@@ -56,91 +56,6 @@ Tensor ScaledUniform(const Dims& shape, DType dtype, const std::string& device) 
          std::pow(static_cast<double>(Product(shape.begin(), shape.end())), -0.5);
 }
 
-Tensor ConvTranspose(const Tensor& x, const Tensor& weight, const Tensor* bias, const ConvOptions& options,
-                     Dims output_padding) {
-  if (!x.ok()) return x;
-  if (!weight.ok()) return weight;
-  const Dims wshape = weight.Shape();
-  if (wshape.size() < 3) {
-    return LayerError("ConvTranspose", "the weight needs (in, out/groups, *kernel) axes, its shape has " +
-                                           std::to_string(wshape.size()));
-  }
-  const size_t spatial = wshape.size() - 2;
-  const Dims kernel(wshape.begin() + 2, wshape.end());
-  if (x.ndim() != static_cast<int64_t>(wshape.size())) {
-    return LayerError("ConvTranspose",
-                      absl::StrCat("the input has ", x.ndim(), " axes, the weight ", wshape.size()));
-  }
-  const int64_t groups = options.groups;
-  if (groups < 1 || wshape[0] % groups != 0) {
-    return LayerError("ConvTranspose", absl::StrCat("groups ", groups, " does not divide ", wshape[0]));
-  }
-  // Padding as (before, after) per spatial axis (tinygrad's _resolve_pool_pads then _flat_to_grouped).
-  std::vector<std::pair<int64_t, int64_t>> pads(spatial);
-  const Dims& p = options.padding;
-  if (p.size() == 1) {
-    for (auto& pad : pads) pad = {p[0], p[0]};
-  } else if (p.size() == spatial) {
-    for (size_t i = 0; i < spatial; ++i) pads[i] = {p[i], p[i]};
-  } else if (p.size() == 2 * spatial) {
-    // Flat pairs, last axis first.
-    for (size_t i = 0; i < spatial; ++i) pads[i] = {p[2 * (spatial - 1 - i)], p[2 * (spatial - 1 - i) + 1]};
-  } else {
-    return LayerError("ConvTranspose", absl::StrCat("padding must have 1, ", spatial, " or ", 2 * spatial,
-                                                    " values, got ", p.size()));
-  }
-  const Dims stride = PerAxis(options.stride, spatial), dilation = PerAxis(options.dilation, spatial),
-             out_pad = PerAxis(output_padding, spatial);
-  if (stride.size() != spatial || dilation.size() != spatial || out_pad.size() != spatial) {
-    return LayerError("ConvTranspose", "stride, dilation and output_padding need one value or one per axis");
-  }
-  for (size_t i = 0; i < spatial; ++i) {
-    if (stride[i] < 1 || dilation[i] < 1)
-      return LayerError("ConvTranspose", "stride and dilation must be >= 1");
-  }
-  // The weight as a forward convolution's: (groups, in/groups, out/groups, *k) -> swap the channel axes ->
-  // flip the kernel -> (out, in/groups, *k).
-  Dims unflat = {groups, wshape[0] / groups};
-  unflat.insert(unflat.end(), wshape.begin() + 1, wshape.end());
-  Dims flip_axes;
-  for (size_t a = 3; a <= wshape.size(); ++a) flip_axes.push_back(static_cast<int64_t>(a));
-  Tensor w = weight.Reshape(unflat).Transpose(1, 2).Flip(flip_axes);
-  Tensor xs = x;
-  bool strided = false;
-  for (int64_t s : stride) strided |= s > 1;
-  if (strided) {
-    // Spread the input: each element k becomes (k, 0, ..., 0) of stride s, then the trailing zeros go.
-    const Dims shape = x.Shape();
-    Dims split = {shape[0], shape[1]};
-    std::vector<std::pair<int64_t, int64_t>> spread = {{0, 0}, {0, 0}};
-    for (size_t i = 0; i < spatial; ++i) {
-      split.push_back(shape[2 + i]);
-      split.push_back(1);
-      spread.push_back({0, 0});
-      spread.push_back({0, stride[i] - 1});
-    }
-    xs = xs.Reshape(split).Pad(spread);
-    Dims merged = {shape[0], shape[1]};
-    std::vector<std::pair<int64_t, int64_t>> keep = {{0, shape[0]}, {0, shape[1]}};
-    for (size_t i = 0; i < spatial; ++i) {
-      merged.push_back(shape[2 + i] * stride[i]);
-      keep.push_back({0, shape[2 + i] * stride[i] - (stride[i] - 1)});
-    }
-    xs = xs.Reshape(merged).Shrink(keep);
-  }
-  ConvOptions forward;
-  forward.groups = groups;
-  forward.dilation = dilation;
-  forward.stride = {1};
-  forward.padding.clear();
-  for (size_t r = spatial; r-- > 0;) {
-    int64_t span = (kernel[r] - 1) * dilation[r];
-    forward.padding.push_back(span - pads[r].first);
-    forward.padding.push_back(span - pads[r].second + out_pad[r]);
-  }
-  return xs.Conv2d(w.Flatten(0, 1), bias, forward);
-}
-
 // ---- Linear ----
 
 Linear::Linear(int64_t in_features, int64_t out_features, bool has_bias) {
@@ -237,7 +152,7 @@ Tensor ConvTranspose2d::operator()(const Tensor& x) const {
   c.stride = options.stride;
   c.dilation = options.dilation;
   c.padding = options.padding;
-  return ConvTranspose(x, weight, bias ? &*bias : nullptr, c, output_padding);
+  return x.ConvTranspose2d(weight, bias ? &*bias : nullptr, c, output_padding);
 }
 
 void ConvTranspose2d::CollectState(StateCollector& state) const {

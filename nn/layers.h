@@ -28,12 +28,6 @@ Tensor KaimingUniform(const Dims& shape, double a = 0.01, DType dtype = dtypes::
 // U(-1, 1) scaled by prod(shape)^-0.5 (tinygrad's scaled_uniform).
 Tensor ScaledUniform(const Dims& shape, DType dtype = dtypes::kFloat32, const std::string& device = "");
 
-// tinygrad's Tensor.conv_transpose2d (any number of spatial axes): the transposed convolution of `x` (N, Cin,
-// *spatial) with `weight` (Cin, Cout/groups, *kernel). `padding`, `stride`, `dilation` as in ConvOptions;
-// `output_padding` one value or one per spatial axis.
-Tensor ConvTranspose(const Tensor& x, const Tensor& weight, const Tensor* bias = nullptr,
-                     const ConvOptions& options = {}, Dims output_padding = {0});
-
 // ---- layers ----
 
 // y = x W^T + b, W: (out, in) and b: (out) drawn from U(-1/sqrt(in), 1/sqrt(in)).

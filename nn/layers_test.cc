@@ -169,7 +169,7 @@ TEST(LayersTest, StridedConvTransposeIsTheDefinition) {
     SCOPED_TRACE(c.w[2]);
     Tensor x = Ramp(c.x, 0.013, -0.7).Sin(), w = Ramp(c.w, 0.021, -0.4).Cos();
     ConvOptions options{.groups = c.groups, .stride = {c.stride}, .padding = {c.pad}};
-    Tensor y = ConvTranspose(x, w, nullptr, options);
+    Tensor y = x.ConvTranspose2d(w, nullptr, options);
     ASSERT_TRUE(y.ok()) << y.status();
     const Dims shape = y.Shape();
     absl::StatusOr<std::vector<float>> got = y.ToVector<float>();

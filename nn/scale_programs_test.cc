@@ -551,8 +551,8 @@ const std::vector<std::pair<std::string, Program>>& Programs() {
        }},
       {"conv_transpose_28_to_56",
        [] {
-         return nn::ConvTranspose(E({1, 64, 28, 28}), E({64, 32, 4, 4}), nullptr,
-                                  {.stride = {2}, .padding = {1}});
+         return E({1, 64, 28, 28})
+             .ConvTranspose2d(E({64, 32, 4, 4}), nullptr, {.stride = {2}, .padding = {1}});
        }},
       {"maxpool_2x2_112",
        [] {
@@ -695,21 +695,20 @@ const std::vector<std::pair<std::string, Program>>& Programs() {
       // more convolutions and pools: transposed (strides 1-3, output padding, groups, 1-D), dilated, 3-D, odd
       {"conv_transpose_s3_outpad",
        [] {
-         return nn::ConvTranspose(E({2, 32, 17, 17}), E({32, 16, 5, 5}), nullptr,
-                                  {.stride = {3}, .padding = {2}}, {1});
+         return E({2, 32, 17, 17})
+             .ConvTranspose2d(E({32, 16, 5, 5}), nullptr, {.stride = {3}, .padding = {2}}, {1});
        }},
       {"conv_transpose1d_1000",
        [] {
-         return nn::ConvTranspose(E({4, 64, 1000}), E({64, 32, 4}), nullptr, {.stride = {2}, .padding = {1}});
+         return E({4, 64, 1000}).ConvTranspose2d(E({64, 32, 4}), nullptr, {.stride = {2}, .padding = {1}});
        }},
       {"conv_transpose_groups_4",
        [] {
-         return nn::ConvTranspose(E({1, 64, 28, 28}), E({64, 16, 3, 3}), nullptr,
-                                  {.groups = 4, .stride = {2}});
+         return E({1, 64, 28, 28}).ConvTranspose2d(E({64, 16, 3, 3}), nullptr, {.groups = 4, .stride = {2}});
        }},
       {"conv_transpose_s1_14",
        [] {
-         return nn::ConvTranspose(E({1, 128, 14, 14}), E({128, 64, 3, 3}), nullptr, {.padding = {1}});
+         return E({1, 128, 14, 14}).ConvTranspose2d(E({128, 64, 3, 3}), nullptr, {.padding = {1}});
        }},
       {"maxpool_3x3_s2_p1_odd_57",
        [] {

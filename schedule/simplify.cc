@@ -295,8 +295,8 @@ const PatternMatcher& ScheduleSym() {
                            return nullptr;
                          return ConstLike(root, ConstValue::Int(0), ctx.shapes);
                        }},
-                      // DETACH and CONTIGUOUS_BACKWARD do nothing here
-                      {UPat({Ops::DETACH, Ops::CONTIGUOUS_BACKWARD}).named("x"),
+                      // DETACH, CONTIGUOUS_BACKWARD and CUSTOM_GRADIENT do nothing here
+                      {UPat({Ops::DETACH, Ops::CONTIGUOUS_BACKWARD, Ops::CUSTOM_GRADIENT}).named("x"),
                        [](const Match& m) { return m["x"]->src()[0]; }},
                       // a reduction of nothing is the identity
                       {UPat(Ops::REDUCE_AXIS).src(UPat::Var("x")).named("reduce"),

@@ -133,7 +133,7 @@ absl::StatusOr<const ShapeTracker*> TensorShapes::TrySt(const UOpPtr& root) {
           break;
         }
       }
-    } else if (op == Ops::ASSIGN) {
+    } else if (op == Ops::ASSIGN || op == Ops::CUSTOM_GRADIENT) {
       entry.st = src_st(u->src(0)).st;
       entry.status = src_st(u->src(0)).status;
     } else if (op == Ops::BUFFER || op == Ops::BUFFER_VIEW) {

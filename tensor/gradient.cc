@@ -21,6 +21,7 @@
 #include "rewrite/pattern_matcher.h"
 #include "rewrite/upat.h"
 #include "schedule/tensor_uop.h"
+#include "tensor/tensor_internal.h"
 
 namespace uopc {
 namespace {
@@ -88,26 +89,33 @@ class GradientExpr {
   GradientExpr Where(const GradientExpr& x, const GradientExpr& y) const { return Alu(Ops::WHERE, {x, y}); }
 
   GradientExpr Reshape(const Dims& shape) const {
-    return MovementResult(uopc::Reshape(uop_, shape, context_->shapes));
+    return Built(uopc::Reshape(uop_, shape, context_->shapes));
   }
-  GradientExpr Expand(const Dims& shape) const {
-    return MovementResult(uopc::Expand(uop_, shape, context_->shapes));
-  }
+  GradientExpr Expand(const Dims& shape) const { return Built(uopc::Expand(uop_, shape, context_->shapes)); }
   GradientExpr Permute(const Dims& order) const {
-    return MovementResult(uopc::Permute(uop_, order, context_->shapes));
+    return Built(uopc::Permute(uop_, order, context_->shapes));
   }
   GradientExpr Pad(const std::vector<std::pair<int64_t, int64_t>>& pads) const {
-    return MovementResult(uopc::Pad(uop_, pads, context_->shapes));
+    return Built(uopc::Pad(uop_, pads, context_->shapes));
   }
   GradientExpr Shrink(const std::vector<std::pair<int64_t, int64_t>>& bounds) const {
-    return MovementResult(uopc::Shrink(uop_, bounds, context_->shapes));
+    return Built(uopc::Shrink(uop_, bounds, context_->shapes));
   }
   GradientExpr Flip(const Arg& flips) const {
-    return MovementResult(MovementOp(uop_, Ops::FLIP, flips, context_->shapes));
+    return Built(MovementOp(uop_, Ops::FLIP, flips, context_->shapes));
   }
   // UOp.r: a reduction over the axes of size other than 1.
   GradientExpr Reduce(Ops op, const Dims& axes) const {
     return Wrap(ReduceAxis(uop_, op, axes, context_->shapes));
+  }
+
+  // A node another builder made, or this node when the builder failed (its error becomes the rule's).
+  GradientExpr Built(absl::StatusOr<UOpPtr> uop) const {
+    if (!uop.ok()) {
+      Fail(uop.status());
+      return *this;
+    }
+    return Wrap(*std::move(uop));
   }
 
   friend GradientExpr operator+(const GradientExpr& a, const GradientExpr& b) { return a.Alu(Ops::ADD, {b}); }
@@ -130,13 +138,6 @@ class GradientExpr {
 
  private:
   GradientExpr Wrap(UOpPtr uop) const { return GradientExpr(std::move(uop), context_); }
-  GradientExpr MovementResult(absl::StatusOr<UOpPtr> uop) const {
-    if (!uop.ok()) {
-      Fail(uop.status());
-      return *this;
-    }
-    return Wrap(*std::move(uop));
-  }
   void Fail(absl::Status s) const {
     if (context_->error.ok()) context_->error = std::move(s);
   }
@@ -249,6 +250,13 @@ std::optional<GradientList> ReduceGradient(const GradientExpr& ctx, const Gradie
   return std::nullopt;
 }
 
+// CUSTOM_GRADIENT: the value takes the gradient as it is (what in its graph is not detached gets its share
+// there), and the rule the arg names gives the other sources theirs.
+std::optional<GradientList> CustomGradient(const GradientExpr& ctx, const GradientExpr& ret) {
+  if (ret.arg().as_tuple()[0].as_string() != tensor_internal::kConvInputGradientRule) return std::nullopt;
+  return Grads(ctx, ctx.Built(tensor_internal::ConvInputGradient(ret.uop(), ctx.uop())), None());
+}
+
 // ctx is the gradient flowing into the op, ret the op.
 const PatternMatcher& GradientRules() {
   static const PatternMatcher* rules = new PatternMatcher({
@@ -285,6 +293,7 @@ const PatternMatcher& GradientRules() {
       GradientRule({Ops::REDUCE_AXIS}, [](auto ctx, auto ret) { return ReduceGradient(ctx, ret); }),
       GradientRule({Ops::CONTIGUOUS, Ops::FUSE}, [](auto ctx, auto) { return Grads(ctx); }),
       GradientRule({Ops::CONTIGUOUS_BACKWARD}, [](auto ctx, auto) { return Grads(ctx.Contiguous()); }),
+      GradientRule({Ops::CUSTOM_GRADIENT}, [](auto ctx, auto ret) { return CustomGradient(ctx, ret); }),
       // movement ops: the inverse movement
       GradientRule({Ops::RESHAPE}, [](auto ctx, auto ret) { return Grads(ctx.Reshape(ret.src(0).shape())); }),
       GradientRule({Ops::PERMUTE}, [](auto ctx, auto ret) { return Grads(ctx.Permute(ArgSort(ret.arg()))); }),

@@ -292,6 +292,10 @@ class Tensor {
   Tensor Conv2d(const Tensor& weight, const ConvOptions& options) const {
     return Conv2d(weight, nullptr, options);
   }
+  // tinygrad's conv_transpose2d (any number of spatial axes): the transposed convolution with `weight` (in,
+  // out/groups, *kernel); options as Conv2d's; `output_padding` one value or one per spatial axis.
+  Tensor ConvTranspose2d(const Tensor& weight, const Tensor* bias = nullptr, const ConvOptions& options = {},
+                         Dims output_padding = {0}) const;
   // Pooling over the trailing kernel_size.size() axes, any number of them, as tinygrad's tuple kernel_size:
   // {3, 3} pools 2-D, {4} pools the last axis only. stride: empty (the kernel), one value for every pooled
   // axis, or one per axis; dilation likewise; padding as ConvOptions::padding.

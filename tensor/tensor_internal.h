@@ -62,6 +62,16 @@ absl::Status UploadHostData();
 // can reach any more are dropped.
 absl::Status UploadHostDataOf(const UOpPtr& sink);
 
+// One value per axis from one value or one per axis (tinygrad's make_tuple); other counts are returned as
+// given for the caller to refuse.
+inline Dims PerAxis(const Dims& values, size_t n) { return values.size() == 1 ? Dims(n, values[0]) : values; }
+
+// The rule a CUSTOM_GRADIENT node of Tensor::Conv2d names: x's gradient as the transposed convolution of the
+// output gradient (sources: the value, x, the weight; arg: the rule's name, groups, stride, dilation and flat
+// padding per axis). Returns the gradient of x for `grad`, the gradient flowing into the node.
+inline constexpr absl::string_view kConvInputGradientRule = "conv_input_gradient";
+absl::StatusOr<UOpPtr> ConvInputGradient(const UOpPtr& node, const UOpPtr& grad);
+
 // tinygrad's _cumalu and _pool.
 Tensor CumAlu(const Tensor& x, int64_t axis, Ops op, bool include_initial);
 Tensor Pool(const Tensor& x, const Dims& kernel, const Dims& stride, const Dims& dilation);

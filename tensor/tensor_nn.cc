@@ -53,7 +53,15 @@ Tensor Tri(int64_t r, int64_t c, int64_t diagonal, const std::string& device) {
   return t.Index({Slice{diagonal, r + diagonal, std::nullopt}, Slice{std::nullopt, c, std::nullopt}});
 }
 
-// uopc's kernels on the host's devices (UOPC_KERNELS=fast, CPU and LLVM): the right side of a large float32
+// Whether `t` runs uopc's kernels on one of the host's devices (UOPC_KERNELS=fast, CPU and LLVM), where the
+// graph may differ from tinygrad's for the kernels' sake.
+bool UopcHostKernels(const Tensor& t) {
+  if (HostKernelVectorWidth() == 1) return false;
+  const std::string device = t.Device();
+  return device == "CPU" || device == "LLVM";
+}
+
+// With uopc's kernels on the host's devices, the right side of a large float32
 // matmul is read from panels of as many columns as a vector has lanes, (N/16, K, 16), copied there by one
 // kernel: each vector of B a register tile loads is then the next 64 bytes instead of a row of B further on
 // (a new page at every reduce step), and a panel stays in the L2 cache while the row blocks pass over it
@@ -61,10 +69,8 @@ Tensor Tri(int64_t r, int64_t c, int64_t diagonal, const std::string& device) {
 // for every other matmul, and for all of them with UOPC_KERNELS=tinygrad.
 Tensor PackedForVectorTiles(const Tensor& w) {
   constexpr int64_t kMinElements = int64_t{1} << 20;  // 4 MB: twice the L2 cache; smaller Bs stay cached
+  if (!UopcHostKernels(w) || w.ndim() != 2 || w.dtype() != dtypes::kFloat32) return w;
   const int64_t lanes = HostKernelVectorWidth();
-  if (lanes == 1 || w.ndim() != 2 || w.dtype() != dtypes::kFloat32) return w;
-  const std::string device = w.Device();
-  if (device != "CPU" && device != "LLVM") return w;
   const Dims ws = w.Shape();
   const int64_t k = ws[0], n = ws[1];
   if (n % lanes != 0 || k * n < kMinElements) return w;
@@ -101,19 +107,15 @@ Tensor Tensor::Linear(const Tensor& weight, const Tensor* bias) const {
   return bias ? x.Add(*bias) : x;
 }
 
-Tensor Tensor::Conv2d(const Tensor& weight, const Tensor* bias, const ConvOptions& o) const {
-  UOPC_TENSOR_PROPAGATE(this, &weight);
-  Dims xs = Shape(), ws = weight.Shape();
-  if (xs.size() < 3 || xs.size() != ws.size() || o.groups < 1 || o.groups * ws[1] != xs[1] ||
-      ws[0] % o.groups != 0) {
-    return Error("Conv2d", absl::StrCat("input shape ", TupleString(xs), " does not match the weight shape ",
-                                        TupleString(ws), " with groups=", o.groups));
-  }
-  int64_t bs = xs[0], cout = ws[0], cin = ws[1];
-  Dims hw(ws.begin() + 2, ws.end());
-  absl::StatusOr<Dims> pads = ResolvePoolPads(o.padding, hw.size());
-  if (!pads.ok()) return FromError(pads.status());
-  Tensor x = tensor_internal::Pool(FlatPad(*this, *pads), hw, o.stride, o.dilation);
+namespace {
+
+// tinygrad's conv2d without the bias: the pooling view of x (padded by `pads`, flat) times the weight,
+// summed.
+Tensor Convolution(const Tensor& input, const Tensor& weight, const Dims& pads, const ConvOptions& o) {
+  const Dims xs = input.Shape(), ws = weight.Shape();
+  const int64_t bs = xs[0], cout = ws[0], cin = ws[1];
+  const Dims hw(ws.begin() + 2, ws.end());
+  Tensor x = tensor_internal::Pool(FlatPad(input, pads), hw, o.stride, o.dilation);
   UOPC_TENSOR_PROPAGATE(&x);
   int64_t rcout = cout / o.groups;
   Dims pooled = x.Shape();
@@ -137,11 +139,193 @@ Tensor Tensor::Conv2d(const Tensor& weight, const Tensor* bias, const ConvOption
   for (int64_t i = 0; i < 1 + no; ++i) axes.push_back(-1 - i);
   Dims out = {bs, cout};
   out.insert(out.end(), oyx.begin(), oyx.end());
-  Tensor ret = (x * weight.Reshape(wr)).Sum(axes, true).Reshape(out);
+  return (x * weight.Reshape(wr)).Sum(axes, true).Reshape(out);
+}
+
+// The (before, after) pads of spatial axis i from flat pads, last axis first.
+std::pair<int64_t, int64_t> AxisPads(const Dims& flat, size_t spatial, size_t i) {
+  return {flat[2 * (spatial - 1 - i)], flat[2 * (spatial - 1 - i) + 1]};
+}
+
+// tinygrad differentiates a convolution through its pads and pools: one kernel writes every product of the
+// output gradient and the weights, one value per (image, input channel, kernel position, output position),
+// and a second sums the overlapping windows. A transposed convolution of the output gradient gives the same
+// sums without that intermediate, in a kernel the vector heuristic blocks like a forward convolution's
+// (docs/performance.md). With uopc's kernels on the host's devices the convolution carries that rule where
+// the intermediate would be 4 MB or more (twice the L2 cache) and the transposed convolution needs no
+// negative padding; tinygrad's graph otherwise.
+bool InputGradientAsTransposedConv(const Tensor& x, const Tensor& weight, const Dims& pads,
+                                   const ConvOptions& o) {
+  constexpr int64_t kMinProducts = int64_t{1} << 20;
+  if (!UopcHostKernels(x) || !x.dtype().is_float() || x.dtype() != weight.dtype()) return false;
+  const Dims xs = x.Shape(), ws = weight.Shape();
+  const size_t spatial = ws.size() - 2;
+  const Dims stride = tensor_internal::PerAxis(o.stride, spatial),
+             dilation = tensor_internal::PerAxis(o.dilation, spatial);
+  if (stride.size() != spatial || dilation.size() != spatial || pads.size() != 2 * spatial) return false;
+  int64_t products = xs[0] * xs[1];
+  for (size_t i = 0; i < spatial; ++i) {
+    const auto [before, after] = AxisPads(pads, spatial, i);
+    const int64_t span = dilation[i] * (ws[2 + i] - 1);
+    if (stride[i] < 1 || before < 0 || after < 0 || before > span || after > span) return false;
+    const int64_t out = (xs[2 + i] + before + after - span - 1) / stride[i] + 1;
+    if (out < 1) return false;
+    products *= ws[2 + i] * out;
+  }
+  return products >= kMinProducts;
+}
+
+}  // namespace
+
+namespace tensor_internal {
+
+absl::StatusOr<UOpPtr> ConvInputGradient(const UOpPtr& node, const UOpPtr& grad) {
+  const Arg::Tuple& a = node->arg().as_tuple();
+  auto ints = [](const Arg& arg) {
+    Dims out;
+    for (const Arg& v : arg.as_tuple()) out.push_back(v.as_int());
+    return out;
+  };
+  ConvOptions o;
+  o.groups = a[1].as_int();
+  o.stride = ints(a[2]);
+  o.dilation = ints(a[3]);
+  o.padding = ints(a[4]);
+  const Tensor x(node->src()[1]), weight(node->src()[2]), dy(grad);
+  const Dims xs = x.Shape(), ws = weight.Shape(), ys = dy.Shape();
+  const size_t spatial = ws.size() - 2;
+  // The rows and columns of x the last windows do not reach (a stride that does not divide the padded size)
+  // get no gradient: the transposed convolution's output padding.
+  Dims output_padding;
+  for (size_t i = 0; i < spatial; ++i) {
+    const auto [before, after] = AxisPads(o.padding, spatial, i);
+    const int64_t span = o.dilation[i] * (ws[2 + i] - 1);
+    output_padding.push_back(xs[2 + i] + before + after - span - 1 - (ys[2 + i] - 1) * o.stride[i]);
+  }
+  Tensor dx = dy.ConvTranspose2d(weight, nullptr, o, output_padding);
+  UOPC_RETURN_IF_ERROR(dx.status());
+  if (dx.Shape() != xs) {
+    return absl::InternalError(absl::StrCat("the transposed convolution has shape ", TupleString(dx.Shape()),
+                                            ", the input ", TupleString(xs)));
+  }
+  return dx.uop();
+}
+
+}  // namespace tensor_internal
+
+Tensor Tensor::Conv2d(const Tensor& weight, const Tensor* bias, const ConvOptions& o) const {
+  UOPC_TENSOR_PROPAGATE(this, &weight);
+  Dims xs = Shape(), ws = weight.Shape();
+  if (xs.size() < 3 || xs.size() != ws.size() || o.groups < 1 || o.groups * ws[1] != xs[1] ||
+      ws[0] % o.groups != 0) {
+    return Error("Conv2d", absl::StrCat("input shape ", TupleString(xs), " does not match the weight shape ",
+                                        TupleString(ws), " with groups=", o.groups));
+  }
+  const size_t nh = ws.size() - 2;
+  absl::StatusOr<Dims> pads = ResolvePoolPads(o.padding, nh);
+  if (!pads.ok()) return FromError(pads.status());
+  Tensor ret;
+  if (InputGradientAsTransposedConv(*this, weight, *pads, o)) {
+    // The value from x detached, so that x's gradient is only the rule's.
+    Tensor value = Convolution(Detach(), weight, *pads, o);
+    UOPC_TENSOR_PROPAGATE(&value);
+    Arg rule = Arg::Tuple{Arg(std::string(tensor_internal::kConvInputGradientRule)), Arg(o.groups),
+                          Arg::IntTuple(tensor_internal::PerAxis(o.stride, nh)),
+                          Arg::IntTuple(tensor_internal::PerAxis(o.dilation, nh)), Arg::IntTuple(*pads)};
+    ret = Tensor(UOp::New(Ops::CUSTOM_GRADIENT, value.dtype(), {value.uop(), uop(), weight.uop()}, rule));
+  } else {
+    ret = Convolution(*this, weight, *pads, o);
+  }
   if (!bias) return ret;
   Dims br = {1, -1};
   br.insert(br.end(), nh, 1);
   return ret.Add(bias->Reshape(br));
+}
+
+Tensor Tensor::ConvTranspose2d(const Tensor& weight, const Tensor* bias, const ConvOptions& options,
+                               Dims output_padding) const {
+  const Tensor& x = *this;
+  if (!x.ok()) return x;
+  if (!weight.ok()) return weight;
+  const Dims wshape = weight.Shape();
+  if (wshape.size() < 3) {
+    return Error("ConvTranspose2d", "the weight needs (in, out/groups, *kernel) axes, its shape has " +
+                                        std::to_string(wshape.size()));
+  }
+  const size_t spatial = wshape.size() - 2;
+  const Dims kernel(wshape.begin() + 2, wshape.end());
+  if (x.ndim() != static_cast<int64_t>(wshape.size())) {
+    return Error("ConvTranspose2d",
+                 absl::StrCat("the input has ", x.ndim(), " axes, the weight ", wshape.size()));
+  }
+  const int64_t groups = options.groups;
+  if (groups < 1 || wshape[0] % groups != 0) {
+    return Error("ConvTranspose2d", absl::StrCat("groups ", groups, " does not divide ", wshape[0]));
+  }
+  // Padding as (before, after) per spatial axis (tinygrad's _resolve_pool_pads then _flat_to_grouped).
+  std::vector<std::pair<int64_t, int64_t>> pads(spatial);
+  const Dims& p = options.padding;
+  if (p.size() == 1) {
+    for (auto& pad : pads) pad = {p[0], p[0]};
+  } else if (p.size() == spatial) {
+    for (size_t i = 0; i < spatial; ++i) pads[i] = {p[i], p[i]};
+  } else if (p.size() == 2 * spatial) {
+    // Flat pairs, last axis first.
+    for (size_t i = 0; i < spatial; ++i) pads[i] = {p[2 * (spatial - 1 - i)], p[2 * (spatial - 1 - i) + 1]};
+  } else {
+    return Error("ConvTranspose2d", absl::StrCat("padding must have 1, ", spatial, " or ", 2 * spatial,
+                                                 " values, got ", p.size()));
+  }
+  const Dims stride = tensor_internal::PerAxis(options.stride, spatial),
+             dilation = tensor_internal::PerAxis(options.dilation, spatial),
+             out_pad = tensor_internal::PerAxis(output_padding, spatial);
+  if (stride.size() != spatial || dilation.size() != spatial || out_pad.size() != spatial) {
+    return Error("ConvTranspose2d", "stride, dilation and output_padding need one value or one per axis");
+  }
+  for (size_t i = 0; i < spatial; ++i) {
+    if (stride[i] < 1 || dilation[i] < 1) return Error("ConvTranspose2d", "stride and dilation must be >= 1");
+  }
+  // The weight as a forward convolution's: (groups, in/groups, out/groups, *k) -> swap the channel axes ->
+  // flip the kernel -> (out, in/groups, *k).
+  Dims unflat = {groups, wshape[0] / groups};
+  unflat.insert(unflat.end(), wshape.begin() + 1, wshape.end());
+  Dims flip_axes;
+  for (size_t a = 3; a <= wshape.size(); ++a) flip_axes.push_back(static_cast<int64_t>(a));
+  Tensor w = weight.Reshape(unflat).Transpose(1, 2).Flip(flip_axes);
+  Tensor xs = x;
+  bool strided = false;
+  for (int64_t s : stride) strided |= s > 1;
+  if (strided) {
+    // Spread the input: each element k becomes (k, 0, ..., 0) of stride s, then the trailing zeros go.
+    const Dims shape = x.Shape();
+    Dims split = {shape[0], shape[1]};
+    std::vector<std::pair<int64_t, int64_t>> spread = {{0, 0}, {0, 0}};
+    for (size_t i = 0; i < spatial; ++i) {
+      split.push_back(shape[2 + i]);
+      split.push_back(1);
+      spread.push_back({0, 0});
+      spread.push_back({0, stride[i] - 1});
+    }
+    xs = xs.Reshape(split).Pad(spread);
+    Dims merged = {shape[0], shape[1]};
+    std::vector<std::pair<int64_t, int64_t>> keep = {{0, shape[0]}, {0, shape[1]}};
+    for (size_t i = 0; i < spatial; ++i) {
+      merged.push_back(shape[2 + i] * stride[i]);
+      keep.push_back({0, shape[2 + i] * stride[i] - (stride[i] - 1)});
+    }
+    xs = xs.Reshape(merged).Shrink(keep);
+  }
+  ConvOptions forward;
+  forward.groups = groups;
+  forward.dilation = dilation;
+  forward.stride = {1};
+  forward.padding.clear();
+  for (size_t r = spatial; r-- > 0;) {
+    int64_t span = (kernel[r] - 1) * dilation[r];
+    forward.padding.push_back(span - pads[r].first);
+    forward.padding.push_back(span - pads[r].second + out_pad[r]);
+  }
+  return xs.Conv2d(w.Flatten(0, 1), bias, forward);
 }
 
 Tensor Tensor::MaxPool2d(Dims kernel_size, Dims stride, Dims dilation, Dims padding) const {

@@ -94,8 +94,7 @@ Tensor Pool(const Tensor& self, const Dims& k, const Dims& stride_in, const Dims
   size_t nk = k.size();
   if (shape.size() < nk)
     return Error("pool", absl::StrCat("can't pool ", TupleString(shape), " with ", TupleString(k)));
-  auto make = [&](const Dims& v) { return v.size() == 1 ? Dims(nk, v[0]) : v; };
-  Dims s = make(stride_in), d = make(dilation_in);
+  Dims s = PerAxis(stride_in, nk), d = PerAxis(dilation_in, nk);
   if (s.size() != nk || d.size() != nk) {
     return Error("pool", absl::StrCat("stride/dilation mismatch kernel:", TupleString(k),
                                       " stride:", TupleString(s), " dilation:", TupleString(d)));

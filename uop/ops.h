@@ -2,9 +2,10 @@
 //
 // The enum holds every op of tinygrad v0.10.3's `Ops`, in tinygrad's order (the order is meaningful: the
 // linearizer breaks ties by it), followed by the stage-boundary ops of the newest tinygrad that uopc uses for
-// stage outputs (LINEAR, CALL, PROGRAM, SOURCE, BINARY, PARAM, END). Enumerators are spelled as in tinygrad
-// (`Ops::ADD`) so rules read the same in both code bases. OpSet is a constexpr bitset of ops; `groups::` holds
-// tinygrad's GroupOp sets.
+// stage outputs (LINEAR, CALL, PROGRAM, SOURCE, BINARY, PARAM, END), then uopc's CUSTOM_GRADIENT: a
+// tensor-level node whose value is its first source's and whose other sources' gradients a rule named by its
+// arg gives (tensor/gradient.h). Enumerators are spelled as in tinygrad (`Ops::ADD`) so rules read the same
+// in both code bases. OpSet is a constexpr bitset of ops; `groups::` holds tinygrad's GroupOp sets.
 #ifndef UOPC_UOP_OPS_H_
 #define UOPC_UOP_OPS_H_
 
@@ -28,7 +29,7 @@ namespace uopc {
   X(IDIV) X(MAX) X(MOD) X(CMPLT) X(CMPNE) X(XOR) X(OR) X(AND) X(THREEFRY) X(SUB) X(FDIV) X(POW) X(WHERE)      \
   X(MULACC) X(ASSIGN) X(BIND) X(BARRIER) X(RANGE) X(IF) X(ENDRANGE) X(ENDIF) X(VCONST) X(CONST) X(DEVICE)     \
   X(MULTI) X(CUSTOM) X(CUSTOMI) X(IGNORE) X(FUSE) X(LINEAR) X(CALL) X(PROGRAM) X(SOURCE) X(BINARY) X(PARAM)   \
-  X(END)
+  X(END) X(CUSTOM_GRADIENT)
 
 enum class Ops : uint8_t {
 #define UOPC_OP_ENUMERATOR(name) name,

@@ -543,6 +543,16 @@ Verdict CheckTensorSpec(const UOp* u, bool views_of_values = false) {
         return Fail(OpStr(u->op()), " must keep its source's dtype ", DStr(src(0)->dtype()));
       }
       return Ok();
+    case Ops::CUSTOM_GRADIENT:
+      // uopc: the value, then the nodes its rule differentiates with respect to; the arg names the rule.
+      if (n < 2 || !u->arg().is_tuple() || u->arg().as_tuple().empty() ||
+          !u->arg().as_tuple()[0].is_string()) {
+        return Fail("CUSTOM_GRADIENT takes a value and at least one more source, and an arg naming its rule");
+      }
+      if (dt != src(0)->dtype()) {
+        return Fail("CUSTOM_GRADIENT must keep its value's dtype ", DStr(src(0)->dtype()));
+      }
+      return Ok();
     case Ops::COPY:
       if (n != 2 || src(1)->op() != Ops::DEVICE) return kNoMatch;
       if (dt != src(0)->dtype()) return Fail("COPY must keep its source's dtype ", DStr(src(0)->dtype()));
