@@ -1,29 +1,22 @@
 // With uopc's kernels on the host's devices, a large convolution's input gradient is a transposed convolution
 // of the output gradient (tensor_nn.cc, a CUSTOM_GRADIENT node): the same gradients as tinygrad's graph (to
-// float rounding: the sums run in another order) with strides, dilation, uneven padding, groups and one or two
-// spatial axes, and tinygrad's graph wherever the rule does not apply.
+// float rounding: the sums run in another order) with strides, dilation, uneven padding, groups and one or
+// two spatial axes, and tinygrad's graph wherever the rule does not apply.
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tensor/tensor.h"
+#include "tensor/testing/kernels_environment.h"
 
 namespace uopc {
 namespace {
 
 using ::testing::FloatNear;
 using ::testing::Pointwise;
-
-// Sets UOPC_KERNELS for one scope.
-class KernelsEnvironment {
- public:
-  explicit KernelsEnvironment(const char* kernels) { setenv("UOPC_KERNELS", kernels, 1); }
-  ~KernelsEnvironment() { unsetenv("UOPC_KERNELS"); }
-};
 
 bool HasCustomGradient(const Tensor& t) {
   for (const UOp* u : t.uop()->Toposort()) {

@@ -1,25 +1,18 @@
 // uopc's kernels read the right side of a large float32 matmul on the host's devices from packed panels
 // (tensor_nn.cc's PackedForVectorTiles): the same values and gradients as tinygrad's graph, which
 // UOPC_KERNELS=tinygrad keeps, and the panels only where they pay.
-#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tensor/tensor.h"
+#include "tensor/testing/kernels_environment.h"
 
 namespace uopc {
 namespace {
 
 using ::testing::Pointwise;
-
-// Sets UOPC_KERNELS for one test.
-class KernelsEnvironment {
- public:
-  explicit KernelsEnvironment(const char* kernels) { setenv("UOPC_KERNELS", kernels, 1); }
-  ~KernelsEnvironment() { unsetenv("UOPC_KERNELS"); }
-};
 
 // Whether the graph copies a tensor into panels: CONTIGUOUS of a (K, N/16, 16) view permuted to (N/16, K,
 // 16).
