@@ -1,7 +1,8 @@
 // Writes the kernels of examples/mnist's first training step (weights' initialisation, forward, backward and
 // Adam's update, batch 512) as the BEAM tests read them (codegen/testdata/mnist_step_kernels.jsonl): one JSON
 // object a line, {"id": "mnist_step/N", "ast": "<the kernel AST in textual IR>"}, each unique kernel once, in
-// schedule order. The kernels do not depend on the device; they are scheduled here without running anything.
+// schedule order, as the CPU device schedules them (LLVM's are the same; CUDA splits the weight gradients'
+// batch into other groups, and the other devices get tinygrad's gradient graphs), without running anything.
 // Given a file, it checks that the file holds them instead (//examples:mnist_step_kernels_test).
 //
 //   ./bazelw run //examples:mnist_step_kernels > codegen/testdata/mnist_step_kernels.jsonl

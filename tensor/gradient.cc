@@ -253,8 +253,11 @@ std::optional<GradientList> ReduceGradient(const GradientExpr& ctx, const Gradie
 // CUSTOM_GRADIENT: the value takes the gradient as it is (what in its graph is not detached gets its share
 // there), and the rule the arg names gives the other sources theirs.
 std::optional<GradientList> CustomGradient(const GradientExpr& ctx, const GradientExpr& ret) {
-  if (ret.arg().as_tuple()[0].as_string() != tensor_internal::kConvInputGradientRule) return std::nullopt;
-  return Grads(ctx, ctx.Built(tensor_internal::ConvInputGradient(ret.uop(), ctx.uop())), None());
+  if (ret.arg().as_tuple()[0].as_string() != tensor_internal::kConvGradientRule) return std::nullopt;
+  absl::StatusOr<std::pair<UOpPtr, UOpPtr>> grads = tensor_internal::ConvGradients(ret.uop(), ctx.uop());
+  if (!grads.ok()) return Grads(ctx, ctx.Built(grads.status()), None());
+  auto or_none = [&](const UOpPtr& g) { return g ? ctx.Built(g) : None(); };
+  return Grads(ctx, or_none(grads->first), or_none(grads->second));
 }
 
 // ctx is the gradient flowing into the op, ret the op.

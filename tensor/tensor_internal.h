@@ -66,11 +66,13 @@ absl::Status UploadHostDataOf(const UOpPtr& sink);
 // given for the caller to refuse.
 inline Dims PerAxis(const Dims& values, size_t n) { return values.size() == 1 ? Dims(n, values[0]) : values; }
 
-// The rule a CUSTOM_GRADIENT node of Tensor::Conv2d names: x's gradient as the transposed convolution of the
-// output gradient (sources: the value, x, the weight; arg: the rule's name, groups, stride, dilation and flat
-// padding per axis). Returns the gradient of x for `grad`, the gradient flowing into the node.
-inline constexpr absl::string_view kConvInputGradientRule = "conv_input_gradient";
-absl::StatusOr<UOpPtr> ConvInputGradient(const UOpPtr& node, const UOpPtr& grad);
+// The rule a CUSTOM_GRADIENT node of Tensor::Conv2d names (sources: the value, x, the weight; arg: the rule's
+// name, groups, stride, dilation, flat padding per axis, whether x's gradient is the rule's, and the batch
+// split of the weight's gradient, 0 when it is not the rule's). Returns the gradients of x and of the weight
+// for `grad`, the gradient flowing into the node: x's the transposed convolution of the output gradient, the
+// weight's a grouped convolution of x with the output gradient, each null where the value's graph gives it.
+inline constexpr absl::string_view kConvGradientRule = "conv_gradients";
+absl::StatusOr<std::pair<UOpPtr, UOpPtr>> ConvGradients(const UOpPtr& node, const UOpPtr& grad);
 
 // tinygrad's _cumalu and _pool.
 Tensor CumAlu(const Tensor& x, int64_t axis, Ops op, bool include_initial);

@@ -147,40 +147,67 @@ std::pair<int64_t, int64_t> AxisPads(const Dims& flat, size_t spatial, size_t i)
   return {flat[2 * (spatial - 1 - i)], flat[2 * (spatial - 1 - i) + 1]};
 }
 
-// tinygrad differentiates a convolution through its pads and pools: one kernel writes every product of the
-// output gradient and the weights, one value per (image, input channel, kernel position, output position),
-// and a second sums the overlapping windows. A transposed convolution of the output gradient gives the same
-// sums without that intermediate, in a kernel the vector heuristic blocks like a forward convolution's
-// (docs/performance.md). With uopc's kernels on the host's devices the convolution carries that rule where
-// the intermediate would be 4 MB or more (twice the L2 cache) and the transposed convolution needs no
-// negative padding; tinygrad's graph otherwise.
-bool InputGradientAsTransposedConv(const Tensor& x, const Tensor& weight, const Dims& pads,
-                                   const ConvOptions& o) {
+// Which of a convolution's gradients come from uopc's rules (a CUSTOM_GRADIENT node) instead of tinygrad's
+// graph (docs/performance.md):
+// - x's: tinygrad differentiates through the pads and pools, one kernel writing every product of the output
+//   gradient and the weights, one value per (image, input channel, kernel position, output position), a
+//   second summing the overlapping windows. A transposed convolution of the output gradient gives the same
+//   sums without that intermediate, in a kernel blocked like a forward convolution's.
+// - the weight's: tinygrad's is one sum per weight over every image and output position, few sums of many
+//   products (the mnist model's second convolution: 25,600 of 204,800), which leaves a GPU's threads idle
+//   and keeps the host's vector heuristic from blocking it. With the batch split into groups it is a grouped
+//   convolution of x with the output gradient, a sum per weight and group, then a sum over the groups.
+// Both apply with uopc's kernels on CPU, LLVM and CUDA, to convolutions with float weights, 2^20 or more
+// products (the intermediate 4 MB or more, twice the L2 cache) and padding within the kernel's span; x's
+// where x has the weight's dtype, the weight's where the convolution is ungrouped and the batch makes 2 or
+// more groups of the images per group that the device's kernels were measured best with.
+struct ConvGradientRules {
+  bool input = false;
+  int64_t weight_split = 0;  // groups of the batch (0: tinygrad's weight gradient)
+};
+
+ConvGradientRules ChooseConvGradientRules(const Tensor& x, const Tensor& weight, const Dims& pads,
+                                          const ConvOptions& o) {
   constexpr int64_t kMinProducts = int64_t{1} << 20;
-  if (!UopcHostKernels(x) || !x.dtype().is_float() || x.dtype() != weight.dtype()) return false;
+  const std::string device = x.Device();
+  // Measured on beautiful_mnist's four convolutions (docs/performance.md): groups of 16 images on the host,
+  // of 128 on an H200.
+  const int64_t images_per_group = device == "CUDA" ? 128 : 16;
+  const bool uopc_kernels = UopcHostKernels(x) || (HostKernelVectorWidth() > 1 && device == "CUDA");
+  if (!uopc_kernels || !weight.dtype().is_float()) return {};
   const Dims xs = x.Shape(), ws = weight.Shape();
   const size_t spatial = ws.size() - 2;
   const Dims stride = tensor_internal::PerAxis(o.stride, spatial),
              dilation = tensor_internal::PerAxis(o.dilation, spatial);
-  if (stride.size() != spatial || dilation.size() != spatial || pads.size() != 2 * spatial) return false;
+  if (stride.size() != spatial || dilation.size() != spatial || pads.size() != 2 * spatial) return {};
   int64_t products = xs[0] * xs[1];
   for (size_t i = 0; i < spatial; ++i) {
     const auto [before, after] = AxisPads(pads, spatial, i);
     const int64_t span = dilation[i] * (ws[2 + i] - 1);
-    if (stride[i] < 1 || before < 0 || after < 0 || before > span || after > span) return false;
+    if (stride[i] < 1 || before < 0 || after < 0 || before > span || after > span) return {};
     const int64_t out = (xs[2 + i] + before + after - span - 1) / stride[i] + 1;
-    if (out < 1) return false;
+    if (out < 1) return {};
     products *= ws[2 + i] * out;
   }
-  return products >= kMinProducts;
+  if (products < kMinProducts) return {};
+  // x's gradient needs x of the weight's float type; the weight's takes any x (the first layer's pixels).
+  ConvGradientRules rules{.input = x.dtype() == weight.dtype()};
+  if (o.groups == 1 && images_per_group > 0) {
+    int64_t split = 1;
+    while (xs[0] % (2 * split) == 0 && xs[0] / (2 * split) >= images_per_group) split *= 2;
+    if (split > 1) rules.weight_split = split;
+  }
+  return rules;
 }
 
 }  // namespace
 
 namespace tensor_internal {
 
-absl::StatusOr<UOpPtr> ConvInputGradient(const UOpPtr& node, const UOpPtr& grad) {
-  const Arg::Tuple& a = node->arg().as_tuple();
+namespace {
+
+// The convolution's options as the CUSTOM_GRADIENT arg holds them (padding flat, per axis).
+ConvOptions RuleOptions(const Arg::Tuple& a) {
   auto ints = [](const Arg& arg) {
     Dims out;
     for (const Arg& v : arg.as_tuple()) out.push_back(v.as_int());
@@ -191,6 +218,12 @@ absl::StatusOr<UOpPtr> ConvInputGradient(const UOpPtr& node, const UOpPtr& grad)
   o.stride = ints(a[2]);
   o.dilation = ints(a[3]);
   o.padding = ints(a[4]);
+  return o;
+}
+
+// x's gradient: the transposed convolution of the output gradient.
+absl::StatusOr<UOpPtr> ConvInputGradient(const UOpPtr& node, const UOpPtr& grad) {
+  const ConvOptions o = RuleOptions(node->arg().as_tuple());
   const Tensor x(node->src()[1]), weight(node->src()[2]), dy(grad);
   const Dims xs = x.Shape(), ws = weight.Shape(), ys = dy.Shape();
   const size_t spatial = ws.size() - 2;
@@ -211,6 +244,65 @@ absl::StatusOr<UOpPtr> ConvInputGradient(const UOpPtr& node, const UOpPtr& grad)
   return dx.uop();
 }
 
+// The weight's gradient with the batch split into `split` groups: dw[o, i, k] = sum over images n and output
+// positions p of dy[n, o, p] * x_padded[n, i, p * stride + k * dilation], as a convolution whose batch is x's
+// channels, whose channels are the images (`split` groups of them) and whose kernel is dy's positions (the
+// roles of stride and dilation swap); its windows past the weight's size are cut off, then the groups summed.
+absl::StatusOr<UOpPtr> ConvWeightGradient(const UOpPtr& node, const UOpPtr& grad, int64_t split) {
+  const ConvOptions o = RuleOptions(node->arg().as_tuple());
+  const Tensor x(node->src()[1]), weight(node->src()[2]), dy(grad);
+  const Dims xs = x.Shape(), ws = weight.Shape(), ys = dy.Shape();
+  const size_t spatial = ws.size() - 2;
+  const int64_t images = xs[0] / split, cin = xs[1], cout = ys[1];
+  auto with_spatial = [&](Dims head, const Dims& shape) {
+    head.insert(head.end(), shape.begin() + 2, shape.end());
+    return head;
+  };
+  auto axes_from = [&](Dims head, int64_t first) {
+    for (size_t i = 0; i < spatial; ++i) head.push_back(first + static_cast<int64_t>(i));
+    return head;
+  };
+  // x as (cin, split * images, *spatial) and dy as (split * cout, images, *output).
+  Tensor input = x.Reshape(with_spatial({split, images, cin}, xs))
+                     .Permute(axes_from({2, 0, 1}, 3))
+                     .Reshape(with_spatial({cin, split * images}, xs));
+  Tensor kernel = dy.Reshape(with_spatial({split, images, cout}, ys))
+                      .Permute(axes_from({0, 2, 1}, 3))
+                      .Reshape(with_spatial({split * cout, images}, ys));
+  ConvOptions swapped;
+  swapped.groups = split;
+  swapped.stride = tensor_internal::PerAxis(o.dilation, spatial);
+  swapped.dilation = tensor_internal::PerAxis(o.stride, spatial);
+  Tensor windows = Convolution(input, kernel, o.padding, swapped);
+  UOPC_RETURN_IF_ERROR(windows.status());
+  std::vector<std::pair<int64_t, int64_t>> keep = {{0, cin}, {0, split * cout}};
+  for (size_t i = 0; i < spatial; ++i) keep.push_back({0, ws[2 + i]});
+  Tensor dw = windows.Shrink(keep)
+                  .Reshape(with_spatial({cin, split, cout}, ws))
+                  .Sum({1})
+                  .Permute(axes_from({1, 0}, 2));
+  UOPC_RETURN_IF_ERROR(dw.status());
+  if (dw.Shape() != ws) {
+    return absl::InternalError(absl::StrCat("the split weight gradient has shape ", TupleString(dw.Shape()),
+                                            ", the weight ", TupleString(ws)));
+  }
+  return dw.uop();
+}
+
+}  // namespace
+
+absl::StatusOr<std::pair<UOpPtr, UOpPtr>> ConvGradients(const UOpPtr& node, const UOpPtr& grad) {
+  const Arg::Tuple& a = node->arg().as_tuple();
+  std::pair<UOpPtr, UOpPtr> grads;
+  if (a[5].as_int() != 0) {
+    UOPC_ASSIGN_OR_RETURN(grads.first, ConvInputGradient(node, grad));
+  }
+  if (const int64_t split = a[6].as_int(); split > 0) {
+    UOPC_ASSIGN_OR_RETURN(grads.second, ConvWeightGradient(node, grad, split));
+  }
+  return grads;
+}
+
 }  // namespace tensor_internal
 
 Tensor Tensor::Conv2d(const Tensor& weight, const Tensor* bias, const ConvOptions& o) const {
@@ -225,13 +317,19 @@ Tensor Tensor::Conv2d(const Tensor& weight, const Tensor* bias, const ConvOption
   absl::StatusOr<Dims> pads = ResolvePoolPads(o.padding, nh);
   if (!pads.ok()) return FromError(pads.status());
   Tensor ret;
-  if (InputGradientAsTransposedConv(*this, weight, *pads, o)) {
-    // The value from x detached, so that x's gradient is only the rule's.
-    Tensor value = Convolution(Detach(), weight, *pads, o);
+  const auto [input_rule, weight_split] = ChooseConvGradientRules(*this, weight, *pads, o);
+  if (input_rule || weight_split > 0) {
+    // The value from what the rule differentiates detached, so that its gradient is only the rule's.
+    Tensor value =
+        Convolution(input_rule ? Detach() : *this, weight_split > 0 ? weight.Detach() : weight, *pads, o);
     UOPC_TENSOR_PROPAGATE(&value);
-    Arg rule = Arg::Tuple{Arg(std::string(tensor_internal::kConvInputGradientRule)), Arg(o.groups),
+    Arg rule = Arg::Tuple{Arg(std::string(tensor_internal::kConvGradientRule)),
+                          Arg(o.groups),
                           Arg::IntTuple(tensor_internal::PerAxis(o.stride, nh)),
-                          Arg::IntTuple(tensor_internal::PerAxis(o.dilation, nh)), Arg::IntTuple(*pads)};
+                          Arg::IntTuple(tensor_internal::PerAxis(o.dilation, nh)),
+                          Arg::IntTuple(*pads),
+                          Arg(int64_t{input_rule}),
+                          Arg(weight_split)};
     ret = Tensor(UOp::New(Ops::CUSTOM_GRADIENT, value.dtype(), {value.uop(), uop(), weight.uop()}, rule));
   } else {
     ret = Convolution(*this, weight, *pads, o);
