@@ -227,6 +227,34 @@ class Tensor {
   Tensor Silu() const { return Swish(); }
   Tensor LeakyRelu(double neg_slope = 0.01) const;
   Tensor Erf() const;
+  // More activations and math, as tinygrad's (their defaults too). The inverse trigonometric functions use
+  // tinygrad's polynomial approximation of asin (Abramowitz and Stegun 4.4.46).
+  Tensor Softplus(Scalar beta = 1) const;  // (1/beta) * log(1 + exp(beta * x)); beta must not be 0
+  Tensor Mish() const;
+  Tensor Elu(double alpha = 1.0) const;
+  Tensor Celu(double alpha = 1.0) const;
+  Tensor Selu(double alpha = 1.67326, double gamma = 1.0507) const;
+  Tensor Relu6() const;
+  Tensor Hardswish() const;
+  Tensor Hardsigmoid(double alpha = 1.0 / 6, double beta = 0.5) const;
+  Tensor Hardtanh(Scalar min_val = -1, Scalar max_val = 1) const;
+  Tensor Softsign() const;
+  Tensor QuickGelu() const;
+  Tensor Asin() const;
+  Tensor Acos() const;
+  Tensor Atan() const;
+  Tensor Sinh() const;
+  Tensor Cosh() const;
+  Tensor Asinh() const;
+  Tensor Acosh() const;
+  Tensor Atanh() const;
+  // |this| with the sign of `other` (broadcast); the dtype follows the broadcasting rules, as tinygrad's.
+  Tensor Copysign(const Operand& other) const;
+  // this + (end - this) * weight; a uint8 tensor with a tensor weight interpolates in 7-bit fixed point.
+  Tensor Lerp(const Tensor& end, const Operand& weight) const;
+  // |this - other| <= atol + rtol * |other| for finite values; infinities close when equal; NaNs when
+  // `equal_nan`.
+  Tensor IsClose(const Tensor& other, double rtol = 1e-05, double atol = 1e-08, bool equal_nan = false) const;
   Tensor Contiguous() const;
   // A copy on another device (COPY), or this tensor when it is already there.
   Tensor To(const std::string& device) const;

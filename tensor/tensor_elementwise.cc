@@ -3,6 +3,7 @@
 // x * sign(x)).
 #include <cmath>
 
+#include "absl/types/span.h"
 #include "tensor/tensor.h"
 #include "tensor/tensor_internal.h"
 #include "uop/util.h"
@@ -44,6 +45,13 @@ Tensor Inverse(const Tensor& t) {
 }
 
 bool IntOrBool(DType d) { return d.is_int() || d.is_bool(); }
+
+// The polynomial with `coeffs` (highest power first) at x, by Horner's rule from 0.0 (tinygrad's polyN).
+Tensor PolyN(const Tensor& x, absl::Span<const double> coeffs) {
+  Tensor acc;
+  for (size_t i = 0; i < coeffs.size(); ++i) acc = (i == 0 ? 0.0 * x : acc * x) + coeffs[i];
+  return acc;
+}
 
 }  // namespace
 
@@ -245,11 +253,62 @@ Tensor Tensor::Swish() const { return (*this) * Sigmoid(); }
 Tensor Tensor::LeakyRelu(double neg_slope) const { return Lt(0).Where(neg_slope * (*this), *this); }
 Tensor Tensor::Erf() const {
   Tensor t = 1.0 / (1.0 + 0.3275911 * Abs());
-  const double coeffs[] = {1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592};
-  // polyN(t, coeffs): Horner from the first coefficient.
-  Tensor p = 0.0 * t + coeffs[0];
-  for (int i = 1; i < 5; ++i) p = p * t + coeffs[i];
+  Tensor p = PolyN(t, {1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592});
   return Sign() * (1.0 - t * p * (-Square()).Exp());
+}
+Tensor Tensor::Softplus(Scalar beta) const {
+  UOPC_TENSOR_PROPAGATE(this);
+  if (beta.value.AsFloat() == 0) return Error("Softplus", "beta must not be 0");
+  return (1.0 / beta.value.AsFloat()) * (1 + Mul(beta).Exp()).Log();
+}
+Tensor Tensor::Mish() const { return (*this) * Softplus().Tanh(); }
+Tensor Tensor::Elu(double alpha) const { return Relu() - alpha * (1 - Exp()).Relu(); }
+Tensor Tensor::Celu(double alpha) const { return Maximum(0) + (alpha * (Div(alpha).Exp() - 1)).Minimum(0); }
+Tensor Tensor::Selu(double alpha, double gamma) const {
+  return gamma * Ge(0).Detach().Where(*this, alpha * (Exp() - 1));
+}
+Tensor Tensor::Relu6() const { return Relu() - Sub(6).Relu(); }
+Tensor Tensor::Hardswish() const { return (*this) * Add(3).Relu6() * (1.0 / 6); }
+Tensor Tensor::Hardsigmoid(double alpha, double beta) const {
+  return (alpha * (*this) + beta).Relu() - (alpha * (*this) + beta - 1).Relu();
+}
+Tensor Tensor::Hardtanh(Scalar min_val, Scalar max_val) const { return Clip(min_val, max_val); }
+Tensor Tensor::Softsign() const { return Div(1 + Abs()); }
+Tensor Tensor::QuickGelu() const { return (*this) * Mul(1.702).Sigmoid(); }
+Tensor Tensor::Asin() const {
+  Tensor x = M_PI / 2 -
+             (1.0 - Abs()).Sqrt() * PolyN(Abs(), {-0.0012624911, 0.0066700901, -0.0170881256, 0.0308918810,
+                                                  -0.0501743046, 0.0889789874, -0.2145988016, 1.5707963050});
+  return Sign() * x;
+}
+Tensor Tensor::Acos() const { return M_PI / 2 - Asin(); }
+Tensor Tensor::Atan() const { return Div((1 + (*this) * (*this)).Sqrt()).Asin(); }
+Tensor Tensor::Sinh() const { return (Exp() - Neg().Exp()) / 2; }
+Tensor Tensor::Cosh() const { return (Exp() + Neg().Exp()) / 2; }
+Tensor Tensor::Atanh() const { return ((1 + (*this)) / (1 - (*this))).Log() / 2; }
+Tensor Tensor::Asinh() const { return Add((Square() + 1).Sqrt()).Log(); }
+Tensor Tensor::Acosh() const { return Add((Square() - 1).Sqrt()).Log(); }
+Tensor Tensor::Copysign(const Operand& other) const {
+  Tensor o = Broadcasted(other).second;
+  return o.Lt(0).Where(-Abs(), Abs()) + o * 0;
+}
+Tensor Tensor::Lerp(const Tensor& end, const Operand& weight) const {
+  UOPC_TENSOR_PROPAGATE(this);
+  if (dtype() == dtypes::kUInt8 && weight.is_tensor()) {
+    // The weight in 7-bit fixed point; the difference fits int8 only modulo 256, as in tinygrad.
+    constexpr int kWeightBits = 7;
+    Tensor w = (weight.tensor() * (1 << kWeightBits) + 0.5).Cast(dtypes::kInt16);
+    Tensor step = ((end - (*this)).Cast(dtypes::kInt8) * w + (1 << (kWeightBits - 1))).Cast(dtypes::kUInt16);
+    return Add(step >> kWeightBits).Cast(dtypes::kUInt8);
+  }
+  return (*this) + (end - (*this)) * weight;
+}
+Tensor Tensor::IsClose(const Tensor& other, double rtol, double atol, bool equal_nan) const {
+  Tensor finite_close =
+      IsFinite() & other.IsFinite() & (((*this) - other).Abs() <= atol + rtol * other.Abs());
+  Tensor infinite_close = (IsInf() | other.IsInf()) & Eq(other);
+  Tensor nan_close = (IsNan() & other.IsNan()) & equal_nan;
+  return finite_close | infinite_close | nan_close;
 }
 Tensor Tensor::Contiguous() const { return Unary(*this, Ops::CONTIGUOUS); }
 Tensor Tensor::To(const std::string& device) const {
