@@ -144,6 +144,9 @@ class Tensor {
   static Tensor Arange(Scalar stop);
   static Tensor Arange(Scalar start, Scalar stop, Scalar step = 1, std::optional<DType> dtype = std::nullopt,
                        const std::string& device = "");
+  // `steps` evenly spaced values from `start` to `stop`, both included (Tensor.linspace); not for bool.
+  static Tensor Linspace(Scalar start, Scalar stop, int64_t steps, DType dtype = dtypes::kFloat32,
+                         const std::string& device = "");
   static Tensor Eye(int64_t n, std::optional<int64_t> m = std::nullopt, DType dtype = dtypes::kFloat32,
                     const std::string& device = "");
   Tensor FullLike(Scalar value, std::optional<DType> dtype = std::nullopt) const;
@@ -283,6 +286,28 @@ class Tensor {
   static Tensor Stack(const std::vector<Tensor>& tensors, int64_t dim = 0);
   Tensor BroadcastTo(const Dims& shape) const;
 
+  // ---- splitting, rolling and grids (tensor_movement.cc) ----
+  // The functions that return several tensors return, on bad input or an errored operand, one errored Tensor
+  // carrying the error (so `parts[0].status()` or `parts[0].Ok()` tells).
+  // Pieces of `size` along `dim`, the last one smaller when `size` does not divide it (tinygrad's
+  // split(int)). Note that `Split({5})` calls this overload; a one-element list of sizes needs `Dims{5}`.
+  std::vector<Tensor> Split(int64_t size, int64_t dim = 0) const;
+  // Pieces of the given sizes along `dim`; they must be non-negative and sum to the axis' size.
+  std::vector<Tensor> Split(const Dims& sizes, int64_t dim = 0) const;
+  // At most `chunks` pieces of equal size along `dim`, the last one smaller (tinygrad's chunk).
+  std::vector<Tensor> Chunk(int64_t chunks, int64_t dim = 0) const;
+  // Axis `dim` reshaped to `sizes` (one -1 is inferred); the inverse of Flatten.
+  Tensor Unflatten(int64_t dim, const Dims& sizes) const;
+  // Every element repeated `repeats` times along `dim`, or along the flattened tensor when `dim` is unset.
+  Tensor RepeatInterleave(int64_t repeats, std::optional<int64_t> dim = std::nullopt) const;
+  // Rolls axis dims[i] by shifts[i] places, circularly (one shift per axis).
+  Tensor Roll(const Dims& shifts, const Dims& dims) const;
+  Tensor Roll(int64_t shift, int64_t dim) const { return Roll(Dims{shift}, Dims{dim}); }
+  // Coordinate grids of scalars or 1-D tensors: "ij" (matrix) or "xy" (Cartesian: the first two axes swap).
+  static std::vector<Tensor> Meshgrid(const std::vector<Tensor>& tensors, const std::string& indexing = "ij");
+  // `value` where `mask` is true, else this tensor (mask.Where(value, this)).
+  Tensor MaskedFill(const Tensor& mask, const Operand& value) const;
+
   // ---- reductions (tensor_reduce.cc). An empty `axes` with `all` reduces every axis. ----
   struct Axes {
     Axes() : all(true) {}                                            // every axis
@@ -309,6 +334,14 @@ class Tensor {
   Tensor Logsumexp(Axes axis = {}, bool keepdim = false) const;
   Tensor Cumsum(int64_t axis = 0) const;
   Tensor Cummax(int64_t axis = 0) const;
+
+  // ---- more reductions (tensor_reduce.cc) ----
+  Tensor Cumprod(int64_t axis) const;
+  // log(cumsum(exp(x))) along `axis`, computed stably.
+  Tensor Logcumsumexp(int64_t axis = 0) const;
+  // (Var, Mean) and (Std, Mean) of the same axes, as torch.var_mean / torch.std_mean.
+  std::pair<Tensor, Tensor> VarMean(Axes axis = {}, bool keepdim = false, int64_t correction = 1) const;
+  std::pair<Tensor, Tensor> StdMean(Axes axis = {}, bool keepdim = false, int64_t correction = 1) const;
 
   // ---- nn (tensor_nn.cc) ----
   Tensor Dot(const Tensor& w, std::optional<DType> acc_dtype = std::nullopt) const;

@@ -238,6 +238,19 @@ Tensor Tensor::Arange(Scalar start, Scalar stop, Scalar step, std::optional<DTyp
   return (tensor_internal::CumAlu(steps, 0, Ops::ADD, false) + offset).Cast(dt);
 }
 
+Tensor Tensor::Linspace(Scalar start, Scalar stop, int64_t steps, DType dtype, const std::string& device) {
+  if (steps < 0)
+    return Error("Linspace", absl::StrCat("the number of steps must not be negative, got ", steps));
+  if (dtype == dtypes::kBool) return Error("Linspace", "a bool dtype is not supported");
+  if (steps == 1) {
+    if (start.value.is_float()) return Literal(std::vector<double>{start.value.AsFloat()}, dtype, device);
+    return Literal(std::vector<int64_t>{start.value.AsInt64()}, dtype, device);
+  }
+  // Python's true division of the two numbers: always a float.
+  double delta = (stop.value.AsFloat() - start.value.AsFloat()) / static_cast<double>(steps - 1);
+  return (start + Arange(0, steps, 1, std::nullopt, device) * delta).Cast(dtype);
+}
+
 Tensor Tensor::Eye(int64_t n, std::optional<int64_t> m, DType dtype, const std::string& device) {
   if (n < 0 || (m && *m < 0)) return Error("Eye", absl::StrCat("cannot have negative n=", n));
   Tensor x = Ones({n, 1}, dtype, device).Pad({{0, 0}, {0, n}}).Flatten().Shrink({{0, n * n}}).Reshape({n, n});

@@ -1,6 +1,11 @@
 // Movement ops and indexing: reshape, expand, permute, flip, pad, shrink, Python-style indexing (slices with
-// steps, None, ellipsis, int tensors), gather, cat and stack, as tinygrad's tensor.py builds them.
+// steps, None, ellipsis, int tensors), gather, cat and stack, split/chunk, roll and meshgrid, as tinygrad's
+// tensor.py builds them.
 #include <algorithm>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "tensor/tensor.h"
 #include "tensor/tensor_internal.h"
@@ -493,5 +498,153 @@ Tensor Tensor::Stack(const std::vector<Tensor>& tensors, int64_t dim) {
   for (size_t i = 1; i < tensors.size(); ++i) rest.push_back(tensors[i].Unsqueeze(dim));
   return tensors[0].Unsqueeze(dim).Cat(rest, dim);
 }
+
+namespace {
+
+// The slice [start, stop) of axis `dim` (tinygrad's `t[(slice(None),) * dim + (slice(start, stop),)]`).
+Tensor SliceAxis(const Tensor& t, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> stop) {
+  std::vector<Tensor::IndexItem> index(dim, Slice{});
+  index.push_back(Slice{start, stop, std::nullopt});
+  return t.Index(index);
+}
+
+std::vector<Tensor> Failed(Tensor error) { return {std::move(error)}; }
+
+// The axis `dim` names: an error when out of range, or for a 0-d tensor, which has no axis (tinygrad's
+// _resolve_dim accepts dim 0 there and fails indexing the shape).
+absl::StatusOr<int64_t> ResolveAxis(const Tensor& t, absl::string_view op, int64_t dim) {
+  absl::Status err;
+  int64_t axis = t.ResolveDim(dim, false, &err);
+  UOPC_RETURN_IF_ERROR(err);
+  if (t.ndim() == 0) return absl::InvalidArgumentError(absl::StrCat(op, ": a 0-d tensor has no dim ", dim));
+  return axis;
+}
+
+}  // namespace
+
+std::vector<Tensor> Tensor::Split(int64_t size, int64_t dim_in) const {
+  if (!ok()) return Failed(*this);
+  absl::StatusOr<int64_t> dim = ResolveAxis(*this, "Split", dim_in);
+  if (!dim.ok()) return Failed(FromError(dim.status()));
+  if (size <= 0) return Failed(Error("Split", absl::StrCat("the split size must be positive, got ", size)));
+  int64_t n = Shape()[*dim];
+  Dims sizes;
+  for (int64_t i = 0; i < std::max<int64_t>(1, n); i += size) sizes.push_back(std::min(size, n - i));
+  return Split(sizes, *dim);
+}
+
+std::vector<Tensor> Tensor::Split(const Dims& sizes, int64_t dim_in) const {
+  if (!ok()) return Failed(*this);
+  absl::StatusOr<int64_t> dim = ResolveAxis(*this, "Split", dim_in);
+  if (!dim.ok()) return Failed(FromError(dim.status()));
+  int64_t n = Shape()[*dim], total = 0;
+  for (int64_t s : sizes) {
+    if (s < 0) return Failed(Error("Split", "negative size in " + TupleString(sizes)));
+    total += s;
+  }
+  if (total != n) {
+    return Failed(
+        Error("Split", absl::StrCat("the sizes ", TupleString(sizes), " sum to ", total, ", not to ", n,
+                                    ", the size of dim ", *dim, " of shape ", TupleString(Shape()))));
+  }
+  std::vector<Tensor> parts;
+  int64_t start = 0;
+  for (int64_t s : sizes) {
+    parts.push_back(SliceAxis(*this, *dim, start, start + s));
+    start += s;
+  }
+  return parts;
+}
+
+std::vector<Tensor> Tensor::Chunk(int64_t chunks, int64_t dim_in) const {
+  if (!ok()) return Failed(*this);
+  if (chunks <= 0) return Failed(Error("Chunk", absl::StrCat("chunks must be positive, got ", chunks)));
+  absl::StatusOr<int64_t> dim = ResolveAxis(*this, "Chunk", dim_in);
+  if (!dim.ok()) return Failed(FromError(dim.status()));
+  int64_t n = Shape()[*dim];
+  if (n == 0) return Split(Dims(chunks, 0), *dim);
+  return Split(CeilDiv(n, chunks), *dim);
+}
+
+Tensor Tensor::Unflatten(int64_t dim_in, const Dims& sizes) const {
+  UOPC_TENSOR_PROPAGATE(this);
+  absl::StatusOr<int64_t> dim = ResolveAxis(*this, "Unflatten", dim_in);
+  if (!dim.ok()) return FromError(dim.status());
+  Dims cur = Shape(), out(cur.begin(), cur.begin() + *dim);
+  out.insert(out.end(), sizes.begin(), sizes.end());
+  out.insert(out.end(), cur.begin() + *dim + 1, cur.end());
+  return Reshape(out);
+}
+
+Tensor Tensor::RepeatInterleave(int64_t repeats, std::optional<int64_t> dim_in) const {
+  UOPC_TENSOR_PROPAGATE(this);
+  if (repeats < 0)
+    return Error("RepeatInterleave", absl::StrCat("repeats must not be negative, got ", repeats));
+  Tensor x = dim_in ? *this : Flatten();
+  absl::StatusOr<int64_t> dim = dim_in ? ResolveAxis(*this, "RepeatInterleave", *dim_in) : int64_t{0};
+  if (!dim.ok()) return FromError(dim.status());
+  Dims shape = x.Shape();
+  Dims unsqueezed = shape, expanded = shape, merged = shape;
+  unsqueezed.insert(unsqueezed.begin() + *dim + 1, 1);
+  expanded.insert(expanded.begin() + *dim + 1, repeats);
+  merged[*dim] *= repeats;
+  return x.Reshape(unsqueezed).Expand(expanded).Reshape(merged);
+}
+
+Tensor Tensor::Roll(const Dims& shifts, const Dims& dims) const {
+  UOPC_TENSOR_PROPAGATE(this);
+  if (shifts.size() != dims.size()) {
+    return Error("Roll", absl::StrCat(shifts.size(), " shifts for ", dims.size(), " dims"));
+  }
+  Dims resolved;
+  for (int64_t d : dims) {
+    absl::StatusOr<int64_t> dim = ResolveAxis(*this, "Roll", d);
+    if (!dim.ok()) return FromError(dim.status());
+    resolved.push_back(*dim);
+  }
+  Dims shape = Shape();
+  Tensor rolled = *this;
+  for (size_t i = 0; i < resolved.size(); ++i) {
+    int64_t dim = resolved[i], size = shape[dim];
+    if (size == 0) {
+      return Error("Roll",
+                   absl::StrCat("cannot roll dim ", dim, " of size 0 (shape ", TupleString(shape), ")"));
+    }
+    int64_t shift = ((shifts[i] % size) + size) % size;  // Python's modulo
+    rolled =
+        SliceAxis(rolled, dim, -shift, std::nullopt).Cat({SliceAxis(rolled, dim, std::nullopt, -shift)}, dim);
+  }
+  return rolled;
+}
+
+std::vector<Tensor> Tensor::Meshgrid(const std::vector<Tensor>& tensors, const std::string& indexing) {
+  if (indexing != "ij" && indexing != "xy") {
+    return Failed(Error("Meshgrid", "indexing must be \"ij\" or \"xy\", got \"" + indexing + "\""));
+  }
+  if (tensors.empty()) return Failed(Error("Meshgrid", "needs at least one tensor"));
+  for (const Tensor& t : tensors)
+    if (!t.ok()) return Failed(t);
+  if (tensors.size() == 1) return tensors;
+  int64_t n = static_cast<int64_t>(tensors.size());
+  // Tensor k lies along output axis basis[k]: its own axis, but for "xy" the first two swap.
+  Dims basis(n);
+  for (int64_t k = 0; k < n; ++k) basis[k] = k;
+  if (indexing == "xy") std::swap(basis[0], basis[1]);
+  // Each axis of the output has one tensor along it and size 1 in the others, so it has that tensor's size.
+  Dims output(n);
+  std::vector<Tensor> along;
+  for (int64_t k = 0; k < n; ++k) {
+    Dims shape(n - basis[k], 1);
+    shape[0] = -1;
+    along.push_back(tensors[k].Reshape(shape));
+    if (!along.back().ok()) return Failed(along.back());
+    output[basis[k]] = along.back().Shape()[0];
+  }
+  std::vector<Tensor> grids;
+  for (const Tensor& t : along) grids.push_back(t.BroadcastTo(output));
+  return grids;
+}
+
+Tensor Tensor::MaskedFill(const Tensor& mask, const Operand& value) const { return mask.Where(value, *this); }
 
 }  // namespace uopc

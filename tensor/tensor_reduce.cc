@@ -1,5 +1,6 @@
-// Reductions (sum, max, mean, var, argmax...), softmax, cumulative ops and the pooling view that cumsum and
-// convolutions are built on (tinygrad's _reduce, _cumalu, _split_cumalu, _pool).
+// Reductions (sum, max, mean, var, argmax...), softmax, cumulative ops (cumsum, cumprod, logcumsumexp) and
+// the pooling view that cumsum and convolutions are built on (tinygrad's _reduce, _cumalu, _split_cumalu,
+// _pool).
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -309,5 +310,34 @@ Tensor SplitCumAlu(const Tensor& self, int64_t axis_in, Ops op) {
 
 Tensor Tensor::Cumsum(int64_t axis) const { return SplitCumAlu(*this, axis, Ops::ADD); }
 Tensor Tensor::Cummax(int64_t axis) const { return SplitCumAlu(*this, axis, Ops::MAX); }
+Tensor Tensor::Cumprod(int64_t axis) const { return SplitCumAlu(*this, axis, Ops::MUL); }
+
+Tensor Tensor::Logcumsumexp(int64_t axis_in) const {
+  UOPC_TENSOR_PROPAGATE(this);
+  if (ndim() == 0) return *this;
+  absl::Status err;
+  int64_t axis = ResolveDim(axis_in, false, &err);
+  if (!err.ok()) return FromError(err);
+  // Every prefix along the last axis as a row of a masked square: exp(x_j - running max) summed where j <= i.
+  Tensor x = Transpose(axis, -1);
+  Dims x_shape = x.Shape();
+  int64_t n = x_shape.back();
+  Tensor rows = x.Reshape({-1, n});
+  Tensor running_max = rows.Cummax(-1).Unsqueeze(-1);
+  Dims square = rows.Shape();
+  square.push_back(n);
+  Tensor expanded = rows.Unsqueeze(1).Expand(square);
+  Tensor mask = Ones({n, n}, dtypes::kFloat32, Device()).Tril().Unsqueeze(0);
+  Tensor ret = ((expanded - running_max).Exp() * mask).Sum(-1).Log() + running_max.Squeeze(-1);
+  return ret.Reshape(x_shape).Transpose(-1, axis);
+}
+
+std::pair<Tensor, Tensor> Tensor::VarMean(Axes axis, bool keepdim, int64_t correction) const {
+  return {Var(axis, keepdim, correction), Mean(axis, keepdim)};
+}
+
+std::pair<Tensor, Tensor> Tensor::StdMean(Axes axis, bool keepdim, int64_t correction) const {
+  return {Std(axis, keepdim, correction), Mean(axis, keepdim)};
+}
 
 }  // namespace uopc
