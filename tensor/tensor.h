@@ -381,6 +381,31 @@ class Tensor {
   Tensor ScaledDotProductAttention(const Tensor& key, const Tensor& value, const Tensor* attn_mask = nullptr,
                                    bool is_causal = false) const;
 
+  // ---- losses, scatters and resizing (tensor_nn.cc), as tinygrad's; the class axis is 1, as PyTorch's ----
+  // Negative log-likelihood of log-probabilities (this, shape (N, C, ...)) at int class labels `y` (shape
+  // (N, ...)), each term weighted by weight[y] when `weight` (shape (C,)) is given; labels equal to
+  // `ignore_index` count nothing. "mean" divides the sum by the sum of the weights counted.
+  Tensor NllLoss(const Tensor& y, const Tensor* weight = nullptr,
+                 std::optional<int64_t> ignore_index = std::nullopt,
+                 const std::string& reduction = "mean") const;
+  // Cross-entropy of logits (this, shape (N, C, ...)) against `y`: int class indices when `y` has fewer than
+  // 2 axes (one-hot encoded), else class probabilities; `label_smoothing` in [0, 1].
+  Tensor CrossEntropy(const Tensor& y, const std::string& reduction = "mean",
+                      double label_smoothing = 0.0) const;
+  // This tensor with src's values (or the number `src`) written along `dim` at `index`:
+  // out[..., index[i, j], ...] = src[i, j] (the last write wins for repeated indices). `reduce` "add" or
+  // "multiply" combines a number `src` with the values there instead (a tensor src: ScatterReduce).
+  Tensor Scatter(int64_t dim, const Tensor& index, const Operand& src,
+                 std::optional<std::string> reduce = std::nullopt) const;
+  // Scatter that reduces every value written to one place, and this tensor's value there when
+  // `include_self`: `reduce` is "sum", "prod", "mean", "amax" or "amin". src has this tensor's dtype.
+  Tensor ScatterReduce(int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce,
+                       bool include_self = true) const;
+  // Resizes the last size.size() axes to `size`: "linear" interpolates (bilinear, trilinear, ... for 2, 3,
+  // ... axes), "nearest" and "nearest-exact" pick; `align_corners` (linear only) maps the corner pixels'
+  // centers onto each other.
+  Tensor Interpolate(const Dims& size, const std::string& mode = "linear", bool align_corners = false) const;
+
   // ---- autograd (tensor_autograd.cc, rules in gradient.cc; docs/autograd.md) ----
   // Marks this tensor as one Backward() gives a gradient to (tinygrad's requires_grad_); returns this tensor.
   // Unset (the default) behaves as tinygrad's None: a result of an op on a tensor that requires grad requires
