@@ -16,6 +16,7 @@
 #include "nlohmann/json.hpp"
 #include "tensor/tensor.h"
 #include "tensor/testing/graph_compare.h"
+#include "tensor/testing/harvested_values.h"
 
 namespace uopc {
 namespace {
@@ -101,36 +102,6 @@ const std::map<std::string, std::function<Tensor()>>& Programs() {
   return *programs;
 }
 
-template <typename E>
-absl::StatusOr<std::vector<double>> Widened(const Tensor& t) {
-  UOPC_ASSIGN_OR_RETURN(std::vector<E> v, t.ToVector<E>());
-  return std::vector<double>(v.begin(), v.end());
-}
-
-// The realized values of `t` as doubles.
-absl::StatusOr<std::vector<double>> Values(const Tensor& t) {
-  DType d = t.dtype();
-  if (d == dtypes::kFloat32) return Widened<float>(t);
-  if (d == dtypes::kInt32) return Widened<int32_t>(t);
-  if (d == dtypes::kUInt8) return Widened<uint8_t>(t);
-  if (d == dtypes::kBool) return Widened<bool>(t);
-  return absl::UnimplementedError("no reader for " + d.ToString());
-}
-
-// A harvested value: a number, or "nan", "inf", "-inf".
-double HarvestedValue(const nlohmann::json& v) {
-  if (v.is_number()) return v.get<double>();
-  std::string s = v.get<std::string>();
-  if (s == "nan") return NAN;
-  return s == "inf" ? INFINITY : -INFINITY;
-}
-
-bool Close(double got, double expected) {
-  if (std::isnan(expected)) return std::isnan(got);
-  if (std::isinf(expected)) return got == expected;
-  return std::abs(got - expected) <= 1e-6 + 1e-5 * std::abs(expected);
-}
-
 TEST(ApiElementwiseTest, GraphsAndValuesAreTinygrads) {
   std::vector<std::pair<std::string, std::string>> lines =
       ReadJsonl("tensor/testdata/api_elementwise_graphs.jsonl");
@@ -149,12 +120,12 @@ TEST(ApiElementwiseTest, GraphsAndValuesAreTinygrads) {
       ADD_FAILURE() << "graph: " << diff.substr(0, 400);
       continue;
     }
-    absl::StatusOr<std::vector<double>> got = Values(t);
+    absl::StatusOr<std::vector<double>> got = RealizedValues({t});
     ASSERT_TRUE(got.ok()) << got.status();
     const nlohmann::json& want = expected["values"];
     ASSERT_EQ(got->size(), want.size());
     for (size_t i = 0; i < got->size(); ++i) {
-      if (!Close((*got)[i], HarvestedValue(want[i]))) {
+      if (!CloseToHarvested((*got)[i], HarvestedNumber(want[i]))) {
         failing.push_back(name);
         ADD_FAILURE() << "value " << i << ": got " << (*got)[i] << ", tinygrad " << want[i].dump();
         break;

@@ -13,6 +13,7 @@
 #include "nlohmann/json.hpp"
 #include "tensor/tensor.h"
 #include "tensor/testing/graph_compare.h"
+#include "tensor/testing/harvested_values.h"
 #include "uop/text_ir.h"
 
 namespace uopc {
@@ -145,38 +146,6 @@ const std::map<std::string, std::function<Tensor()>>& Programs() {
   return *programs;
 }
 
-// tinygrad's value as a double ("nan", "inf" and "-inf" are written as strings).
-double Number(const nlohmann::json& v) {
-  if (v.is_string()) {
-    const std::string s = v.get<std::string>();
-    return s == "nan" ? NAN : s == "inf" ? INFINITY : -INFINITY;
-  }
-  return v.get<double>();
-}
-
-template <typename E>
-absl::Status Append(const Tensor& t, std::vector<double>* out) {
-  UOPC_ASSIGN_OR_RETURN(std::vector<E> v, t.ToVector<E>());
-  out->insert(out->end(), v.begin(), v.end());
-  return absl::OkStatus();
-}
-
-// The output's values as doubles.
-absl::StatusOr<std::vector<double>> Values(const Tensor& t) {
-  UOPC_RETURN_IF_ERROR(t.Realize());
-  std::vector<double> out;
-  if (t.dtype() == dtypes::kInt32) {
-    UOPC_RETURN_IF_ERROR(Append<int32_t>(t, &out));
-  } else if (t.dtype() == dtypes::kFloat32) {
-    UOPC_RETURN_IF_ERROR(Append<float>(t, &out));
-  } else if (t.dtype() == dtypes::kUInt8) {
-    UOPC_RETURN_IF_ERROR(Append<uint8_t>(t, &out));
-  } else {
-    return absl::UnimplementedError("no reader for " + t.dtype().ToString());
-  }
-  return out;
-}
-
 TEST(ApiLossesTest, GraphsAndValuesAreTinygrads) {
   std::vector<std::pair<std::string, std::string>> lines =
       ReadJsonl("tensor/testdata/api_losses_graphs.jsonl");
@@ -198,13 +167,13 @@ TEST(ApiLossesTest, GraphsAndValuesAreTinygrads) {
       ok = false;
       ADD_FAILURE() << "graph: " << diff.substr(0, 600);
     }
-    absl::StatusOr<std::vector<double>> got = Values(output);
+    absl::StatusOr<std::vector<double>> got = RealizedValues({output});
     ASSERT_TRUE(got.ok()) << got.status();
     const nlohmann::json& want = expected["values"];
     ASSERT_EQ(got->size(), want.size());
     for (size_t j = 0; j < want.size(); ++j) {
-      double w = Number(want[j]), g = (*got)[j];
-      bool same = std::isnan(w) ? std::isnan(g) : (g == w || std::abs(g - w) <= 1e-6 + 1e-5 * std::abs(w));
+      double w = HarvestedNumber(want[j]), g = (*got)[j];
+      bool same = CloseToHarvested(g, w);
       if (!same) {
         ok = false;
         ADD_FAILURE() << "value " << j << ": got " << g << ", tinygrad " << w;

@@ -14,6 +14,7 @@
 #include "nlohmann/json.hpp"
 #include "tensor/tensor.h"
 #include "tensor/testing/graph_compare.h"
+#include "tensor/testing/harvested_values.h"
 #include "uop/text_ir.h"
 
 namespace uopc {
@@ -123,33 +124,6 @@ const std::map<std::string, std::function<std::vector<Tensor>()>>& Programs() {
   return *programs;
 }
 
-// tinygrad's value as a double ("nan", "inf" and "-inf" are written as strings).
-double Number(const nlohmann::json& v) {
-  if (v.is_string()) {
-    const std::string s = v.get<std::string>();
-    return s == "nan" ? NAN : s == "inf" ? INFINITY : -INFINITY;
-  }
-  return v.get<double>();
-}
-
-// The outputs' values, one after another, as doubles.
-absl::StatusOr<std::vector<double>> Values(const std::vector<Tensor>& outputs) {
-  UOPC_RETURN_IF_ERROR(Tensor::RealizeAll(outputs));
-  std::vector<double> out;
-  for (const Tensor& t : outputs) {
-    if (t.dtype() == dtypes::kInt32) {
-      UOPC_ASSIGN_OR_RETURN(std::vector<int32_t> v, t.ToVector<int32_t>());
-      out.insert(out.end(), v.begin(), v.end());
-    } else if (t.dtype() == dtypes::kFloat32) {
-      UOPC_ASSIGN_OR_RETURN(std::vector<float> v, t.ToVector<float>());
-      out.insert(out.end(), v.begin(), v.end());
-    } else {
-      return absl::UnimplementedError("no reader for " + t.dtype().ToString());
-    }
-  }
-  return out;
-}
-
 TEST(ApiMovementTest, GraphsAndValuesAreTinygrads) {
   std::vector<std::pair<std::string, std::string>> lines =
       ReadJsonl("tensor/testdata/api_movement_graphs.jsonl");
@@ -173,13 +147,13 @@ TEST(ApiMovementTest, GraphsAndValuesAreTinygrads) {
       ok = false;
       ADD_FAILURE() << "graph: " << diff.substr(0, 600);
     }
-    absl::StatusOr<std::vector<double>> got = Values(outputs);
+    absl::StatusOr<std::vector<double>> got = RealizedValues(outputs);
     ASSERT_TRUE(got.ok()) << got.status();
     const nlohmann::json& want = expected["values"];
     ASSERT_EQ(got->size(), want.size());
     for (size_t j = 0; j < want.size(); ++j) {
-      double w = Number(want[j]), g = (*got)[j];
-      bool same = std::isnan(w) ? std::isnan(g) : (g == w || std::abs(g - w) <= 1e-6 + 1e-5 * std::abs(w));
+      double w = HarvestedNumber(want[j]), g = (*got)[j];
+      bool same = CloseToHarvested(g, w);
       if (!same) {
         ok = false;
         ADD_FAILURE() << "value " << j << ": got " << g << ", tinygrad " << w;

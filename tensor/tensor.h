@@ -269,6 +269,18 @@ class Tensor {
   Tensor Flip(const Dims& axes) const;
   // (before, after) per axis; a pad of `value` other than 0 adds a masked constant, as tinygrad.
   Tensor Pad(const std::vector<std::pair<int64_t, int64_t>>& padding, Scalar value = 0.0) const;
+  // ---- pad modes (tensor_movement.cc) ----
+  // tinygrad's pad(padding, mode, value): `mode` is "constant" (the overload above), "reflect" (mirrored
+  // without the edge; a pad must be smaller than its axis), "replicate" (the edge repeated) or "circular"
+  // (wrapped around, at most once; no negative pads). `value` is for "constant" only. A negative pad cuts, as
+  // in the constant mode. (A literal 0 as the second argument is ambiguous here: write 0.0.)
+  Tensor Pad(const std::vector<std::pair<int64_t, int64_t>>& padding, const std::string& mode,
+             Scalar value = 0.0) const;
+  template <size_t N>
+  Tensor Pad(const std::vector<std::pair<int64_t, int64_t>>& padding, const char (&mode)[N],
+             Scalar value = 0.0) const {
+    return Pad(padding, std::string(mode), value);
+  }
   Tensor Shrink(const std::vector<std::pair<int64_t, int64_t>>& bounds) const;
   Tensor Transpose(int64_t dim0 = 1, int64_t dim1 = 0) const;
   Tensor T() const { return Transpose(); }
@@ -343,6 +355,19 @@ class Tensor {
   std::pair<Tensor, Tensor> VarMean(Axes axis = {}, bool keepdim = false, int64_t correction = 1) const;
   std::pair<Tensor, Tensor> StdMean(Axes axis = {}, bool keepdim = false, int64_t correction = 1) const;
 
+  // ---- einsum, sort and top-k (tensor_reduce.cc) ----
+  // Einstein summation (tinygrad's einsum): "ij,jk->ik"; without "->" the output is the letters that appear
+  // once, sorted; "..." stands for the leading axes an operand has beyond its letters. Spaces are ignored. A
+  // letter names one size in every operand (no broadcasting) and appears at most once per operand.
+  // `dtype` is the sum's accumulation dtype.
+  static Tensor Einsum(const std::string& formula, const std::vector<Tensor>& operands,
+                       std::optional<DType> dtype = std::nullopt);
+  // (values, int32 indices) sorted along `dim` by tinygrad's bitonic network; equal values keep their order.
+  std::pair<Tensor, Tensor> Sort(int64_t dim = -1, bool descending = false) const;
+  // The `k` largest (or smallest) along `dim`, sorted, with their int32 indices; `sorted` false is refused as
+  // tinygrad does.
+  std::pair<Tensor, Tensor> Topk(int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true) const;
+
   // ---- nn (tensor_nn.cc) ----
   Tensor Dot(const Tensor& w, std::optional<DType> acc_dtype = std::nullopt) const;
   Tensor Matmul(const Tensor& w, std::optional<DType> acc_dtype = std::nullopt) const {
@@ -360,10 +385,25 @@ class Tensor {
   // Pooling over the trailing kernel_size.size() axes, any number of them, as tinygrad's tuple kernel_size:
   // {3, 3} pools 2-D, {4} pools the last axis only. stride: empty (the kernel), one value for every pooled
   // axis, or one per axis; dilation likewise; padding as ConvOptions::padding.
-  Tensor MaxPool2d(Dims kernel_size = {2, 2}, Dims stride = {}, Dims dilation = {1},
-                   Dims padding = {0}) const;
+  // `ceil_mode`: the output size rounds up, so a last window may start in the input and run past it
+  // (tinygrad's and PyTorch's ceil_mode).
+  Tensor MaxPool2d(Dims kernel_size = {2, 2}, Dims stride = {}, Dims dilation = {1}, Dims padding = {0},
+                   bool ceil_mode = false) const;
+  // ceil_mode comes after count_include_pad here (tinygrad has it before), so that calls written before it
+  // existed keep their meaning.
   Tensor AvgPool2d(Dims kernel_size = {2, 2}, Dims stride = {}, Dims dilation = {1}, Dims padding = {0},
-                   bool count_include_pad = true) const;
+                   bool count_include_pad = true, bool ceil_mode = false) const;
+  // ---- pooling indices (tensor_nn.cc) ----
+  // MaxPool2d and, for every output, the int32 index of its maximum (the first one) in the flattened pooled
+  // axes of the input (tinygrad's max_pool2d(return_indices=True)).
+  std::pair<Tensor, Tensor> MaxPool2dWithIndices(Dims kernel_size = {2, 2}, Dims stride = {},
+                                                 Dims dilation = {1}, Dims padding = {0},
+                                                 bool ceil_mode = false) const;
+  // The partial inverse of MaxPool2dWithIndices (tinygrad's max_unpool2d): this tensor (batch, channels,
+  // *pooled) put at `indices` in zeros of the input's spatial size, which is computed from the pooling
+  // options unless `output_size` gives it (its trailing spatial sizes count).
+  Tensor MaxUnpool2d(const Tensor& indices, Dims kernel_size = {2, 2}, Dims stride = {}, Dims dilation = {1},
+                     Dims padding = {0}, std::optional<Dims> output_size = std::nullopt) const;
   Tensor Layernorm(Axes axis = -1, double eps = 1e-5) const;
   Tensor Batchnorm(const Tensor* weight, const Tensor* bias, const Tensor& mean, const Tensor& invstd,
                    Axes axis = 1) const;

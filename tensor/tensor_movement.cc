@@ -169,6 +169,96 @@ Tensor Tensor::Pad(const std::vector<std::pair<int64_t, int64_t>>& padding, Scal
   return constant(Shrink(shrink), pads);
 }
 
+Tensor Tensor::Pad(const std::vector<std::pair<int64_t, int64_t>>& padding, const std::string& mode,
+                   Scalar value) const {
+  UOPC_TENSOR_PROPAGATE(this);
+  if (mode == "constant") return Pad(padding, value);
+  if (mode != "reflect" && mode != "replicate" && mode != "circular") {
+    return Error(
+        "Pad", "mode must be \"constant\", \"reflect\", \"replicate\" or \"circular\", got \"" + mode + "\"");
+  }
+  const Dims shape = Shape();
+  if (padding.size() != shape.size()) {
+    return Error("Pad", absl::StrCat(padding.size(), " pads for a tensor of shape ", TupleString(shape)));
+  }
+  // The added part of each pad; a negative pad cuts at the end.
+  std::vector<std::pair<int64_t, int64_t>> added;
+  for (const auto& [before, after] : padding)
+    added.push_back({std::max<int64_t>(before, 0), std::max<int64_t>(after, 0)});
+  if (mode == "circular") {
+    Dims repeats;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      const auto [before, after] = padding[d];
+      if (before > shape[d] || after > shape[d]) {
+        return Error("Pad", absl::StrCat("circular padding (", before, ", ", after, ") wraps around dim ", d,
+                                         " of size ", shape[d], " more than once"));
+      }
+      if (before < 0 || after < 0) return Error("Pad", "circular padding cannot be negative");
+      repeats.push_back(1 + (before != 0) + (after != 0));
+    }
+    Tensor tiled = Repeat(repeats);
+    UOPC_TENSOR_PROPAGATE(&tiled);
+    const Dims tiled_shape = tiled.Shape();
+    std::vector<std::pair<int64_t, int64_t>> window;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      const auto [before, after] = added[d];
+      window.push_back({before == 0 ? 0 : shape[d] - before,
+                        after == 0 ? tiled_shape[d] : tiled_shape[d] - shape[d] + after});
+    }
+    return tiled.Shrink(window);
+  }
+  // Reflect and replicate: the pieces before and after each axis are cut from it and concatenated, one axis
+  // after another.
+  Tensor x = *this;
+  for (int64_t d = 0; d < static_cast<int64_t>(added.size()); ++d) {
+    const auto [before, after] = added[d];
+    UOPC_TENSOR_PROPAGATE(&x);
+    const Dims xs = x.Shape();
+    const int64_t size = xs[d];
+    std::optional<Tensor> head, tail;
+    if (mode == "reflect") {
+      if (before >= size || after >= size) {
+        return Error("Pad", absl::StrCat("reflect padding (", before, ", ", after,
+                                         ") must be smaller than the size ", size, " of dim ", d));
+      }
+      auto mirrored = [&](std::optional<int64_t> start, std::optional<int64_t> stop) {
+        std::vector<IndexItem> index(xs.size(), Slice{});
+        index[d] = Slice{start, stop, -1};
+        return x.Index(index);
+      };
+      if (before > 0) head = mirrored(before, 0);
+      if (after > 0) {
+        tail = mirrored(size - 2 >= 0 ? std::optional<int64_t>(size - 2) : std::nullopt,
+                        size - 2 - after >= 0 ? std::optional<int64_t>(size - 2 - after) : std::nullopt);
+      }
+    } else {
+      auto edge = [&](int64_t start, int64_t width) {
+        std::vector<std::pair<int64_t, int64_t>> bounds;
+        Dims expanded(xs.size(), -1);
+        for (size_t i = 0; i < xs.size(); ++i) bounds.push_back({0, xs[i]});
+        bounds[d] = {start, start + 1};
+        expanded[d] = width;
+        return x.Shrink(bounds).Expand(expanded);
+      };
+      if (before > 0) head = edge(0, before);
+      if (after > 0) tail = edge(size - 1, after);
+    }
+    std::vector<Tensor> pieces;
+    if (head) pieces.push_back(*head);
+    pieces.push_back(x);
+    if (tail) pieces.push_back(*tail);
+    x = pieces[0].Cat(std::vector<Tensor>(pieces.begin() + 1, pieces.end()), d);
+  }
+  UOPC_TENSOR_PROPAGATE(&x);
+  const Dims padded = x.Shape();
+  std::vector<std::pair<int64_t, int64_t>> keep;
+  for (size_t d = 0; d < padded.size(); ++d) {
+    keep.push_back(
+        {-std::min<int64_t>(padding[d].first, 0), std::min(padding[d].second + padded[d], padded[d])});
+  }
+  return x.Shrink(keep);
+}
+
 Tensor Tensor::Transpose(int64_t dim0, int64_t dim1) const {
   UOPC_TENSOR_PROPAGATE(this);
   absl::Status err;

@@ -426,30 +426,140 @@ Tensor Tensor::ConvTranspose2d(const Tensor& weight, const Tensor* bias, const C
   return xs.Conv2d(w.Flatten(0, 1), bias, forward);
 }
 
-Tensor Tensor::MaxPool2d(Dims kernel_size, Dims stride, Dims dilation, Dims padding) const {
-  UOPC_TENSOR_PROPAGATE(this);
-  absl::StatusOr<Dims> pads = ResolvePoolPads(padding, kernel_size.size());
-  if (!pads.ok()) return FromError(pads.status());
-  Tensor pooled = tensor_internal::Pool(FlatPad(*this, *pads, Scalar(DTypeMin(dtype()))), kernel_size,
-                                        stride.empty() ? kernel_size : stride, dilation);
-  Dims axes;
-  for (int64_t i = -static_cast<int64_t>(kernel_size.size()); i < 0; ++i) axes.push_back(i);
-  return pooled.Max(axes);
+namespace {
+
+// The flat pads of a pooling (tinygrad's _resolve_pool_pads) and, with `ceil_mode`, each axis' after-pad
+// grown so that the pooled size rounds up, but no window starts in the after-pad (tinygrad's
+// _apply_ceil_mode).
+absl::StatusOr<Dims> PoolPads(const Tensor& x, const Dims& kernel, const Dims& stride, const Dims& dilation,
+                              const Dims& padding, bool ceil_mode) {
+  UOPC_ASSIGN_OR_RETURN(Dims pads, ResolvePoolPads(padding, kernel.size()));
+  if (!ceil_mode) return pads;
+  const size_t nk = kernel.size();
+  const Dims shape = x.Shape();
+  const Dims s = tensor_internal::PerAxis(stride.empty() ? kernel : stride, nk),
+             d = tensor_internal::PerAxis(dilation, nk);
+  if (shape.size() < nk || s.size() != nk || d.size() != nk) {
+    return absl::InvalidArgumentError(absl::StrCat("cannot pool ", TupleString(shape), " with kernel ",
+                                                   TupleString(kernel), ", stride ", TupleString(s),
+                                                   " and dilation ", TupleString(d)));
+  }
+  for (size_t j = 0; j < nk; ++j) {
+    if (s[j] < 1 || d[j] < 1) return absl::InvalidArgumentError("stride and dilation must be >= 1");
+    const int64_t size = shape[shape.size() - nk + j], span = d[j] * (kernel[j] - 1) + 1;
+    // Flat pads list the last axis first.
+    const int64_t before = pads[2 * (nk - 1 - j)];
+    int64_t& after = pads[2 * (nk - 1 - j) + 1];
+    const int64_t padded = size + before + after;
+    const int64_t windows = tensor_internal::CeilDiv(padded - span, s[j]) + 1;
+    after += s[j] * (windows - 1) + span - padded -
+             std::max<int64_t>(s[j] * (windows - 1) - (before + size - 1), 0);
+  }
+  return pads;
 }
 
-Tensor Tensor::AvgPool2d(Dims kernel_size, Dims stride, Dims dilation, Dims padding,
-                         bool count_include_pad) const {
-  UOPC_TENSOR_PROPAGATE(this);
-  absl::StatusOr<Dims> pads = ResolvePoolPads(padding, kernel_size.size());
-  if (!pads.ok()) return FromError(pads.status());
-  Dims s = stride.empty() ? kernel_size : stride;
-  auto pool = [&](const Tensor& x) {
-    return tensor_internal::Pool(FlatPad(x, *pads), kernel_size, s, dilation);
-  };
+Dims PooledAxes(size_t n) {
   Dims axes;
-  for (int64_t i = -static_cast<int64_t>(kernel_size.size()); i < 0; ++i) axes.push_back(i);
-  if (!count_include_pad) return pool(*this).Sum(axes) / pool(OnesLike()).Sum(axes);
-  return pool(*this).Mean(axes);
+  for (int64_t i = -static_cast<int64_t>(n); i < 0; ++i) axes.push_back(i);
+  return axes;
+}
+
+}  // namespace
+
+Tensor Tensor::MaxPool2d(Dims kernel_size, Dims stride, Dims dilation, Dims padding, bool ceil_mode) const {
+  UOPC_TENSOR_PROPAGATE(this);
+  absl::StatusOr<Dims> pads = PoolPads(*this, kernel_size, stride, dilation, padding, ceil_mode);
+  if (!pads.ok()) return Error("MaxPool2d", std::string(pads.status().message()));
+  Tensor pooled = tensor_internal::Pool(FlatPad(*this, *pads, Scalar(DTypeMin(dtype()))), kernel_size,
+                                        stride.empty() ? kernel_size : stride, dilation);
+  return pooled.Max(PooledAxes(kernel_size.size()));
+}
+
+std::pair<Tensor, Tensor> Tensor::MaxPool2dWithIndices(Dims kernel_size, Dims stride, Dims dilation,
+                                                       Dims padding, bool ceil_mode) const {
+  auto failed = [](const Tensor& error) { return std::pair<Tensor, Tensor>{error, error}; };
+  if (!ok()) return failed(*this);
+  absl::StatusOr<Dims> pads = PoolPads(*this, kernel_size, stride, dilation, padding, ceil_mode);
+  if (!pads.ok()) return failed(Error("MaxPool2d", std::string(pads.status().message())));
+  const Dims s = stride.empty() ? kernel_size : stride;
+  Tensor pooled =
+      tensor_internal::Pool(FlatPad(*this, *pads, Scalar(DTypeMin(dtype()))), kernel_size, s, dilation);
+  if (!pooled.ok()) return failed(pooled);
+  const Dims axes = PooledAxes(kernel_size.size());
+  // Positions counted down from the pooled size, so that the largest among the maxima is the first.
+  const Dims shape = Shape();
+  const Dims spatial(shape.end() - kernel_size.size(), shape.end());
+  const int64_t positions = tensor_internal::NumElements(spatial);
+  Tensor countdown = Arange(positions, 0, -1, std::nullopt, Device()).Reshape(spatial);
+  Tensor is_max = pooled.Eq(pooled.Max(axes, true));
+  Tensor pooled_countdown =
+      is_max * tensor_internal::Pool(FlatPad(countdown, *pads, Scalar(DTypeMin(countdown.dtype()))),
+                                     kernel_size, s, dilation);
+  return {pooled.Max(axes), Scalar(positions) - pooled_countdown.Max(axes)};
+}
+
+Tensor Tensor::MaxUnpool2d(const Tensor& indices, Dims kernel_size, Dims stride, Dims dilation, Dims padding,
+                           std::optional<Dims> output_size) const {
+  UOPC_TENSOR_PROPAGATE(this, &indices);
+  const Dims shape = Shape();
+  if (shape.size() < 3) {
+    return Error("MaxUnpool2d", "needs (batch, channels, *spatial) axes, got shape " + TupleString(shape));
+  }
+  if (!indices.dtype().is_int()) {
+    return Error("MaxUnpool2d", "the indices must be integers, got " + indices.dtype().ToString());
+  }
+  const size_t nsp = shape.size() - 2;
+  Dims out;
+  if (output_size) {
+    if (output_size->size() < nsp) {
+      return Error("MaxUnpool2d", absl::StrCat("output_size ", TupleString(*output_size), " has fewer than ",
+                                               nsp, " spatial sizes"));
+    }
+    out.assign(output_size->end() - nsp, output_size->end());
+  } else {
+    const Dims k = tensor_internal::PerAxis(kernel_size, nsp), d = tensor_internal::PerAxis(dilation, nsp),
+               s = tensor_internal::PerAxis(stride.empty() ? kernel_size : stride, nsp);
+    absl::StatusOr<Dims> pads = ResolvePoolPads(padding, nsp);
+    if (!pads.ok()) return Error("MaxUnpool2d", std::string(pads.status().message()));
+    if (k.size() != nsp || d.size() != nsp || s.size() != nsp) {
+      return Error("MaxUnpool2d", absl::StrCat("kernel_size, stride and dilation need one value or ", nsp));
+    }
+    // The input size a pooling with these options maps to this size (flat pads list the last axis first).
+    for (size_t j = 0; j < nsp; ++j) {
+      const int64_t both = (*pads)[2 * (nsp - 1 - j)] + (*pads)[2 * (nsp - 1 - j) + 1];
+      out.push_back((shape[2 + j] - 1) * s[j] - both + d[j] * (k[j] - 1) + 1);
+    }
+  }
+  for (int64_t size : out) {
+    if (size < 0) return Error("MaxUnpool2d", "the output size " + TupleString(out) + " is negative");
+  }
+  const int64_t positions = tensor_internal::NumElements(out);
+  // tinygrad's _one_hot_along_dim(positions, 2) of the indices as (batch, channels, 1, pooled).
+  Tensor one_hot = indices.Reshape({shape[0], shape[1], 1, -1})
+                       .Eq(Arange(0, positions, 1, std::nullopt, indices.Device()).Reshape({positions, 1}));
+  Dims result = {shape[0], shape[1]};
+  result.insert(result.end(), out.begin(), out.end());
+  return (one_hot * Reshape({shape[0], shape[1], 1, -1})).Sum(3).Reshape(result);
+}
+
+Tensor Tensor::AvgPool2d(Dims kernel_size, Dims stride, Dims dilation, Dims padding, bool count_include_pad,
+                         bool ceil_mode) const {
+  UOPC_TENSOR_PROPAGATE(this);
+  absl::StatusOr<Dims> regular = ResolvePoolPads(padding, kernel_size.size());
+  if (!regular.ok()) return FromError(regular.status());
+  absl::StatusOr<Dims> pads = PoolPads(*this, kernel_size, stride, dilation, padding, ceil_mode);
+  if (!pads.ok()) return Error("AvgPool2d", std::string(pads.status().message()));
+  Dims s = stride.empty() ? kernel_size : stride;
+  auto pool = [&](const Tensor& x, const Dims& flat_pads) {
+    return tensor_internal::Pool(FlatPad(x, flat_pads), kernel_size, s, dilation);
+  };
+  const Dims axes = PooledAxes(kernel_size.size());
+  if (!count_include_pad) return pool(*this, *pads).Sum(axes) / pool(OnesLike(), *pads).Sum(axes);
+  if (!ceil_mode) return pool(*this, *pads).Mean(axes);
+  // The padding counts, but not what ceil_mode added after it.
+  Dims added(pads->size());
+  for (size_t i = 0; i < added.size(); ++i) added[i] = (*pads)[i] - (*regular)[i];
+  return pool(*this, *pads).Sum(axes) / pool(FlatPad(*this, *regular).OnesLike(), added).Sum(axes);
 }
 
 Tensor Tensor::Layernorm(Axes axis, double eps) const {

@@ -1,12 +1,18 @@
-// Reductions (sum, max, mean, var, argmax...), softmax, cumulative ops (cumsum, cumprod, logcumsumexp) and
-// the pooling view that cumsum and convolutions are built on (tinygrad's _reduce, _cumalu, _split_cumalu,
-// _pool).
+// Reductions (sum, max, mean, var, argmax...), softmax, cumulative ops (cumsum, cumprod, logcumsumexp), the
+// pooling view that cumsum and convolutions are built on (tinygrad's _reduce, _cumalu, _split_cumalu, _pool),
+// einsum, and sort and top-k (tinygrad's bitonic network).
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <limits>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/numeric/int128.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "tensor/tensor.h"
 #include "tensor/tensor_internal.h"
 #include "uop/status_macros.h"
@@ -99,6 +105,12 @@ Tensor Pool(const Tensor& self, const Dims& k, const Dims& stride_in, const Dims
   if (s.size() != nk || d.size() != nk) {
     return Error("pool", absl::StrCat("stride/dilation mismatch kernel:", TupleString(k),
                                       " stride:", TupleString(s), " dilation:", TupleString(d)));
+  }
+  for (size_t j = 0; j < nk; ++j) {
+    if (s[j] < 1 || d[j] < 1) {
+      return Error("pool", absl::StrCat("stride and dilation must be >= 1, got stride:", TupleString(s),
+                                        " dilation:", TupleString(d)));
+    }
   }
   size_t nn = shape.size() - nk;
   Dims noop(shape.begin(), shape.begin() + nn), i(shape.begin() + nn, shape.end());
@@ -338,6 +350,230 @@ std::pair<Tensor, Tensor> Tensor::VarMean(Axes axis, bool keepdim, int64_t corre
 
 std::pair<Tensor, Tensor> Tensor::StdMean(Axes axis, bool keepdim, int64_t correction) const {
   return {Std(axis, keepdim, correction), Mean(axis, keepdim)};
+}
+
+namespace {
+
+// The operands' letters with every "..." replaced by letters the formula does not use (as many as the axes
+// the operand has beyond its letters), and the output's letters (tinygrad's parse_formula).
+struct EinsumLetters {
+  std::vector<std::string> inputs;
+  std::string output;
+};
+
+absl::StatusOr<EinsumLetters> ParseEinsum(std::string formula, const std::vector<Tensor>& operands) {
+  formula.erase(std::remove(formula.begin(), formula.end(), ' '), formula.end());
+  const size_t arrow = formula.find("->");
+  if (arrow != std::string::npos && formula.find("->", arrow + 2) != std::string::npos) {
+    return absl::InvalidArgumentError("the formula \"" + formula + "\" has more than one \"->\"");
+  }
+  EinsumLetters parsed;
+  parsed.inputs = absl::StrSplit(formula.substr(0, arrow), ',');
+  std::optional<std::string> output;
+  if (arrow != std::string::npos) output = formula.substr(arrow + 2);
+  if (parsed.inputs.size() != operands.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("the formula \"", formula, "\" has ", parsed.inputs.size(),
+                                                   " inputs, got ", operands.size(), " operands"));
+  }
+  // Letters used once, sorted (the implicit output).
+  auto used_once = [](const std::string& text, const std::string& excluded) {
+    std::string once;
+    for (char c : text) {
+      if (std::isalpha(static_cast<unsigned char>(c)) && std::count(text.begin(), text.end(), c) == 1 &&
+          excluded.find(c) == std::string::npos) {
+        once += c;
+      }
+    }
+    std::sort(once.begin(), once.end());
+    return once;
+  };
+  if (formula.find("...") == std::string::npos) {
+    parsed.output = output ? *output : used_once(formula, "");
+    return parsed;
+  }
+  std::string unused;
+  for (char c : std::string("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"))
+    if (formula.find(c) == std::string::npos) unused += c;
+  int64_t longest = 0;
+  for (size_t i = 0; i < parsed.inputs.size(); ++i) {
+    std::string& input = parsed.inputs[i];
+    const size_t pos = input.find("...");
+    if (pos == std::string::npos) continue;
+    const int64_t count = operands[i].ndim() - static_cast<int64_t>(input.size() - 3);
+    if (count < 0 || count > static_cast<int64_t>(unused.size())) {
+      return absl::InvalidArgumentError(absl::StrCat("operand ", i, " of shape ",
+                                                     TupleString(operands[i].Shape()),
+                                                     " has too few axes for \"", input, "\""));
+    }
+    longest = std::max(longest, count);
+    input.replace(pos, 3, unused.substr(unused.size() - count));
+  }
+  const std::string ellipsis = unused.substr(unused.size() - longest);
+  if (!output) {
+    parsed.output = ellipsis + used_once(absl::StrJoin(parsed.inputs, ","), ellipsis);
+  } else {
+    parsed.output = *output;
+    if (size_t pos = parsed.output.find("..."); pos != std::string::npos)
+      parsed.output.replace(pos, 3, ellipsis);
+  }
+  return parsed;
+}
+
+}  // namespace
+
+Tensor Tensor::Einsum(const std::string& formula, const std::vector<Tensor>& operands,
+                      std::optional<DType> dtype) {
+  for (const Tensor& t : operands) UOPC_TENSOR_PROPAGATE(&t);
+  if (operands.empty()) return Error("Einsum", "needs at least one operand");
+  absl::StatusOr<EinsumLetters> parsed = ParseEinsum(formula, operands);
+  if (!parsed.ok()) return Error("Einsum", std::string(parsed.status().message()));
+  // The size of every letter, in letter order.
+  std::map<char, int64_t> sizes;
+  for (size_t i = 0; i < operands.size(); ++i) {
+    const std::string& letters = parsed->inputs[i];
+    const Dims shape = operands[i].Shape();
+    if (letters.size() != shape.size()) {
+      return Error("Einsum", absl::StrCat("\"", letters, "\" names ", letters.size(), " axes, operand ", i,
+                                          " has shape ", TupleString(shape)));
+    }
+    for (size_t a = 0; a < letters.size(); ++a) {
+      const char c = letters[a];
+      if (!std::isalpha(static_cast<unsigned char>(c))) {
+        return Error("Einsum",
+                     absl::StrCat("'", std::string(1, c), "' in \"", formula, "\" is not a letter"));
+      }
+      if (letters.find(c) != a) {
+        return Error("Einsum", absl::StrCat("'", std::string(1, c), "' appears twice in operand ", i, "'s \"",
+                                            letters, "\""));
+      }
+      auto [it, inserted] = sizes.insert({c, shape[a]});
+      if (!inserted && it->second != shape[a]) {
+        return Error("Einsum", absl::StrCat("'", std::string(1, c), "' has size ", it->second, " and ",
+                                            shape[a], " (operand ", i, ")"));
+      }
+    }
+  }
+  const std::string& output = parsed->output;
+  for (size_t j = 0; j < output.size(); ++j) {
+    if (!sizes.contains(output[j]) || output.find(output[j]) != j) {
+      return Error("Einsum",
+                   absl::StrCat("the output \"", output, "\" must name distinct letters of the inputs"));
+    }
+  }
+  // Every operand with its axes in letter order and the letters it lacks as broadcast axes, multiplied.
+  Dims full;
+  for (const auto& [c, size] : sizes) full.push_back(size);
+  Tensor product;
+  for (size_t i = 0; i < operands.size(); ++i) {
+    const std::string& letters = parsed->inputs[i];
+    Dims order(letters.size());
+    for (size_t a = 0; a < order.size(); ++a) order[a] = static_cast<int64_t>(a);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int64_t a, int64_t b) { return letters[a] < letters[b]; });
+    Dims aligned;
+    for (const auto& [c, size] : sizes) aligned.push_back(letters.find(c) != std::string::npos ? size : 1);
+    Tensor x = operands[i].Permute(order).Reshape(aligned).Expand(full);
+    product = i == 0 ? x : product * x;
+  }
+  Dims summed;
+  int64_t axis = 0;
+  for (const auto& [c, size] : sizes) {
+    if (output.find(c) == std::string::npos) summed.push_back(axis);
+    ++axis;
+  }
+  // The kept axes are in letter order; each output letter's rank among them is where it comes from.
+  std::string sorted_output = output;
+  std::sort(sorted_output.begin(), sorted_output.end());
+  Dims permutation;
+  for (char c : output) permutation.push_back(static_cast<int64_t>(sorted_output.find(c)));
+  return product.Sum(summed, false, dtype).Permute(permutation);
+}
+
+std::pair<Tensor, Tensor> Tensor::Sort(int64_t dim_in, bool descending) const {
+  auto failed = [](const Tensor& error) { return std::pair<Tensor, Tensor>{error, error}; };
+  if (!ok()) return failed(*this);
+  absl::Status err;
+  const int64_t dim = ResolveDim(dim_in, false, &err);
+  if (!err.ok()) return failed(FromError(err));
+  if (ndim() == 0) return failed(Error("Sort", absl::StrCat("a 0-d tensor has no dim ", dim_in)));
+  const Dims shape = Shape();
+  const int64_t n = shape[dim];
+  if (n == 0) return failed(Error("Sort", absl::StrCat("cannot sort dim ", dim, " of size 0")));
+  int64_t stages = 0;
+  while ((int64_t{1} << stages) < n) ++stages;
+  // Padded to a power of two with values that sort last, then one axis of 2 per stage of the network.
+  std::vector<std::pair<int64_t, int64_t>> pads(shape.size(), {0, 0});
+  pads[dim] = {0, (int64_t{1} << stages) - n};
+  Tensor x =
+      Pad(pads, Scalar(descending ? DTypeMin(dtype()) : DTypeMax(dtype()))).Unflatten(dim, Dims(stages, 2));
+  auto halves = [](const Tensor& t, int64_t axis) {
+    std::vector<Tensor> parts = t.Split(1, axis);
+    return parts.size() == 2 ? std::pair<Tensor, Tensor>{parts[0], parts[1]}
+                             : std::pair<Tensor, Tensor>{parts[0], parts[0]};
+  };
+  for (int64_t stage = 1; stage <= stages; ++stage) {
+    const int64_t crossover = dim + stages - stage - 1;
+    Dims flip_axes;
+    for (int64_t i = 1; i <= stage + ndim() - dim; ++i) flip_axes.push_back(-i);
+    if (stage != stages) {
+      // The second half flipped, so that every comparator of this stage points the same way.
+      auto [blue, green] = halves(x, crossover);
+      x = blue.Cat({green.Flip(flip_axes)}, crossover).Contiguous();
+    }
+    for (int64_t substage = stage - 1; substage >= 0; --substage) {
+      const int64_t partner = dim + stages - substage - 1;
+      auto [top, bottom] = halves(x, partner);
+      Tensor larger = top.Maximum(bottom), smaller = top.Minimum(bottom);
+      x = (descending ? larger.Cat({smaller}, partner) : smaller.Cat({larger}, partner)).Contiguous();
+    }
+    if (stage != stages) {
+      auto [blue, flipped] = halves(x, crossover);
+      x = blue.Cat({flipped.Flip(flip_axes)}, crossover);
+    }
+  }
+  // tinygrad's flatten of no stage axes (a dim of size 1) goes wrong; the axis comes back here.
+  x = stages > 0 ? x.Flatten(dim, dim + stages - 1) : x.Unsqueeze(dim);
+  if (!x.ok()) return failed(x);
+  std::vector<std::pair<int64_t, int64_t>> keep;
+  for (int64_t s : x.Shape()) keep.push_back({0, s});
+  keep[dim] = {0, n};
+  x = x.Shrink(keep);
+  // The index of a sorted value: the position in the input holding an equal value with as many equal values
+  // before it (so equal values keep their order).
+  Dims along(shape.size(), 1);
+  along[dim] = n;
+  Tensor idx = Arange(0, n, 1, std::nullopt, Device()).Reshape(along).Expand(x.Shape());
+  auto counts = [&](const Tensor& t) {
+    return idx.Unsqueeze(dim)
+        .Le(idx.Unsqueeze(dim + 1))
+        .BitwiseAnd(t.Unsqueeze(dim).Eq(t.Unsqueeze(dim + 1)))
+        .Sum(dim + 1);
+  };
+  Tensor count_input = counts(*this), count_sorted = counts(x);
+  Tensor matches = Unsqueeze(dim + 1)
+                       .Eq(x.Unsqueeze(dim))
+                       .BitwiseAnd(count_input.Unsqueeze(dim + 1).Eq(count_sorted.Unsqueeze(dim)));
+  return {x, (matches * idx.Unsqueeze(dim + 1)).Sum(dim)};
+}
+
+std::pair<Tensor, Tensor> Tensor::Topk(int64_t k, int64_t dim_in, bool largest, bool sorted) const {
+  auto failed = [](const Tensor& error) { return std::pair<Tensor, Tensor>{error, error}; };
+  if (!ok()) return failed(*this);
+  if (!sorted) return failed(Error("Topk", "sorted=false is not supported"));
+  absl::Status err;
+  const int64_t dim = ResolveDim(dim_in, false, &err);
+  if (!err.ok()) return failed(FromError(err));
+  if (ndim() == 0) return failed(Error("Topk", absl::StrCat("a 0-d tensor has no dim ", dim_in)));
+  const Dims shape = Shape();
+  if (k < 0 || k > shape[dim]) {
+    return failed(
+        Error("Topk", absl::StrCat("k=", k, " is out of range for dim ", dim, " of size ", shape[dim])));
+  }
+  auto [values, indices] = Sort(dim, largest);
+  std::vector<std::pair<int64_t, int64_t>> keep;
+  for (int64_t s : shape) keep.push_back({0, s});
+  keep[dim] = {0, k};
+  return {values.Shrink(keep), indices.Shrink(keep)};
 }
 
 }  // namespace uopc
