@@ -3,7 +3,11 @@
 #include <cmath>
 #include <string>
 
+#include "absl/strings/str_cat.h"
+#include "tensor/testing/graph_compare.h"
 #include "uop/status_macros.h"
+#include "uop/text_ir.h"
+#include "uop/util.h"
 
 namespace uopc {
 namespace {
@@ -49,6 +53,42 @@ bool CloseToHarvested(double got, double expected) {
   if (std::isnan(expected)) return std::isnan(got);
   if (std::isinf(expected)) return got == expected;
   return std::abs(got - expected) <= 1e-6 + 1e-5 * std::abs(expected);
+}
+
+std::string HarvestedProgramDifference(const std::vector<Tensor>& outputs, const nlohmann::json& expected,
+                                       bool compare_graph) {
+  for (const Tensor& t : outputs) {
+    if (!t.ok()) return absl::StrCat("error: ", t.status().ToString());
+  }
+  if (expected.contains("shapes")) {
+    if (expected["shapes"].size() != outputs.size()) {
+      return absl::StrCat(outputs.size(), " outputs, tinygrad ", expected["shapes"].size());
+    }
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      if (outputs[i].Shape() != expected["shapes"][i].get<Dims>()) {
+        return absl::StrCat("output ", i, " has shape ", TupleString(outputs[i].Shape()), ", tinygrad ",
+                            expected["shapes"][i].dump());
+      }
+      if (DTypeToIr(outputs[i].dtype()) != expected["dtypes"][i].get<std::string>()) {
+        return absl::StrCat("output ", i, " has dtype ", DTypeToIr(outputs[i].dtype()), ", tinygrad ",
+                            expected["dtypes"][i].get<std::string>());
+      }
+    }
+  }
+  if (compare_graph) {
+    std::string diff = GraphDifference(CanonicalSink(outputs), expected["graph"].get<std::string>());
+    if (!diff.empty()) return "graph: " + diff.substr(0, 600);
+  }
+  absl::StatusOr<std::vector<double>> got = RealizedValues(outputs);
+  if (!got.ok()) return got.status().ToString();
+  const nlohmann::json& want = expected["values"];
+  if (got->size() != want.size()) return absl::StrCat(got->size(), " values, tinygrad ", want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (!CloseToHarvested((*got)[i], HarvestedNumber(want[i]))) {
+      return absl::StrCat("value ", i, ": ", (*got)[i], ", tinygrad ", want[i].dump());
+    }
+  }
+  return "";
 }
 
 }  // namespace uopc

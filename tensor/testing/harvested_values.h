@@ -1,9 +1,10 @@
 // Values the API tests compare with tinygrad's (tensor/testdata/api_*_graphs.jsonl, from the harvest_api_*.py
 // scripts): tinygrad's numbers as the scripts write them, uopc's realized outputs widened to double, and the
-// tolerance between the two.
+// tolerance between the two, and the whole check of one harvested program.
 #ifndef UOPC_TENSOR_TESTING_HARVESTED_VALUES_H_
 #define UOPC_TENSOR_TESTING_HARVESTED_VALUES_H_
 
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -23,6 +24,12 @@ double HarvestedNumber(const nlohmann::json& value);
 // Whether `got` is tinygrad's `expected` within 1e-6 + 1e-5 |expected|; NaN matches only NaN, an infinity
 // only itself.
 bool CloseToHarvested(double got, double expected);
+
+// What differs between a program's `outputs` and tinygrad's harvested line (JSON: "graph", "values", and
+// where present "shapes" and "dtypes", one per output): the shapes, the dtypes, the graph (unless
+// `compare_graph` is false), then the first value that is not CloseToHarvested. Empty when they are the same.
+std::string HarvestedProgramDifference(const std::vector<Tensor>& outputs, const nlohmann::json& expected,
+                                       bool compare_graph = true);
 
 }  // namespace uopc
 
