@@ -77,3 +77,25 @@ def R(*shape, dtype=dtypes.float32, seed=0, scale=None):
   for s in shape: n *= s
   t = Tensor([value(dtype, seed + 1, j) for j in range(n)], dtype=dtype).reshape(shape).contiguous().realize()
   return t if scale is None else (t * scale).contiguous().realize()
+
+def harvested_number(v):
+  """A value as the harvested JSON lines write it: JSON has no NaN or infinities, so they are strings."""
+  if isinstance(v, float) and not math.isfinite(v): return "nan" if v != v else ("inf" if v > 0 else "-inf")
+  return v
+
+def print_program_lines(programs, env):
+  """Runs each program (name -> a Python expression evaluated in env, the seed reset first) and prints one JSON line
+  for it: its graph, its outputs' dtypes and shapes, and their values one after another (a tuple or list of tensors
+  is several outputs), as tensor/testing/harvested_values.h reads them."""
+  import json
+  for name, python in programs.items():
+    Tensor.manual_seed(0)
+    out = eval(python, env)
+    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+    graph = to_ir(UOp.sink(*[t.lazydata for t in outs]))  # before realizing, which replaces the graph
+    values, dts, shapes = [], [], []
+    for t in outs:
+      values += [harvested_number(v) for v in t.flatten().tolist()]
+      dts.append(REV[t.dtype.name])
+      shapes.append(list(t.shape))
+    print(json.dumps({"program": name, "graph": graph, "dtypes": dts, "shapes": shapes, "values": values}))

@@ -8,7 +8,7 @@ sys.path.insert(0, sys.argv[1])
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../testdata"))
 from tinygrad import Tensor, dtypes
 from tinygrad.ops import UOp
-from tinygrad_harvest import R, to_ir, REV
+from tinygrad_harvest import R, to_ir, print_program_lines
 
 LABELS = "Tensor([0, 2, 1, 2])"
 PROGRAMS = {
@@ -41,18 +41,4 @@ PROGRAMS = {
   "interpolate_uint8": "R(2, 3, dtype=dtypes.uint8).interpolate((4, 5))",
 }
 
-def number(v):
-  if isinstance(v, float) and not math.isfinite(v): return "nan" if v != v else ("inf" if v > 0 else "-inf")
-  return v
-
-for name, python in PROGRAMS.items():
-  Tensor.manual_seed(0)
-  out = eval(python, dict(R=R, Tensor=Tensor, dtypes=dtypes))
-  outs = list(out) if isinstance(out, (tuple, list)) else [out]
-  graph = to_ir(UOp.sink(*[t.lazydata for t in outs]))
-  values, dts, shapes = [], [], []
-  for t in outs:
-    values += [number(v) for v in t.flatten().tolist()]
-    dts.append(REV[t.dtype.name])
-    shapes.append(list(t.shape))
-  print(json.dumps({"program": name, "graph": graph, "dtypes": dts, "shapes": shapes, "values": values}))
+print_program_lines(PROGRAMS, dict(R=R, Tensor=Tensor, dtypes=dtypes))

@@ -9,7 +9,7 @@ sys.path.insert(0, sys.argv[1])
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../testdata"))
 from tinygrad import Tensor, dtypes
 from tinygrad.ops import UOp
-from tinygrad_harvest import R, to_ir, REV
+from tinygrad_harvest import R, to_ir, print_program_lines
 
 PROGRAMS = {
   "split_int": "R(5, 4).split(2)",
@@ -42,18 +42,4 @@ PROGRAMS = {
   "masked_fill_tensor": "R(3, 4).masked_fill(R(4, dtype=dtypes.bool, seed=2), R(3, 1, seed=3))",
 }
 
-def number(v):
-  if isinstance(v, float) and not math.isfinite(v): return "nan" if v != v else ("inf" if v > 0 else "-inf")
-  return v
-
-for name, python in PROGRAMS.items():
-  Tensor.manual_seed(0)
-  out = eval(python, dict(R=R, Tensor=Tensor, dtypes=dtypes))
-  outs = list(out) if isinstance(out, (tuple, list)) else [out]
-  graph = to_ir(UOp.sink(*[t.lazydata for t in outs]))
-  values, dts, shapes = [], [], []
-  for t in outs:
-    values += [number(v) for v in t.flatten().tolist()]
-    dts.append(REV[t.dtype.name])
-    shapes.append(list(t.shape))
-  print(json.dumps({"program": name, "graph": graph, "dtypes": dts, "shapes": shapes, "values": values}))
+print_program_lines(PROGRAMS, dict(R=R, Tensor=Tensor, dtypes=dtypes))

@@ -11,7 +11,7 @@ sys.path.insert(0, sys.argv[1])
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../testdata"))
 from tinygrad import Tensor, dtypes
 from tinygrad.ops import UOp
-from tinygrad_harvest import R, to_ir, REV
+from tinygrad_harvest import R, to_ir, print_program_lines
 
 def unpool(x, **kw):
   out, idx = x.max_pool2d(return_indices=True, **kw)
@@ -51,18 +51,4 @@ PROGRAMS = {
   "max_unpool_output_size": "Tensor.max_unpool2d(*R(1, 1, 5, 5).max_pool2d(return_indices=True), output_size=(5, 5))",
 }
 
-def number(v):
-  if isinstance(v, float) and not math.isfinite(v): return "nan" if v != v else ("inf" if v > 0 else "-inf")
-  return v
-
-for name, python in PROGRAMS.items():
-  Tensor.manual_seed(0)
-  out = eval(python, dict(R=R, Tensor=Tensor, dtypes=dtypes, unpool=unpool))
-  outs = list(out) if isinstance(out, (tuple, list)) else [out]
-  graph = to_ir(UOp.sink(*[t.lazydata for t in outs]))
-  values, dts, shapes = [], [], []
-  for t in outs:
-    values += [number(v) for v in t.flatten().tolist()]
-    dts.append(REV[t.dtype.name])
-    shapes.append(list(t.shape))
-  print(json.dumps({"program": name, "graph": graph, "dtypes": dts, "shapes": shapes, "values": values}))
+print_program_lines(PROGRAMS, dict(R=R, Tensor=Tensor, dtypes=dtypes, unpool=unpool))
