@@ -36,6 +36,17 @@ Dims ChannelShape(int64_t ndim) {
   return shape;
 }
 
+// An (N, C, *spatial) input for a kernel of `spatial_axes` axes (tinygrad asserts the ranks match).
+absl::Status CheckConvInput(absl::string_view layer, const Tensor& x, size_t spatial_axes) {
+  const Dims shape = x.Shape();
+  if (shape.size() != spatial_axes + 2) {
+    return absl::InvalidArgumentError(absl::StrCat(layer, ": a kernel of ", spatial_axes,
+                                                   " spatial axes needs an (N, C, ...) input of ",
+                                                   spatial_axes + 2, " axes, not ", TupleString(shape)));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 Tensor GlorotUniform(const Dims& shape, DType dtype, const std::string& device) {
@@ -86,7 +97,10 @@ Dims KernelDims(Dims kernel_size) {
 }  // namespace
 
 Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, Dims kernel, const Conv2dOptions& opts)
-    : kernel_size(KernelDims(std::move(kernel))), options(opts) {
+    : Conv2d(in_channels, out_channels, KernelDims(std::move(kernel)), opts, ExactKernel{}) {}
+
+Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, Dims kernel, const Conv2dOptions& opts, ExactKernel)
+    : kernel_size(std::move(kernel)), options(opts) {
   double scale =
       1.0 / std::sqrt(static_cast<double>(in_channels * Product(kernel_size.begin(), kernel_size.end())));
   Dims wshape = {out_channels, options.groups > 0 ? in_channels / options.groups : in_channels};
@@ -115,6 +129,10 @@ ConvOptions Conv2d::conv_options() const {
 }
 
 Tensor Conv2d::operator()(const Tensor& x) const {
+  if (!x.ok()) return x;
+  if (absl::Status rank = CheckConvInput("Conv2d", x, kernel_size.size()); !rank.ok()) {
+    return Tensor::FromError(rank);
+  }
   if (options.same_padding) {
     for (int64_t s : options.stride) {
       if (s != 1) return LayerError("Conv2d", "same padding is not supported for strided convolutions");
@@ -128,11 +146,20 @@ void Conv2d::CollectState(StateCollector& state) const {
   state.Add("bias", bias);
 }
 
+Conv2d Conv1d(int64_t in_channels, int64_t out_channels, int64_t kernel_size, const Conv2dOptions& options) {
+  return Conv2d(in_channels, out_channels, {kernel_size}, options, Conv2d::ExactKernel{});
+}
+
 // ---- ConvTranspose2d ----
 
 ConvTranspose2d::ConvTranspose2d(int64_t in_channels, int64_t out_channels, Dims kernel,
                                  const Conv2dOptions& opts, Dims output_pad)
-    : kernel_size(KernelDims(std::move(kernel))), options(opts), output_padding(std::move(output_pad)) {
+    : ConvTranspose2d(in_channels, out_channels, KernelDims(std::move(kernel)), opts, std::move(output_pad),
+                      ExactKernel{}) {}
+
+ConvTranspose2d::ConvTranspose2d(int64_t in_channels, int64_t out_channels, Dims kernel,
+                                 const Conv2dOptions& opts, Dims output_pad, ExactKernel)
+    : kernel_size(std::move(kernel)), options(opts), output_padding(std::move(output_pad)) {
   // tinygrad builds the Conv2d first (drawing its weight and bias), then draws the transposed weight.
   double scale =
       1.0 / std::sqrt(static_cast<double>(in_channels * Product(kernel_size.begin(), kernel_size.end())));
@@ -147,6 +174,10 @@ ConvTranspose2d::ConvTranspose2d(int64_t in_channels, int64_t out_channels, Dims
 }
 
 Tensor ConvTranspose2d::operator()(const Tensor& x) const {
+  if (!x.ok()) return x;
+  if (absl::Status rank = CheckConvInput("ConvTranspose2d", x, kernel_size.size()); !rank.ok()) {
+    return Tensor::FromError(rank);
+  }
   ConvOptions c;
   c.groups = options.groups;
   c.stride = options.stride;
@@ -158,6 +189,12 @@ Tensor ConvTranspose2d::operator()(const Tensor& x) const {
 void ConvTranspose2d::CollectState(StateCollector& state) const {
   state.Add("weight", weight);
   state.Add("bias", bias);
+}
+
+ConvTranspose2d ConvTranspose1d(int64_t in_channels, int64_t out_channels, int64_t kernel_size,
+                                const Conv2dOptions& options, int64_t output_padding) {
+  return ConvTranspose2d(in_channels, out_channels, {kernel_size}, options, {output_padding},
+                         ConvTranspose2d::ExactKernel{});
 }
 
 // ---- BatchNorm ----
@@ -253,6 +290,50 @@ void LayerNorm::CollectState(StateCollector& state) const {
   state.Add("bias", bias);
 }
 
+// ---- LayerNorm2d ----
+
+Tensor LayerNorm2d::operator()(const Tensor& x) const {
+  if (!x.ok()) return x;
+  if (x.ndim() != 4) {
+    return LayerError("LayerNorm2d",
+                      absl::StrCat("the input needs (N, C, H, W) axes, not ", TupleString(x.Shape())));
+  }
+  if (x.Shape()[1] != normalized_shape[0]) {
+    return LayerError("LayerNorm2d", absl::StrCat("the input has ", x.Shape()[1], " channels, the layer ",
+                                                  normalized_shape[0]));
+  }
+  return LayerNorm::operator()(x.Permute({0, 2, 3, 1})).Permute({0, 3, 1, 2});
+}
+
+// ---- InstanceNorm ----
+
+InstanceNorm::InstanceNorm(int64_t features, double eps_value, bool affine)
+    : num_features(features), eps(eps_value) {
+  if (affine) {
+    weight = Tensor::Ones({features});
+    bias = Tensor::Zeros({features});
+  }
+}
+
+Tensor InstanceNorm::operator()(const Tensor& x) const {
+  if (!x.ok()) return x;
+  if (x.ndim() < 2) return LayerError("InstanceNorm", "the input needs (N, C, ...) axes");
+  const Dims shape = x.Shape();
+  if (shape[1] != num_features) {
+    return LayerError("InstanceNorm",
+                      absl::StrCat("the input has ", shape[1], " channels, the layer ", num_features));
+  }
+  Tensor y = x.Reshape({shape[0], num_features, -1}).Layernorm(-1, eps).Reshape(shape);
+  if (!weight) return y;
+  const Dims mask = ChannelShape(x.ndim());
+  return y * weight->Reshape(mask) + bias->Reshape(mask);
+}
+
+void InstanceNorm::CollectState(StateCollector& state) const {
+  state.Add("weight", weight);
+  state.Add("bias", bias);
+}
+
 // ---- GroupNorm ----
 
 GroupNorm::GroupNorm(int64_t groups, int64_t channels, double eps_value, bool affine)
@@ -314,5 +395,55 @@ Tensor Embedding::operator()(const Tensor& idx) const {
 }
 
 void Embedding::CollectState(StateCollector& state) const { state.Add("weight", weight); }
+
+// ---- LSTMCell ----
+
+LSTMCell::LSTMCell(int64_t input_size, int64_t hidden_size, bool has_bias) {
+  double bound = 1.0 / std::sqrt(static_cast<double>(hidden_size));
+  weight_ih = Tensor::Uniform({hidden_size * 4, input_size}, -bound, bound);
+  weight_hh = Tensor::Uniform({hidden_size * 4, hidden_size}, -bound, bound);
+  if (has_bias) {
+    bias_ih = Tensor::Zeros({hidden_size * 4});
+    bias_hh = Tensor::Zeros({hidden_size * 4});
+  }
+}
+
+std::pair<Tensor, Tensor> LSTMCell::operator()(const Tensor& x,
+                                               const std::optional<std::pair<Tensor, Tensor>>& hc) const {
+  auto failed = [](const Tensor& error) { return std::make_pair(error, error); };
+  if (!x.ok()) return failed(x);
+  const int64_t hidden = weight_hh.Shape()[1];
+  if (x.ndim() != 2 || x.Shape()[1] != weight_ih.Shape()[1]) {
+    return failed(LayerError("LSTMCell", absl::StrCat("the input must be (batch, ", weight_ih.Shape()[1],
+                                                      "), not ", TupleString(x.Shape()))));
+  }
+  // Without a state, h and c are one zeros tensor, as tinygrad's.
+  Tensor zeros = hc ? Tensor() : Tensor::Zeros({x.Shape()[0], hidden}, x.dtype(), x.Device());
+  const Tensor& h = hc ? hc->first : zeros;
+  const Tensor& c = hc ? hc->second : zeros;
+  for (const Tensor* state : {&h, &c}) {
+    if (!state->ok()) return failed(*state);
+    if (state->Shape() != Dims{x.Shape()[0], hidden}) {
+      return failed(LayerError("LSTMCell", absl::StrCat("the state must be (", x.Shape()[0], ", ", hidden,
+                                                        "), not ", TupleString(state->Shape()))));
+    }
+  }
+  Tensor wih = weight_ih.Transpose(), whh = weight_hh.Transpose();
+  Tensor gates = x.Linear(wih, bias_ih ? &*bias_ih : nullptr) + h.Linear(whh, bias_hh ? &*bias_hh : nullptr);
+  if (!gates.ok()) return failed(gates);
+  std::vector<Tensor> chunks = gates.Chunk(4, 1);  // 4 * hidden columns: four equal pieces
+  Tensor input_gate = chunks[0].Sigmoid(), forget_gate = chunks[1].Sigmoid(), cell_gate = chunks[2].Tanh(),
+         output_gate = chunks[3].Sigmoid();
+  Tensor new_c = forget_gate * c + input_gate * cell_gate;
+  Tensor new_h = output_gate * new_c.Tanh();
+  return {new_h.Contiguous(), new_c.Contiguous()};
+}
+
+void LSTMCell::CollectState(StateCollector& state) const {
+  state.Add("weight_ih", weight_ih);
+  state.Add("weight_hh", weight_hh);
+  state.Add("bias_ih", bias_ih);
+  state.Add("bias_hh", bias_hh);
+}
 
 }  // namespace uopc::nn

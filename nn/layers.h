@@ -1,5 +1,6 @@
-// Layers with weights: tinygrad v0.10.3's nn (Linear, Conv2d, ConvTranspose2d, BatchNorm, LayerNorm,
-// GroupNorm, RMSNorm, Embedding), their default initialisations and the initialisers behind them.
+// Layers with weights: tinygrad v0.10.3's nn (Linear, Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d,
+// BatchNorm, LayerNorm, LayerNorm2d, GroupNorm, InstanceNorm, RMSNorm, Embedding, LSTMCell), their default
+// initialisations and the initialisers behind them.
 //
 // Each layer holds its tensors as public members named as tinygrad names them (`weight`, `bias`,
 // `running_mean`, ...), so the state dict of a layer has tinygrad's keys. Initial values come from
@@ -11,6 +12,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 
 #include "nn/module.h"
 #include "tensor/tensor.h"
@@ -64,7 +66,19 @@ class Conv2d : public Module {
   Conv2dOptions options;
   Tensor weight;
   std::optional<Tensor> bias;
+
+ private:
+  friend Conv2d Conv1d(int64_t, int64_t, int64_t, const Conv2dOptions&);
+  struct ExactKernel {};
+  // `kernel_size` as given, one entry per spatial axis (a single entry is a 1-D kernel).
+  Conv2d(int64_t in_channels, int64_t out_channels, Dims kernel_size, const Conv2dOptions& options,
+         ExactKernel);
 };
+
+// tinygrad's Conv1d: a Conv2d with the 1-D kernel (kernel_size), so weight (out, in/groups, kernel_size), the
+// same draws, and a (N, C, L) input.
+Conv2d Conv1d(int64_t in_channels, int64_t out_channels, int64_t kernel_size,
+              const Conv2dOptions& options = {});
 
 // The transposed convolution. Weight (in, out/groups, *kernel) from U(-s, s), s = 1/sqrt(in * prod(kernel));
 // bias (out) as Conv2d's.
@@ -80,7 +94,17 @@ class ConvTranspose2d : public Module {
   Dims output_padding;
   Tensor weight;
   std::optional<Tensor> bias;
+
+ private:
+  friend ConvTranspose2d ConvTranspose1d(int64_t, int64_t, int64_t, const Conv2dOptions&, int64_t);
+  struct ExactKernel {};
+  ConvTranspose2d(int64_t in_channels, int64_t out_channels, Dims kernel_size, const Conv2dOptions& options,
+                  Dims output_padding, ExactKernel);
 };
+
+// tinygrad's ConvTranspose1d: a ConvTranspose2d with the 1-D kernel (kernel_size), for a (N, C, L) input.
+ConvTranspose2d ConvTranspose1d(int64_t in_channels, int64_t out_channels, int64_t kernel_size,
+                                const Conv2dOptions& options = {}, int64_t output_padding = 0);
 
 // Batch normalization over axis 1 of a (N, C, ...) input (tinygrad's BatchNorm, also BatchNorm2d/3d). In
 // training mode (Tensor::Train) it normalizes with the batch's mean and biased variance and updates
@@ -113,6 +137,28 @@ class LayerNorm : public Module {
   void CollectState(StateCollector& state) const override;
 
   Dims normalized_shape;
+  double eps;
+  std::optional<Tensor> weight, bias;
+};
+
+// LayerNorm over the channels of an (N, C, H, W) input: normalized_shape (C,), applied with the channels
+// moved last and moved back.
+class LayerNorm2d : public LayerNorm {
+ public:
+  explicit LayerNorm2d(int64_t channels, double eps = 1e-5, bool elementwise_affine = true)
+      : LayerNorm({channels}, eps, elementwise_affine) {}
+  Tensor operator()(const Tensor& x) const;
+};
+
+// Normalizes each (sample, channel) of an (N, C, ...) input over its spatial axes; weight ones, bias zeros
+// (C,).
+class InstanceNorm : public Module {
+ public:
+  explicit InstanceNorm(int64_t num_features, double eps = 1e-5, bool affine = true);
+  Tensor operator()(const Tensor& x) const;
+  void CollectState(StateCollector& state) const override;
+
+  int64_t num_features;
   double eps;
   std::optional<Tensor> weight, bias;
 };
@@ -153,6 +199,22 @@ class Embedding : public Module {
 
  private:
   mutable std::optional<Tensor> arange_;  // made on first use on the weight's device, as tinygrad
+};
+
+// One LSTM step: gates (i, f, g, o) = x W_ih^T + b_ih + h W_hh^T + b_hh; c' = sigmoid(f) c + sigmoid(i)
+// tanh(g), h' = sigmoid(o) tanh(c'). Weights (4*hidden, input) and (4*hidden, hidden) from U(-s, s),
+// s = 1/sqrt(hidden), in that order; biases zeros.
+class LSTMCell : public Module {
+ public:
+  LSTMCell(int64_t input_size, int64_t hidden_size, bool bias = true);
+  // x: (batch, input_size). Without `hc` the state starts at zeros. Returns (h', c'), both contiguous; on bad
+  // input both are the same errored Tensor.
+  std::pair<Tensor, Tensor> operator()(
+      const Tensor& x, const std::optional<std::pair<Tensor, Tensor>>& hc = std::nullopt) const;
+  void CollectState(StateCollector& state) const override;
+
+  Tensor weight_ih, weight_hh;
+  std::optional<Tensor> bias_ih, bias_hh;
 };
 
 }  // namespace uopc::nn

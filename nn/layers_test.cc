@@ -225,6 +225,79 @@ TEST(LayersTest, NormsMatchTinygrad) {
   EXPECT_THAT(Names(LayerNorm({4}, 1e-5, false)), ElementsAre());
 }
 
+TEST(LayersTest, Conv1dMatchesTinygrad) {
+  Tensor::ManualSeed(7);
+  Conv2dOptions options;
+  options.stride = {2};
+  options.padding = {1};
+  options.groups = 2;
+  Conv2d conv = Conv1d(4, 6, 3, options);
+  EXPECT_EQ(conv.weight.Shape(), (Dims{6, 2, 3}));
+  ExpectMatches(conv.weight, "conv1d.weight");
+  ExpectMatches(*conv.bias, "conv1d.bias");
+  ExpectMatches(conv(Ramp({2, 4, 7})), "conv1d.out");
+  EXPECT_THAT(Names(conv), ElementsAre("weight", "bias"));
+  EXPECT_FALSE(conv(Ramp({2, 3, 7})).ok());  // 3 channels for 4
+  EXPECT_THAT(std::string(conv(Ramp({2, 4, 7, 7})).status().message()),
+              HasSubstr("3 axes, not (2, 4, 7, 7)"));
+  EXPECT_THAT(std::string(Conv2d(4, 6, {3})(Ramp({2, 4, 7})).status().message()), HasSubstr("4 axes"));
+}
+
+TEST(LayersTest, ConvTranspose1dMatchesTinygrad) {
+  Tensor::ManualSeed(8);
+  Conv2dOptions options;
+  options.stride = {2};
+  options.padding = {1};
+  options.dilation = {2};
+  options.groups = 2;
+  ConvTranspose2d convt = ConvTranspose1d(4, 6, 3, options, 1);
+  EXPECT_EQ(convt.weight.Shape(), (Dims{4, 3, 3}));
+  ExpectMatches(convt.weight, "convt1d.weight");
+  ExpectMatches(*convt.bias, "convt1d.bias");
+  ExpectMatches(convt(Ramp({2, 4, 5}, 0.05)), "convt1d.out");
+  EXPECT_FALSE(convt(Ramp({2, 3, 5})).ok());
+  EXPECT_THAT(std::string(convt(Ramp({2, 4})).status().message()), HasSubstr("3 axes"));
+}
+
+TEST(LayersTest, InstanceNormAndLayerNorm2dMatchTinygrad) {
+  InstanceNorm in(3);
+  EXPECT_THAT(Names(in), ElementsAre("weight", "bias"));
+  ExpectMatches(in(Ramp({2, 3, 2, 3}, 0.09).Exp()), "instancenorm.out");
+  InstanceNorm plain(3, 1e-5, false);
+  EXPECT_THAT(Names(plain), ElementsAre());
+  ExpectMatches(plain(Ramp({2, 3, 4}, 0.11).Square()), "instancenorm.out1d");
+  EXPECT_THAT(std::string(in(Ramp({2, 4, 3})).status().message()), HasSubstr("4 channels, the layer 3"));
+  EXPECT_FALSE(in(Ramp({3})).ok());
+
+  LayerNorm2d ln(3);
+  EXPECT_THAT(Names(ln), ElementsAre("weight", "bias"));
+  ExpectMatches(ln(Ramp({2, 3, 2, 2}, 0.13).Square()), "layernorm2d.out");
+  EXPECT_THAT(std::string(ln(Ramp({2, 3, 2})).status().message()), HasSubstr("(N, C, H, W)"));
+  EXPECT_THAT(std::string(ln(Ramp({2, 4, 2, 2})).status().message()), HasSubstr("4 channels, the layer 3"));
+}
+
+TEST(LayersTest, LSTMCellMatchesTinygrad) {
+  Tensor::ManualSeed(9);
+  LSTMCell lstm(3, 2);
+  EXPECT_THAT(Names(lstm), ElementsAre("weight_ih", "weight_hh", "bias_ih", "bias_hh"));
+  ExpectMatches(lstm.weight_ih, "lstm.weight_ih");
+  ExpectMatches(lstm.weight_hh, "lstm.weight_hh");
+  auto [h, c] = lstm(Ramp({4, 3}, 0.2));
+  ExpectMatches(h, "lstm.h");
+  ExpectMatches(c, "lstm.c");
+  auto [h2, c2] = lstm(Ramp({4, 3}, 0.1, 0.3), std::make_pair(h, c));
+  ExpectMatches(h2, "lstm.h2");
+  ExpectMatches(c2, "lstm.c2");
+  EXPECT_THAT(Names(LSTMCell(3, 2, false)), ElementsAre("weight_ih", "weight_hh"));
+
+  auto [bad_h, bad_c] = lstm(Ramp({4, 5}));
+  EXPECT_THAT(std::string(bad_h.status().message()), HasSubstr("(batch, 3)"));
+  EXPECT_FALSE(bad_c.ok());
+  EXPECT_FALSE(lstm(Ramp({3})).first.ok());
+  auto [state_h, state_c] = lstm(Ramp({4, 3}), std::make_pair(Ramp({4, 3}), c));
+  EXPECT_THAT(std::string(state_h.status().message()), HasSubstr("state must be (4, 2)"));
+}
+
 TEST(LayersTest, EmbeddingMatchesTinygrad) {
   Tensor::ManualSeed(5);
   Embedding emb(10, 3);

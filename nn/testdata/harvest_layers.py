@@ -66,4 +66,29 @@ rec("init.glorot", Tensor.glorot_uniform(3, 4))
 rec("init.kaiming", Tensor.kaiming_uniform(3, 4, 2))
 rec("init.scaled", Tensor.scaled_uniform(2, 3))
 
+Tensor.manual_seed(7)
+conv1d = nn.Conv1d(4, 6, 3, stride=2, padding=1, groups=2)
+rec("conv1d.weight", conv1d.weight); rec("conv1d.bias", conv1d.bias)
+rec("conv1d.out", conv1d(ramp(2, 4, 7)))
+
+Tensor.manual_seed(8)
+convt1d = nn.ConvTranspose1d(4, 6, 3, stride=2, padding=1, output_padding=1, dilation=2, groups=2)
+rec("convt1d.weight", convt1d.weight); rec("convt1d.bias", convt1d.bias)
+rec("convt1d.out", convt1d(ramp(2, 4, 5, scale=0.05)))
+
+inorm = nn.InstanceNorm(3)
+rec("instancenorm.out", inorm(ramp(2, 3, 2, 3, scale=0.09).exp()))
+rec("instancenorm.out1d", nn.InstanceNorm(3, affine=False)(ramp(2, 3, 4, scale=0.11).square()))
+
+ln2d = nn.LayerNorm2d(3)
+rec("layernorm2d.out", ln2d(ramp(2, 3, 2, 2, scale=0.13).square()))
+
+Tensor.manual_seed(9)
+lstm = nn.LSTMCell(3, 2)
+rec("lstm.weight_ih", lstm.weight_ih); rec("lstm.weight_hh", lstm.weight_hh)
+h, c = lstm(ramp(4, 3, scale=0.2))
+rec("lstm.h", h); rec("lstm.c", c)
+h2, c2 = lstm(ramp(4, 3, scale=0.1, offset=0.3), (h, c))
+rec("lstm.h2", h2); rec("lstm.c2", c2)
+
 print(json.dumps(out, indent=1))
