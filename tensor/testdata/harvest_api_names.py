@@ -1,5 +1,5 @@
 # Writes tinygrad_tensor_names.txt: every public name of tinygrad v0.10.3's Tensor class, one a line, sorted.
-# tensor/api_names_test.cc checks that tensor/testdata/api_names.txt maps each of them to its uopc counterpart
+# nn/api_names_test.cc checks that tensor/testdata/api_names.txt maps each of them to its uopc counterpart
 # (or marks it missing), so that list cannot go stale.
 # A name is public when
 #   - it does not start with '_' (methods, properties, class attributes such as `training`, slots such as

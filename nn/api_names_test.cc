@@ -9,7 +9,6 @@
 #include <fstream>
 #include <iostream>
 #include <map>
-#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -20,6 +19,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "gtest/gtest.h"
+#include "re2/re2.h"
 
 namespace uopc {
 namespace {
@@ -49,14 +49,14 @@ std::string CodeOf(const std::string& path) {
 // True when `code` declares `name` as a function, constructor or class: `Name(` not after `.`, `::` or `->`
 // (a call or an out-of-line definition) nor after `return` (a call in an inline body), or `class Name`.
 bool Declares(const std::string& code, const std::string& name) {
-  if (std::regex_search(code, std::regex("class " + name + "\\b"))) return true;
-  const std::regex use("(^|[^A-Za-z0-9_:.>])" + name + "\\s*\\(");
+  if (RE2::PartialMatch(code, "class " + name + "\\b")) return true;
+  const RE2 use("(^|[^A-Za-z0-9_:.>])(" + name + ")\\s*\\(");
   for (absl::string_view line : absl::StrSplit(code, '\n')) {
-    if (!absl::StrContains(line, name)) continue;  // std::regex is slow: try only the lines that can match
-    const std::string text(line);
-    for (auto it = std::sregex_iterator(text.begin(), text.end(), use); it != std::sregex_iterator(); ++it) {
-      absl::string_view before = absl::StripTrailingAsciiWhitespace(
-          absl::string_view(text).substr(0, it->position() + it->length(1)));
+    re2::StringPiece rest(line.data(), line.size()), prefix, match;
+    while (RE2::FindAndConsume(&rest, use, &prefix, &match)) {
+      // What precedes the name on its line, without the spaces before it.
+      absl::string_view before =
+          absl::StripTrailingAsciiWhitespace(line.substr(0, static_cast<size_t>(match.data() - line.data())));
       if (!absl::EndsWith(before, "return")) return true;
     }
   }
@@ -123,7 +123,7 @@ TEST(ApiNamesTest, EveryTinygradTensorNameIsMapped) {
     }
     // The declared name is the last component of a qualified one (nn::GlorotUniform declares GlorotUniform).
     std::string declared = counterpart.cpp_name.substr(counterpart.cpp_name.rfind(':') + 1);
-    if (!std::regex_match(declared, std::regex("[A-Za-z_][A-Za-z0-9_]*"))) {
+    if (!RE2::FullMatch(declared, "[A-Za-z_][A-Za-z0-9_]*")) {
       ADD_FAILURE() << kMapping << ":" << counterpart.line << ": `" << counterpart.cpp_name
                     << "` is not a C++ name";
       continue;
