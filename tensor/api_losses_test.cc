@@ -147,21 +147,7 @@ const std::map<std::string, std::function<Tensor()>>& Programs() {
 }
 
 TEST(ApiLossesTest, GraphsAndValuesAreTinygrads) {
-  std::vector<std::pair<std::string, std::string>> lines =
-      ReadJsonl("tensor/testdata/api_losses_graphs.jsonl");
-  ASSERT_EQ(lines.size(), Programs().size());
-  std::vector<std::string> failing;
-  for (const auto& [name, line] : lines) {
-    auto it = Programs().find(name);
-    ASSERT_NE(it, Programs().end()) << name;
-    std::string diff = HarvestedProgramDifference({it->second()}, nlohmann::json::parse(line));
-    if (!diff.empty()) {
-      failing.push_back(name);
-      ADD_FAILURE() << name << ": " << diff;
-    }
-  }
-  std::cout << lines.size() - failing.size() << "/" << lines.size()
-            << " programs equal; failing: " << absl::StrJoin(failing, ", ") << "\n";
+  ExpectHarvestedPrograms("tensor/testdata/api_losses_graphs.jsonl", Programs());
 }
 
 std::string Message(const Tensor& t) {
