@@ -120,11 +120,20 @@ absl::StatusOr<KernelRun> ExecItem::Run(const BufferReplacements& replace, const
       run.run_seconds = SecondsSince(start);
     }
   } else {
+    std::vector<int64_t> var_values = var_values_;
+    if (options.var_values != nullptr) {
+      const ProgramSpec& spec = program_->spec();
+      for (size_t i = 0; i < spec.vars.size(); ++i) {
+        if (auto it = options.var_values->find(spec.vars[i]); it != options.var_values->end())
+          var_values[i] = it->second;
+      }
+    }
     UOPC_RETURN_IF_ERROR(
-        program_->Launch(buffers, var_values_, launch_, options.timed ? &run.run_seconds : nullptr));
+        program_->Launch(buffers, var_values, launch_, options.timed ? &run.run_seconds : nullptr));
   }
   run.name = name_;
   run.device = device_;
+  // The estimates are the recorded values' (a replay at another value reports those).
   run.flops = flops_;
   run.bytes = bytes_;
   run.lds = lds_;

@@ -70,6 +70,10 @@ struct ExecOptions {
   // process's runs, to `debug_out` (stderr when null).
   int debug = 0;
   std::string* debug_out = nullptr;
+  // Values for the program's variables by name, instead of those the item was made with (a variable it does
+  // not name keeps its value): a replay of a symbolic step at a new position. The caller checks the ranges
+  // (the variables' binds do).
+  const absl::flat_hash_map<std::string, int64_t>* var_values = nullptr;
 };
 
 class ExecItem {

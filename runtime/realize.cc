@@ -486,7 +486,8 @@ std::vector<std::string> CapturedRuns::Names() const {
 }
 
 absl::Status CapturedRuns::Replay(const absl::flat_hash_map<const UOp*, UOpPtr>& replace,
-                                  double* kernel_seconds) const {
+                                  double* kernel_seconds,
+                                  const absl::flat_hash_map<std::string, int64_t>& var_values) const {
   // The replacements' memory, looked up once per replay.
   BufferReplacements replaced;
   for (const auto& [from, to] : replace) {
@@ -503,7 +504,9 @@ absl::Status CapturedRuns::Replay(const absl::flat_hash_map<const UOp*, UOpPtr>&
   }
   double total = 0;
   for (const ExecItem& item : items_) {
-    UOPC_ASSIGN_OR_RETURN(KernelRun run, item.Run(replaced, {.timed = kernel_seconds != nullptr}));
+    UOPC_ASSIGN_OR_RETURN(KernelRun run,
+                          item.Run(replaced, {.timed = kernel_seconds != nullptr,
+                                              .var_values = var_values.empty() ? nullptr : &var_values}));
     if (!item.is_copy()) total += run.run_seconds;
   }
   if (kernel_seconds != nullptr) *kernel_seconds = total;

@@ -99,8 +99,10 @@ class CapturedRuns {
   // Runs the recorded items in order. `replace` maps recorded BUFFER nodes to the nodes to use instead
   // (their memory must exist, with the same dtype, size and device). `kernel_seconds`, when given, receives
   // the summed execution time of the kernels as the devices measure it.
+  // `var_values` gives the variables (by name) new values for this replay; others keep their recorded ones.
   absl::Status Replay(const absl::flat_hash_map<const UOp*, UOpPtr>& replace = {},
-                      double* kernel_seconds = nullptr) const;
+                      double* kernel_seconds = nullptr,
+                      const absl::flat_hash_map<std::string, int64_t>& var_values = {}) const;
   const std::vector<ExecItem>& items() const { return items_; }
   // The number of recorded items, and of them kernels (the others are copies).
   size_t size() const { return items_.size(); }

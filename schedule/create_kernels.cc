@@ -70,10 +70,10 @@ UOpPtr CreateKernel(Context& ctx, const UOpPtr& x, UOpPtr b = nullptr) {
   if (ctx.shapes.Size(b) != ctx.shapes.Size(base)) {
     const ShapeTracker* bst = ctx.St(b);
     buffer = UOp::New(Ops::BUFFER_VIEW, b->dtype(), {base},
-                      Arg(Arg::Tuple{Arg(ctx.shapes.Size(b)), Arg(bst->views()[0].offset().value())}));
+                      Arg(Arg::Tuple{Arg(ctx.shapes.Size(b)), SintToArg(bst->views()[0].offset())}));
   }
   UOpPtr assign = UOp::New(Ops::ASSIGN, x->dtype(), {buffer, kernel});
-  absl::StatusOr<UOpPtr> out = Reshape(assign, IntShape(st->shape()), ctx.shapes);
+  absl::StatusOr<UOpPtr> out = Reshape(assign, st->shape(), ctx.shapes);
   if (!out.ok()) {
     ctx.Fail(out.status());
     return nullptr;

@@ -138,7 +138,7 @@ UOpPtr SplitReduceop(const Match& m) {
       UOpPtr first = ReduceAxis(*splitted, arg[0].as_op(), axes, ctx.shapes);
       UOpPtr second =
           ReduceAxis(first, arg[0].as_op(), {static_cast<int64_t>(rst->shape().size())}, ctx.shapes);
-      absl::StatusOr<UOpPtr> out = Reshape(second, IntShape(rst->shape()), ctx.shapes);
+      absl::StatusOr<UOpPtr> out = Reshape(second, rst->shape(), ctx.shapes);
       return out.ok() ? *out : nullptr;
     }
   }

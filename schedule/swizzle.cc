@@ -159,7 +159,7 @@ UOpPtr ReduceopViewRight(const Match& m) {
     }
   }
   UOpPtr reduced = ReduceAxis(src, r->arg()[0].as_op(), new_axes, ctx.shapes);
-  absl::StatusOr<UOpPtr> out = Reshape(reduced, IntShape(rst->shape()), ctx.shapes);
+  absl::StatusOr<UOpPtr> out = Reshape(reduced, rst->shape(), ctx.shapes);
   return out.ok() ? *out : nullptr;
 }
 
@@ -197,7 +197,7 @@ UOpPtr ElementwiseViewRight(const Match& m) {
     }
   }
   UOpPtr replaced = root.replace_src(new_src);
-  absl::StatusOr<UOpPtr> out = Reshape(replaced, IntShape(rst->shape()), ctx.shapes);
+  absl::StatusOr<UOpPtr> out = Reshape(replaced, rst->shape(), ctx.shapes);
   if (!out.ok()) {
     ctx.Fail(out.status());
     return nullptr;

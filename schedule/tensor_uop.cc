@@ -19,8 +19,9 @@ absl::StatusOr<SintVec> SintsOf(const Arg& arg, Ops op) {
   if (!arg.is_tuple()) return absl::InvalidArgumentError(absl::StrCat(OpName(op), ": arg is not a tuple"));
   SintVec out;
   for (const Arg& a : arg.as_tuple()) {
-    if (!a.is_int()) return absl::InvalidArgumentError(absl::StrCat(OpName(op), ": arg holds a non-integer"));
-    out.push_back(a.as_int());
+    absl::StatusOr<Sint> s = SintFromArg(a);
+    if (!s.ok()) return absl::InvalidArgumentError(absl::StrCat(OpName(op), ": ", s.status().message()));
+    out.push_back(*std::move(s));
   }
   return out;
 }
@@ -29,10 +30,15 @@ absl::StatusOr<std::vector<SintPair>> PairsOf(const Arg& arg, Ops op) {
   if (!arg.is_tuple()) return absl::InvalidArgumentError(absl::StrCat(OpName(op), ": arg is not a tuple"));
   std::vector<SintPair> out;
   for (const Arg& a : arg.as_tuple()) {
-    if (!a.is_tuple() || a.as_tuple().size() != 2 || !a.as_tuple()[0].is_int() || !a.as_tuple()[1].is_int()) {
+    absl::StatusOr<Sint> begin, end;
+    if (a.is_tuple() && a.as_tuple().size() == 2) {
+      begin = SintFromArg(a.as_tuple()[0]);
+      end = SintFromArg(a.as_tuple()[1]);
+    }
+    if (!begin.ok() || !end.ok()) {
       return absl::InvalidArgumentError(absl::StrCat(OpName(op), ": arg is not a tuple of integer pairs"));
     }
-    out.emplace_back(a.as_tuple()[0].as_int(), a.as_tuple()[1].as_int());
+    out.emplace_back(*std::move(begin), *std::move(end));
   }
   return out;
 }
@@ -274,13 +280,29 @@ Arg PairsArg(absl::Span<const std::pair<int64_t, int64_t>> pairs) {
   for (const auto& [a, b] : pairs) t.push_back(Arg(Arg::Tuple{Arg(a), Arg(b)}));
   return Arg(std::move(t));
 }
+Arg PairsArg(absl::Span<const SintPair> pairs) {
+  Arg::Tuple t;
+  for (const auto& [a, b] : pairs) t.push_back(Arg(Arg::Tuple{SintToArg(a), SintToArg(b)}));
+  return Arg(std::move(t));
+}
+Arg SintsArg(absl::Span<const Sint> sints) {
+  Arg::Tuple t;
+  for (const Sint& s : sints) t.push_back(SintToArg(s));
+  return Arg(std::move(t));
+}
 }  // namespace
 
 absl::StatusOr<UOpPtr> Reshape(const UOpPtr& x, absl::Span<const int64_t> shape, TensorShapes& shapes) {
   return MovementOp(x, Ops::RESHAPE, Arg::IntTuple(shape), shapes);
 }
+absl::StatusOr<UOpPtr> Reshape(const UOpPtr& x, absl::Span<const Sint> shape, TensorShapes& shapes) {
+  return MovementOp(x, Ops::RESHAPE, SintsArg(shape), shapes);
+}
 absl::StatusOr<UOpPtr> Expand(const UOpPtr& x, absl::Span<const int64_t> shape, TensorShapes& shapes) {
   return MovementOp(x, Ops::EXPAND, Arg::IntTuple(shape), shapes);
+}
+absl::StatusOr<UOpPtr> Expand(const UOpPtr& x, absl::Span<const Sint> shape, TensorShapes& shapes) {
+  return MovementOp(x, Ops::EXPAND, SintsArg(shape), shapes);
 }
 absl::StatusOr<UOpPtr> Permute(const UOpPtr& x, absl::Span<const int64_t> order, TensorShapes& shapes) {
   return MovementOp(x, Ops::PERMUTE, Arg::IntTuple(order), shapes);
@@ -291,6 +313,12 @@ absl::StatusOr<UOpPtr> Pad(const UOpPtr& x, absl::Span<const std::pair<int64_t, 
 }
 absl::StatusOr<UOpPtr> Shrink(const UOpPtr& x, absl::Span<const std::pair<int64_t, int64_t>> bounds,
                               TensorShapes& shapes) {
+  return MovementOp(x, Ops::SHRINK, PairsArg(bounds), shapes);
+}
+absl::StatusOr<UOpPtr> Pad(const UOpPtr& x, absl::Span<const SintPair> pads, TensorShapes& shapes) {
+  return MovementOp(x, Ops::PAD, PairsArg(pads), shapes);
+}
+absl::StatusOr<UOpPtr> Shrink(const UOpPtr& x, absl::Span<const SintPair> bounds, TensorShapes& shapes) {
   return MovementOp(x, Ops::SHRINK, PairsArg(bounds), shapes);
 }
 absl::StatusOr<UOpPtr> Flip(const UOpPtr& x, absl::Span<const bool> flips, TensorShapes& shapes) {
@@ -324,13 +352,17 @@ UOpPtr CastTo(const UOpPtr& x, DType dtype) {
 
 UOpPtr TensorConst(DType dtype, ConstValue value, absl::Span<const int64_t> shape,
                    const std::string& device) {
+  return TensorConst(dtype, value, SintVec(shape.begin(), shape.end()), device);
+}
+
+UOpPtr TensorConst(DType dtype, ConstValue value, absl::Span<const Sint> shape, const std::string& device) {
   UOpPtr view = UOp::New(Ops::VIEW, dtypes::kVoid, {UOp::New(Ops::DEVICE, dtypes::kVoid, {}, Arg(device))},
                          Arg(std::make_shared<ShapeTrackerArg>(*ShapeTracker::FromShape({}))));
   UOpPtr bare = UOp::Const(dtype, value);
   UOpPtr c = UOp::New(Ops::CONST, dtype, {view}, bare->arg());
   TensorShapes shapes;
   std::vector<int64_t> ones(shape.size(), 1);
-  UOpPtr r = *Reshape(c, ones, shapes);
+  UOpPtr r = *Reshape(c, absl::Span<const int64_t>(ones), shapes);
   absl::StatusOr<UOpPtr> e = Expand(r, shape, shapes);
   UOPC_CHECK(e.ok(), "a constant expands to any shape");
   return *e;
@@ -339,9 +371,7 @@ UOpPtr TensorConst(DType dtype, ConstValue value, absl::Span<const int64_t> shap
 UOpPtr ConstLike(const UOpPtr& x, ConstValue value, TensorShapes& shapes) {
   std::string device = DeviceOf(x.get());
   if (device.empty()) return UOp::Const(x->dtype(), value);
-  std::vector<int64_t> shape;
-  for (const Sint& s : shapes.Shape(x)) shape.push_back(s.value());
-  return TensorConst(x->dtype(), value, shape, device);
+  return TensorConst(x->dtype(), value, shapes.Shape(x), device);
 }
 
 UOpPtr NewUnique() { return UOp::New(Ops::UNIQUE, dtypes::kVoid, {}, Arg(internal::NextUniqueNumber())); }

@@ -76,6 +76,11 @@ absl::StatusOr<UOpPtr> Pad(const UOpPtr& x, absl::Span<const std::pair<int64_t, 
 absl::StatusOr<UOpPtr> Shrink(const UOpPtr& x, absl::Span<const std::pair<int64_t, int64_t>> bounds,
                               TensorShapes& shapes);
 absl::StatusOr<UOpPtr> Flip(const UOpPtr& x, absl::Span<const bool> flips, TensorShapes& shapes);
+// The same with symbolic sizes and bounds (tinygrad's sint): a symbolic element of the arg is a SintArg.
+absl::StatusOr<UOpPtr> Reshape(const UOpPtr& x, absl::Span<const Sint> shape, TensorShapes& shapes);
+absl::StatusOr<UOpPtr> Expand(const UOpPtr& x, absl::Span<const Sint> shape, TensorShapes& shapes);
+absl::StatusOr<UOpPtr> Pad(const UOpPtr& x, absl::Span<const SintPair> pads, TensorShapes& shapes);
+absl::StatusOr<UOpPtr> Shrink(const UOpPtr& x, absl::Span<const SintPair> bounds, TensorShapes& shapes);
 // Any movement op from its op and tinygrad arg.
 absl::StatusOr<UOpPtr> MovementOp(const UOpPtr& x, Ops op, const Arg& arg, TensorShapes& shapes);
 
@@ -89,6 +94,7 @@ UOpPtr CastTo(const UOpPtr& x, DType dtype);
 
 // A tensor constant of `shape` on `device`: CONST(VIEW(DEVICE)) reshaped to ones and expanded (UOp.metaop).
 UOpPtr TensorConst(DType dtype, ConstValue value, absl::Span<const int64_t> shape, const std::string& device);
+UOpPtr TensorConst(DType dtype, ConstValue value, absl::Span<const Sint> shape, const std::string& device);
 // x.const_like(value): TensorConst with x's dtype, shape and device, or a bare CONST when x has no device.
 UOpPtr ConstLike(const UOpPtr& x, ConstValue value, TensorShapes& shapes);
 

@@ -15,10 +15,10 @@ TEST(TensorUopTest, MovementOpsTrackShapesAndDropNoOps) {
   TensorShapes shapes;
   UOpPtr buf = NewBuffer("CPU", 6, dtypes::kFloat32);
   EXPECT_EQ(shapes.Shape(buf), SintVec{6});
-  UOpPtr r = *Reshape(buf, {2, 3}, shapes);
+  UOpPtr r = *Reshape(buf, SintVec{2, 3}, shapes);
   EXPECT_EQ(r->op(), Ops::RESHAPE);
   EXPECT_EQ(shapes.Shape(r), SintVec({2, 3}));
-  EXPECT_EQ(*Reshape(r, {2, 3}, shapes), r);  // a no-op gives the node itself
+  EXPECT_EQ(*Reshape(r, SintVec{2, 3}, shapes), r);  // a no-op gives the node itself
   UOpPtr p = *Permute(r, {1, 0}, shapes);
   EXPECT_EQ(shapes.Shape(p), SintVec({3, 2}));
   UOpPtr sum = ReduceAxis(p, Ops::ADD, {1}, shapes);
@@ -31,10 +31,10 @@ TEST(TensorUopTest, MovementOpsTrackShapesAndDropNoOps) {
 TEST(TensorUopTest, BadShapesAreErrorsNamingThem) {
   TensorShapes shapes;
   UOpPtr buf = NewBuffer("CPU", 6, dtypes::kFloat32);
-  absl::StatusOr<UOpPtr> bad = Reshape(buf, {4, 2}, shapes);
+  absl::StatusOr<UOpPtr> bad = Reshape(buf, SintVec{4, 2}, shapes);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("(6,)"), std::string::npos) << bad.status();
-  UOpPtr a = *Reshape(buf, {2, 3}, shapes);
+  UOpPtr a = *Reshape(buf, SintVec{2, 3}, shapes);
   UOpPtr b = NewBuffer("CPU", 5, dtypes::kFloat32);
   UOpPtr add = Alu(Ops::ADD, {a, b});
   absl::StatusOr<const ShapeTracker*> st = shapes.TrySt(add);
@@ -44,7 +44,7 @@ TEST(TensorUopTest, BadShapesAreErrorsNamingThem) {
 
 TEST(TensorUopTest, TensorConstIsAViewOfTheDeviceExpanded) {
   TensorShapes shapes;
-  UOpPtr c = TensorConst(dtypes::kFloat32, ConstValue::Float(2.5), {4, 5}, "CPU");
+  UOpPtr c = TensorConst(dtypes::kFloat32, ConstValue::Float(2.5), SintVec{4, 5}, "CPU");
   EXPECT_EQ(c->op(), Ops::EXPAND);
   EXPECT_EQ(shapes.Shape(c), SintVec({4, 5}));
   EXPECT_EQ(BaseOf(c)->op(), Ops::CONST);
@@ -90,10 +90,10 @@ namespace uopc {
 namespace {
 
 TEST(TensorUopTest, ScalarTensorConstIsTheConstItself) {
-  UOpPtr c = TensorConst(dtypes::kFloat32, ConstValue::Float(1.5), {}, "CPU");
+  UOpPtr c = TensorConst(dtypes::kFloat32, ConstValue::Float(1.5), SintVec{}, "CPU");
   EXPECT_EQ(c->op(), Ops::CONST) << PrintIr(c.get());
   TensorShapes shapes;
-  EXPECT_EQ(*Reshape(c, {}, shapes), c);
+  EXPECT_EQ(*Reshape(c, SintVec{}, shapes), c);
 }
 
 }  // namespace

@@ -11,14 +11,17 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/hash/hash.h"
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "rewrite/graph_rewrite.h"
 #include "rewrite/pattern_matcher.h"
 #include "rewrite/symbolic.h"
 #include "rewrite/valid.h"
 #include "uop/check.h"
+#include "uop/print.h"
 #include "uop/status_macros.h"
 
 namespace uopc {
@@ -151,6 +154,7 @@ class Parser {
   }
 
   size_t pos() const { return pos_; }
+  absl::StatusOr<Sint> ParseSymbolicInt() { return ParseSint(); }
 
  private:
   absl::Status Error(absl::string_view expected) const {
@@ -392,8 +396,16 @@ absl::StatusOr<PayloadParse> ParseShapeTrackerPayload(absl::string_view text) {
   return PayloadParse{std::make_shared<const ShapeTrackerArg>(std::move(st)), p.pos()};
 }
 
+absl::StatusOr<PayloadParse> ParseSintPayload(absl::string_view text) {
+  Parser p(text);
+  UOPC_ASSIGN_OR_RETURN(Sint s, p.ParseSymbolicInt());
+  if (s.is_int()) return absl::InvalidArgumentError("UOp: a symbolic int folded to a constant");
+  return PayloadParse{std::make_shared<const SintArg>(s.uop()), p.pos()};
+}
+
 const bool kPayloadParserRegistered = [] {
   RegisterPayloadParser(ShapeTrackerArg::kTypeName, &ParseShapeTrackerPayload);
+  RegisterPayloadParser(SintArg::kTypeName, &ParseSintPayload);
   return true;
 }();
 
@@ -628,6 +640,26 @@ size_t ShapeTrackerArg::Hash() const { return absl::Hash<ShapeTracker>()(st_); }
 
 bool ShapeTrackerArg::Equals(const ArgPayload& other) const {
   return static_cast<const ShapeTrackerArg&>(other).st_ == st_;
+}
+
+std::string SintArg::ToString() const {
+  // tinygrad's repr spans lines; the arg is one line of the textual IR, and the parser skips whitespace.
+  std::string out;
+  for (absl::string_view line : absl::StrSplit(PrintUOpTree(uop_.get()), '\n')) {
+    absl::StrAppend(&out, absl::StripLeadingAsciiWhitespace(line));
+  }
+  return out;
+}
+
+Arg SintToArg(const Sint& s) {
+  if (s.is_int()) return Arg(s.value());
+  return Arg(std::make_shared<const SintArg>(s.uop()));
+}
+
+absl::StatusOr<Sint> SintFromArg(const Arg& a) {
+  if (a.is_int()) return Sint(a.as_int());
+  if (const SintArg* s = a.payload_as<SintArg>()) return Sint::FromUOp(s->uop());
+  return absl::InvalidArgumentError(absl::StrCat("expected an int or a symbolic int, got ", a.ToString()));
 }
 
 const ShapeTracker* ShapeTrackerOf(const UOp* u) {

@@ -79,6 +79,7 @@ std::optional<bool> Ne(const Sint& a, const Sint& b);
 inline bool Resolve(std::optional<bool> cond, bool if_unknown = true) { return cond.value_or(if_unknown); }
 
 using SintVec = absl::InlinedVector<Sint, 6>;
+using SintPair = std::pair<Sint, Sint>;
 bool AllInt(absl::Span<const Sint> v);
 Sint Prod(absl::Span<const Sint> v);
 // `(1, 2, 3)` / `(1,)` / `()` like a Python tuple (uop/util.h's TupleString for Sints).

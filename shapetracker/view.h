@@ -6,8 +6,8 @@
 // one when it can. Views are values: created only through `Create`, which canonicalizes (stride 0 on size-1
 // axes, no-op masks dropped, axes masked to a single index get stride 0), so equal views compare equal.
 //
-// Invalid arguments (wrong rank, a size change in reshape, a non-permutation, expanding an axis that is not 1,
-// a shrink outside the shape, negative sizes or pads) give an InvalidArgument Status naming the op, the
+// Invalid arguments (wrong rank, a size change in reshape, a non-permutation, expanding an axis that is not
+// 1, a shrink outside the shape, negative sizes or pads) give an InvalidArgument Status naming the op, the
 // argument and the shape. A reshape that is valid but cannot be expressed by one view gives nullopt; the
 // ShapeTracker then pushes a new view.
 #ifndef UOPC_SHAPETRACKER_VIEW_H_
@@ -29,7 +29,6 @@
 namespace uopc {
 
 // [begin, end) per axis: a pad's (before, after) amounts, a shrink's window, or a view's valid region.
-using SintPair = std::pair<Sint, Sint>;
 using PairVec = absl::InlinedVector<SintPair, 6>;
 
 // Row-major strides for `shape`, canonicalized (tinygrad's strides_for_shape).
@@ -68,7 +67,8 @@ class View {
   // The single view equivalent to applying `*this` (the view underneath) and then `top` on its output
   // (tinygrad's `self + top`); nullopt when no single view is.
   std::optional<View> Merge(const View& top) const;
-  // The view that undoes this one, for views made of permutes, flips, reshapes and shrinks; nullopt otherwise.
+  // The view that undoes this one, for views made of permutes, flips, reshapes and shrinks; nullopt
+  // otherwise.
   std::optional<View> Invert(absl::Span<const Sint> out_shape) const;
   // The same view with mergeable axes merged (fewest dimensions).
   View Minify() const;

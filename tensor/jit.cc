@@ -6,6 +6,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "schedule/tensor_uop.h"
 #include "tensor/tensor_internal.h"
 #include "uop/status_macros.h"
@@ -29,9 +30,30 @@ const UOp* WholeBufferOf(const Tensor& t) {
   return contiguous && t.numel() == base->arg().as_int() ? base : nullptr;
 }
 
+// The bound variables' DEFINE_VARs and values (by name); an error naming the one that is not a Bind result.
+absl::Status ReadBoundVariables(absl::Span<const Sint> vars, std::vector<UOpPtr>* defines,
+                                absl::flat_hash_map<std::string, int64_t>* values) {
+  for (size_t i = 0; i < vars.size(); ++i) {
+    absl::StatusOr<std::pair<std::string, int64_t>> bound = BoundValue(vars[i]);
+    if (!bound.ok())
+      return absl::InvalidArgumentError(
+          absl::StrCat("TinyJit: variable ", i, ": ", bound.status().message()));
+    defines->push_back(vars[i].uop()->src(0)->ref());
+    (*values)[bound->first] = bound->second;
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
-TinyJit::TinyJit(Function function) : function_(std::move(function)), enabled_(EnvFlag("JIT", true)) {}
+TinyJit::TinyJit(Function function)
+    : function_([function = std::move(function)](absl::Span<const Tensor> inputs, absl::Span<const Sint>) {
+        return function(inputs);
+      }),
+      enabled_(EnvFlag("JIT", true)) {}
+
+TinyJit::TinyJit(SymbolicFunction function)
+    : function_(std::move(function)), enabled_(EnvFlag("JIT", true)) {}
 
 void TinyJit::Reset() {
   calls_ = 0;
@@ -39,6 +61,7 @@ void TinyJit::Reset() {
   runs_ = CapturedRuns();
   signatures_.clear();
   captured_inputs_.clear();
+  captured_vars_.clear();
   outputs_.clear();
   last_kernel_seconds_ = 0;
 }
@@ -75,14 +98,22 @@ absl::StatusOr<TinyJit::StagedInputs> TinyJit::StageInputs(absl::Span<const Tens
   return StagedInputs{std::move(staged), std::move(buffers)};
 }
 
-absl::StatusOr<std::vector<Tensor>> TinyJit::RunFunction(absl::Span<const Tensor> inputs) {
+absl::StatusOr<std::vector<Tensor>> TinyJit::RunFunction(absl::Span<const Tensor> inputs,
+                                                         absl::Span<const Sint> vars) {
+  std::vector<UOpPtr> defines;
+  absl::flat_hash_map<std::string, int64_t> values;
+  UOPC_RETURN_IF_ERROR(ReadBoundVariables(vars, &defines, &values));
   UOPC_ASSIGN_OR_RETURN(StagedInputs staged, StageInputs(inputs));
-  UOPC_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, function_(staged.tensors));
+  UOPC_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, function_(staged.tensors, vars));
   UOPC_RETURN_IF_ERROR(Tensor::RealizeAll(outputs));
   return outputs;
 }
 
-absl::StatusOr<std::vector<Tensor>> TinyJit::Capture(absl::Span<const Tensor> inputs) {
+absl::StatusOr<std::vector<Tensor>> TinyJit::Capture(absl::Span<const Tensor> inputs,
+                                                     absl::Span<const Sint> vars) {
+  std::vector<UOpPtr> defines;
+  absl::flat_hash_map<std::string, int64_t> values;
+  UOPC_RETURN_IF_ERROR(ReadBoundVariables(vars, &defines, &values));
   UOPC_ASSIGN_OR_RETURN(StagedInputs staged, StageInputs(inputs));
   std::vector<UOpPtr>& buffers = staged.buffers;
   absl::flat_hash_map<const UOp*, size_t> input_of;
@@ -97,7 +128,7 @@ absl::StatusOr<std::vector<Tensor>> TinyJit::Capture(absl::Span<const Tensor> in
   std::vector<Tensor> outputs;
   {
     ScopedRunCapture capture(&runs);
-    UOPC_ASSIGN_OR_RETURN(outputs, function_(staged.tensors));
+    UOPC_ASSIGN_OR_RETURN(outputs, function_(staged.tensors, vars));
     UOPC_RETURN_IF_ERROR(Tensor::RealizeAll(outputs));
   }
   for (size_t i = 0; i < outputs.size(); ++i) {
@@ -111,16 +142,29 @@ absl::StatusOr<std::vector<Tensor>> TinyJit::Capture(absl::Span<const Tensor> in
   signatures_.clear();
   for (const Tensor& t : inputs) signatures_.push_back(Signature{t.Shape(), t.dtype(), t.Device()});
   captured_inputs_ = std::move(buffers);
+  captured_vars_ = std::move(defines);
   runs_ = std::move(runs);
   outputs_ = outputs;
   captured_ = true;
   return outputs;
 }
 
-absl::StatusOr<std::vector<Tensor>> TinyJit::Replay(absl::Span<const Tensor> inputs) {
+absl::StatusOr<std::vector<Tensor>> TinyJit::Replay(absl::Span<const Tensor> inputs,
+                                                    absl::Span<const Sint> vars) {
   if (inputs.size() != signatures_.size()) {
     return absl::InvalidArgumentError(
         absl::StrCat("TinyJit: captured with ", signatures_.size(), " inputs, called with ", inputs.size()));
+  }
+  std::vector<UOpPtr> defines;
+  absl::flat_hash_map<std::string, int64_t> values;
+  UOPC_RETURN_IF_ERROR(ReadBoundVariables(vars, &defines, &values));
+  if (defines != captured_vars_) {
+    std::vector<std::string> got, want;
+    for (const UOpPtr& d : defines) got.push_back(d->arg().ToString());
+    for (const UOpPtr& d : captured_vars_) want.push_back(d->arg().ToString());
+    return absl::InvalidArgumentError(absl::StrCat("TinyJit: called with variables [",
+                                                   absl::StrJoin(got, ", "), "], captured with [",
+                                                   absl::StrJoin(want, ", "), "] (Reset() captures again)"));
   }
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].ok()) continue;  // StageInputs names the error
@@ -141,15 +185,20 @@ absl::StatusOr<std::vector<Tensor>> TinyJit::Replay(absl::Span<const Tensor> inp
   for (size_t i = 0; i < buffers.size(); ++i) {
     if (buffers[i] != captured_inputs_[i]) replace.emplace(captured_inputs_[i].get(), buffers[i]);
   }
-  UOPC_RETURN_IF_ERROR(runs_.Replay(replace, &last_kernel_seconds_));
+  UOPC_RETURN_IF_ERROR(runs_.Replay(replace, &last_kernel_seconds_, values));
   return outputs_;
 }
 
 absl::StatusOr<std::vector<Tensor>> TinyJit::operator()(absl::Span<const Tensor> inputs) {
+  return (*this)(inputs, {});
+}
+
+absl::StatusOr<std::vector<Tensor>> TinyJit::operator()(absl::Span<const Tensor> inputs,
+                                                        absl::Span<const Sint> vars) {
   const int64_t call = calls_++;
-  if (!enabled_ || call == 0) return RunFunction(inputs);
-  if (!captured_) return Capture(inputs);
-  return Replay(inputs);
+  if (!enabled_ || call == 0) return RunFunction(inputs, vars);
+  if (!captured_) return Capture(inputs, vars);
+  return Replay(inputs, vars);
 }
 
 }  // namespace uopc

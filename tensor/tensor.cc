@@ -67,17 +67,19 @@ TensorShapes& LockedShapes() {
 }
 void UnlockShapes() { shapes_mu.unlock(); }
 
-absl::StatusOr<Dims> ShapeOf(const UOpPtr& u) {
-  return WithShapes([&](TensorShapes& shapes) -> absl::StatusOr<Dims> {
+absl::StatusOr<SintVec> SymShapeOf(const UOpPtr& u) {
+  return WithShapes([&](TensorShapes& shapes) -> absl::StatusOr<SintVec> {
     UOPC_ASSIGN_OR_RETURN(const ShapeTracker* st, shapes.TrySt(u));
     if (st == nullptr) return absl::InvalidArgumentError("the node has no shape");
-    Dims out;
-    for (const Sint& s : st->shape()) {
-      if (!s.is_int()) return absl::UnimplementedError("symbolic shapes are not supported by the Tensor API");
-      out.push_back(s.value());
-    }
-    return out;
+    return st->shape();
   });
+}
+
+absl::StatusOr<Dims> ShapeOf(const UOpPtr& u) {
+  UOPC_ASSIGN_OR_RETURN(SintVec shape, SymShapeOf(u));
+  Dims out;
+  for (const Sint& s : shape) out.push_back(s.is_int() ? s.value() : -1);
+  return out;
 }
 
 int64_t NumElements(absl::Span<const int64_t> shape) {
@@ -148,6 +150,40 @@ Dims Tensor::Shape() const {
   return s.ok() ? *s : Dims{};
 }
 
+SintVec Tensor::SymShape() const {
+  if (!ok()) return {};
+  absl::StatusOr<SintVec> s = tensor_internal::SymShapeOf(uop());
+  return s.ok() ? *std::move(s) : SintVec{};
+}
+
+bool Tensor::symbolic() const { return !AllInt(SymShape()); }
+
+Sint Variable(const std::string& name, int64_t min, int64_t max) {
+  return Sint::FromUOp(UOp::New(Ops::DEFINE_VAR, dtypes::kInt32, {}, Arg{Arg(name), Arg(min), Arg(max)}));
+}
+
+absl::StatusOr<Sint> Bind(const Sint& variable, int64_t value) {
+  if (variable.is_int() || variable.uop()->op() != Ops::DEFINE_VAR) {
+    return absl::InvalidArgumentError(absl::StrCat("Bind: ", variable.ToString(), " is not a Variable"));
+  }
+  const Arg& arg = variable.uop()->arg();
+  if (value < arg[1].as_int() || value > arg[2].as_int()) {
+    return absl::OutOfRangeError(absl::StrCat("Bind: ", arg[0].as_string(), "=", value,
+                                              " is outside its range [", arg[1].as_int(), ", ",
+                                              arg[2].as_int(), "]"));
+  }
+  return Sint::FromUOp(UOp::New(Ops::BIND, dtypes::kInt32,
+                                {variable.uop(), UOp::Const(dtypes::kInt32, ConstValue::Int(value))}));
+}
+
+absl::StatusOr<std::pair<std::string, int64_t>> BoundValue(const Sint& bound) {
+  if (bound.is_int() || bound.uop()->op() != Ops::BIND) {
+    return absl::InvalidArgumentError(absl::StrCat(bound.ToString(), " is not a bound Variable"));
+  }
+  return std::make_pair(bound.uop()->src(0)->arg()[0].as_string(),
+                        bound.uop()->src(1)->const_value().AsInt64());
+}
+
 int64_t Tensor::numel() const { return tensor_internal::NumElements(Shape()); }
 DType Tensor::dtype() const { return ok() ? uop()->dtype() : dtypes::kVoid; }
 std::string Tensor::Device() const { return ok() ? DeviceOf(uop().get()) : ""; }
@@ -168,36 +204,34 @@ int64_t Tensor::ResolveDim(int64_t dim, bool extra, absl::Status* error) const {
 
 namespace {
 
-absl::StatusOr<Dims> BroadcastShape(const Dims& a, const Dims& b) {
+// tinygrad's _broadcast_shape: 0 where either size is 0, else the larger (smax for symbolic sizes).
+SintVec BroadcastShape(const SintVec& a, const SintVec& b) {
   size_t n = std::max(a.size(), b.size());
-  Dims out(n);
+  SintVec out(n);
   for (size_t i = 0; i < n; ++i) {
-    int64_t x = i + a.size() >= n ? a[i + a.size() - n] : 1;
-    int64_t y = i + b.size() >= n ? b[i + b.size() - n] : 1;
-    if (x == 0 || y == 0) {
-      out[i] = 0;
-    } else {
-      out[i] = std::max(x, y);
-    }
+    Sint x = i + a.size() >= n ? a[i + a.size() - n] : Sint(1);
+    Sint y = i + b.size() >= n ? b[i + b.size() - n] : Sint(1);
+    out[i] = (x == Sint(0) || y == Sint(0)) ? Sint(0) : Max(x, y);
   }
   return out;
 }
 
 }  // namespace
 
-Tensor Tensor::BroadcastTo(const Dims& new_shape) const {
+Tensor Tensor::BroadcastTo(const SintVec& new_shape) const {
   UOPC_TENSOR_PROPAGATE(this);
-  Dims shape = Shape();
+  SintVec shape = SymShape();
   if (shape == new_shape) return *this;
   if (shape.size() > new_shape.size()) {
     return tensor_internal::Error("broadcast",
                                   absl::StrCat("cannot broadcast a tensor of shape ", TupleString(shape),
                                                " to fewer dimensions ", TupleString(new_shape)));
   }
-  Dims aligned(new_shape.size() - shape.size(), 1);
+  SintVec aligned(new_shape.size() - shape.size(), Sint(1));
   aligned.insert(aligned.end(), shape.begin(), shape.end());
   for (size_t i = 0; i < aligned.size(); ++i) {
-    if (aligned[i] != new_shape[i] && aligned[i] != 1) {
+    if (!Resolve(uopc::Eq(aligned[i], new_shape[i]), false) &&
+        !Resolve(uopc::Eq(aligned[i], Sint(1)), false)) {
       return tensor_internal::Error(
           "broadcast", absl::StrCat("cannot broadcast ", TupleString(shape), " to ", TupleString(new_shape)));
     }
@@ -232,8 +266,8 @@ std::pair<Tensor, Tensor> Tensor::Broadcasted(const Operand& y, bool reverse, bo
     yt = yt.Cast(out);
   }
   if (reverse) std::swap(x, yt);
-  Dims xs = x.Shape(), ys = yt.Shape();
-  Dims out = *BroadcastShape(xs, ys);
+  SintVec xs = x.SymShape(), ys = yt.SymShape();
+  SintVec out = BroadcastShape(xs, ys);
   Tensor bx = x.BroadcastTo(out), by = yt.BroadcastTo(out);
   if (!bx.ok() || !by.ok()) {
     Tensor e = tensor_internal::Error(

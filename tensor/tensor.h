@@ -37,6 +37,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "shapetracker/sint.h"
 #include "uop/dtype.h"
 #include "uop/status_macros.h"
 #include "uop/uop.h"
@@ -44,6 +45,21 @@
 namespace uopc {
 
 using Dims = std::vector<int64_t>;
+
+// ---- symbolic sizes (tinygrad's Variable and sint) ----
+// A size or bound is a Sint (shapetracker/sint.h): an int, or a symbolic int built from a Variable. A
+// Variable is a DEFINE_VAR with a name and an inclusive range; bound to a value (BIND), it can size or place
+// a view:
+//   ASSIGN_OR_RETURN(Sint start_pos, Bind(Variable("start_pos", 1, 127), pos));
+//   Tensor keys = cache.Shrink({{0, start_pos + 1}, {0, 64}});   // shape (start_pos+1, 64)
+// The kernels take the variable as a parameter, so a TinyJit capture replays for every value. Movement
+// (Reshape, Expand, Shrink, Permute), elementwise ops with broadcasting, Sum/Max/Softmax and Dot/Matmul take
+// symbolic shapes; other operations see a symbolic size as -1 in Shape() and are not supported on them.
+Sint Variable(const std::string& name, int64_t min, int64_t max);
+// `variable` (a DEFINE_VAR) bound to `value`; an error outside its range or for anything but a Variable.
+absl::StatusOr<Sint> Bind(const Sint& variable, int64_t value);
+// The variable a bound Sint holds and its value, or an error when it is not a bound Variable.
+absl::StatusOr<std::pair<std::string, int64_t>> BoundValue(const Sint& bound);
 
 // A Python number: int, float or bool.
 struct Scalar {
@@ -95,8 +111,11 @@ class Tensor {
   bool ok() const { return status().ok(); }
   // This Tensor, or its error.
   absl::StatusOr<Tensor> Ok() const;
-  Dims Shape() const;  // {} for an errored Tensor
-  int64_t ndim() const { return static_cast<int64_t>(Shape().size()); }
+  Dims Shape() const;  // {} for an errored Tensor; a symbolic size reads as -1 (see SymShape)
+  // The shape with symbolic sizes (tinygrad's shape: ints and bound-variable expressions).
+  SintVec SymShape() const;
+  bool symbolic() const;
+  int64_t ndim() const { return static_cast<int64_t>(SymShape().size()); }
   int64_t numel() const;
   DType dtype() const;
   std::string Device() const;
@@ -263,8 +282,17 @@ class Tensor {
   Tensor To(const std::string& device) const;
 
   // ---- movement (tensor_movement.cc). Negative axes count from the end. ----
-  Tensor Reshape(const Dims& shape) const;  // one -1 is inferred
-  Tensor Expand(const Dims& shape) const;   // -1 keeps a size
+  // Sizes and bounds may be symbolic; the overloads for int vectors (Dims) give the same graphs.
+  Tensor Reshape(const SintVec& shape) const;  // one -1 is inferred
+  Tensor Expand(const SintVec& shape) const;   // -1 keeps a size
+  template <typename I, typename = std::enable_if_t<std::is_integral_v<I>>>
+  Tensor Reshape(const std::vector<I>& shape) const {
+    return Reshape(SintVec(shape.begin(), shape.end()));
+  }
+  template <typename I, typename = std::enable_if_t<std::is_integral_v<I>>>
+  Tensor Expand(const std::vector<I>& shape) const {
+    return Expand(SintVec(shape.begin(), shape.end()));
+  }
   Tensor Permute(const Dims& order) const;
   Tensor Flip(const Dims& axes) const;
   // (before, after) per axis; a pad of `value` other than 0 adds a masked constant, as tinygrad.
@@ -281,7 +309,11 @@ class Tensor {
              Scalar value = 0.0) const {
     return Pad(padding, std::string(mode), value);
   }
-  Tensor Shrink(const std::vector<std::pair<int64_t, int64_t>>& bounds) const;
+  Tensor Shrink(const std::vector<SintPair>& bounds) const;
+  template <typename I, typename = std::enable_if_t<std::is_integral_v<I>>>
+  Tensor Shrink(const std::vector<std::pair<I, I>>& bounds) const {
+    return Shrink(std::vector<SintPair>(bounds.begin(), bounds.end()));
+  }
   Tensor Transpose(int64_t dim0 = 1, int64_t dim1 = 0) const;
   Tensor T() const { return Transpose(); }
   Tensor Flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
@@ -296,7 +328,11 @@ class Tensor {
   Tensor Gather(int64_t dim, const Tensor& index) const;
   Tensor Cat(const std::vector<Tensor>& others, int64_t dim = 0) const;
   static Tensor Stack(const std::vector<Tensor>& tensors, int64_t dim = 0);
-  Tensor BroadcastTo(const Dims& shape) const;
+  Tensor BroadcastTo(const SintVec& shape) const;
+  template <typename I, typename = std::enable_if_t<std::is_integral_v<I>>>
+  Tensor BroadcastTo(const std::vector<I>& shape) const {
+    return BroadcastTo(SintVec(shape.begin(), shape.end()));
+  }
 
   // ---- splitting, rolling and grids (tensor_movement.cc) ----
   // The functions that return several tensors return, on bad input or an errored operand, one errored Tensor

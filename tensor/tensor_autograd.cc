@@ -145,7 +145,9 @@ Tensor Tensor::Assign(const Operand& x) const {
     return tensor_internal::Error("Assign",
                                   absl::StrCat(what, " mismatch: the tensor's is ", a, ", the value's ", b));
   };
-  if (value.Shape() != Shape()) return mismatch("shape", TupleString(Shape()), TupleString(value.Shape()));
+  if (value.SymShape() != SymShape()) {
+    return mismatch("shape", TupleString(SymShape()), TupleString(value.SymShape()));
+  }
   if (value.Device() != Device()) return mismatch("device", Device(), value.Device());
   if (value.dtype() != dtype()) return mismatch("dtype", dtype().ToString(), value.dtype().ToString());
   if (value.requires_grad() == true) {

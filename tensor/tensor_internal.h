@@ -34,7 +34,8 @@ std::vector<std::shared_ptr<TensorNode>> LiveNodes();
 void Register(const std::shared_ptr<TensorNode>& node);
 
 // The shape of a tensor-level UOp (from a process-wide memo).
-absl::StatusOr<Dims> ShapeOf(const UOpPtr& u);
+absl::StatusOr<Dims> ShapeOf(const UOpPtr& u);  // symbolic sizes as -1
+absl::StatusOr<SintVec> SymShapeOf(const UOpPtr& u);
 // Runs `f(shapes)` under the memo's lock.
 template <typename F>
 auto WithShapes(F f);
@@ -82,6 +83,9 @@ ConstValue IdentityElement(Ops op, DType dtype);
 
 // Movement ops through tensor_uop's builders.
 Tensor Movement(const Tensor& x, Ops op, const Dims& arg);
+// RESHAPE or EXPAND to a shape with symbolic sizes; SHRINK or PAD with symbolic bounds.
+Tensor Movement(const Tensor& x, Ops op, const SintVec& arg);
+Tensor MovementPairs(const Tensor& x, Ops op, const std::vector<SintPair>& arg);
 Tensor MovementPairs(const Tensor& x, Ops op, const std::vector<std::pair<int64_t, int64_t>>& arg);
 
 }  // namespace tensor_internal

@@ -32,6 +32,20 @@ Tensor Movement(const Tensor& x, Ops op, const Dims& arg) {
   }));
 }
 
+Tensor Movement(const Tensor& x, Ops op, const SintVec& arg) {
+  UOPC_TENSOR_PROPAGATE(&x);
+  return FromStatusOr(WithShapes([&](TensorShapes& shapes) -> absl::StatusOr<UOpPtr> {
+    return op == Ops::RESHAPE ? uopc::Reshape(x.uop(), arg, shapes) : uopc::Expand(x.uop(), arg, shapes);
+  }));
+}
+
+Tensor MovementPairs(const Tensor& x, Ops op, const std::vector<SintPair>& arg) {
+  UOPC_TENSOR_PROPAGATE(&x);
+  return FromStatusOr(WithShapes([&](TensorShapes& shapes) -> absl::StatusOr<UOpPtr> {
+    return op == Ops::PAD ? uopc::Pad(x.uop(), arg, shapes) : uopc::Shrink(x.uop(), arg, shapes);
+  }));
+}
+
 Tensor MovementPairs(const Tensor& x, Ops op, const std::vector<std::pair<int64_t, int64_t>>& arg) {
   UOPC_TENSOR_PROPAGATE(&x);
   return FromStatusOr(WithShapes([&](TensorShapes& shapes) -> absl::StatusOr<UOpPtr> {
@@ -44,44 +58,52 @@ Tensor MovementPairs(const Tensor& x, Ops op, const std::vector<std::pair<int64_
 using tensor_internal::Movement;
 using tensor_internal::MovementPairs;
 
-Tensor Tensor::Reshape(const Dims& shape) const {
+Tensor Tensor::Reshape(const SintVec& shape) const {
   UOPC_TENSOR_PROPAGATE(this);
-  Dims cur = Shape();
-  Dims new_shape = shape;
-  int64_t infer = std::count(shape.begin(), shape.end(), -1);
+  const SintVec cur = SymShape();
+  int64_t infer = 0;
+  Sint known = 1;  // the product of the sizes given
+  for (const Sint& s : shape) {
+    if (s == Sint(-1)) {
+      ++infer;
+    } else if (s.is_int() && s.value() < 0) {
+      return Error("Reshape", "negative size in " + TupleString(shape));
+    } else {
+      known = known * s;
+    }
+  }
   if (infer > 1)
     return Error("Reshape", "only one dimension can be inferred using -1, got " + TupleString(shape));
-  for (int64_t s : shape)
-    if (s < -1) return Error("Reshape", "negative size in " + TupleString(shape));
+  const Sint total = uopc::Prod(cur);
+  SintVec new_shape = shape;
   if (infer == 1) {
-    int64_t known = -tensor_internal::NumElements(shape);
-    if (known == 0 || tensor_internal::NumElements(cur) % known != 0) {
+    // tinygrad's -prod(shape) // prod(new_shape): exact, or the sizes do not match below.
+    if (known == Sint(0) || !Resolve(uopc::Eq(uopc::Mod(total, known), Sint(0)), false)) {
       return Error("Reshape", absl::StrCat("cannot reshape a tensor of shape ", TupleString(cur), " to ",
                                            TupleString(shape)));
     }
-    for (int64_t& s : new_shape)
-      if (s == -1) s = tensor_internal::NumElements(cur) / known;
+    for (Sint& s : new_shape)
+      if (s == Sint(-1)) s = uopc::FloorDiv(total, known);
   }
-  if (tensor_internal::NumElements(new_shape) != tensor_internal::NumElements(cur)) {
-    return Error("Reshape",
-                 absl::StrCat("cannot reshape a tensor of shape ", TupleString(cur), " (",
-                              tensor_internal::NumElements(cur), " elements) to ", TupleString(shape)));
+  if (!Resolve(uopc::Eq(uopc::Prod(new_shape), total), false)) {
+    return Error("Reshape", absl::StrCat("cannot reshape a tensor of shape ", TupleString(cur), " (",
+                                         total.ToString(), " elements) to ", TupleString(shape)));
   }
   if (new_shape == cur) return *this;
   return Movement(*this, Ops::RESHAPE, new_shape);
 }
 
-Tensor Tensor::Expand(const Dims& shape) const {
+Tensor Tensor::Expand(const SintVec& shape) const {
   UOPC_TENSOR_PROPAGATE(this);
-  Dims cur = Shape();
+  const SintVec cur = SymShape();
   if (shape.size() < cur.size()) {
     return Error("Expand", absl::StrCat("cannot expand a tensor of shape ", TupleString(cur), " to ",
                                         TupleString(shape)));
   }
-  Dims aligned(shape.size() - cur.size(), 1);
+  SintVec aligned(shape.size() - cur.size(), Sint(1));
   aligned.insert(aligned.end(), cur.begin(), cur.end());
-  Dims new_shape(shape.size());
-  for (size_t i = 0; i < shape.size(); ++i) new_shape[i] = shape[i] == -1 ? aligned[i] : shape[i];
+  SintVec new_shape(shape.size());
+  for (size_t i = 0; i < shape.size(); ++i) new_shape[i] = shape[i] == Sint(-1) ? aligned[i] : shape[i];
   Tensor r = BroadcastTo(new_shape);
   if (!r.ok()) {
     return Error("Expand", absl::StrCat("cannot expand a tensor of shape ", TupleString(cur), " to ",
@@ -125,20 +147,26 @@ Tensor Tensor::Flip(const Dims& axes) const {
   }));
 }
 
-Tensor Tensor::Shrink(const std::vector<std::pair<int64_t, int64_t>>& bounds) const {
+Tensor Tensor::Shrink(const std::vector<SintPair>& bounds) const {
   UOPC_TENSOR_PROPAGATE(this);
-  Dims cur = Shape();
+  const SintVec cur = SymShape();
   if (bounds.size() != cur.size()) {
     return Error("Shrink", absl::StrCat(bounds.size(), " bounds for a tensor of shape ", TupleString(cur)));
   }
   bool noop = true;
   for (size_t i = 0; i < cur.size(); ++i) {
-    if (bounds[i].first < 0 || bounds[i].second > cur[i] || bounds[i].first > bounds[i].second) {
+    const auto& [begin, end] = bounds[i];
+    // Symbolic bounds must hold for every value of their variables: by the ranges, or by the difference
+    // (start_pos <= start_pos + 1).
+    auto le = [](const Sint& a, const Sint& b) {
+      return Resolve(uopc::Le(a, b), false) || Resolve(uopc::Le(Sint(0), b - a), false);
+    };
+    if (!le(Sint(0), begin) || !le(end, cur[i]) || !le(begin, end)) {
       return Error("Shrink",
-                   absl::StrCat("bounds (", bounds[i].first, ", ", bounds[i].second,
+                   absl::StrCat("bounds (", begin.ToString(), ", ", end.ToString(),
                                 ") out of range for axis ", i, " of a tensor of shape ", TupleString(cur)));
     }
-    if (bounds[i].first != 0 || bounds[i].second != cur[i]) noop = false;
+    if (begin != Sint(0) || end != cur[i]) noop = false;
   }
   if (noop) return *this;
   return MovementPairs(*this, Ops::SHRINK, bounds);

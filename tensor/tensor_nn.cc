@@ -82,23 +82,24 @@ Tensor PackedForVectorTiles(const Tensor& w) {
 Tensor Tensor::Dot(const Tensor& w, std::optional<DType> acc_dtype) const {
   UOPC_TENSOR_PROPAGATE(this, &w);
   int64_t dx = ndim(), dw = w.ndim();
-  Dims xs = Shape(), ws = w.Shape();
+  SintVec xs = SymShape(), ws = w.SymShape();
   if (dx == 0 || dw == 0) {
     return Error("Dot", absl::StrCat("both tensors need to be at least 1D, got shapes ", TupleString(xs),
                                      " and ", TupleString(ws)));
   }
   int64_t axis_w = dw - std::min<int64_t>(dw, 2);
-  if (xs.back() != ws[axis_w])
+  if (!Resolve(uopc::Eq(xs.back(), ws[axis_w]), false))
     return Error("Dot", absl::StrCat("cannot dot ", TupleString(xs), " and ", TupleString(ws)));
   int64_t ones = std::min<int64_t>({dx - 1, dw - 1, 1});
-  Dims xr(xs.begin(), xs.end() - 1);
-  xr.insert(xr.end(), ones, 1);
+  SintVec xr(xs.begin(), xs.end() - 1);
+  xr.insert(xr.end(), ones, Sint(1));
   xr.push_back(xs.back());
-  Dims wr(ws.begin(), ws.end() - std::min<int64_t>(dw, 2));
-  wr.insert(wr.end(), ones, 1);
+  SintVec wr(ws.begin(), ws.end() - std::min<int64_t>(dw, 2));
+  wr.insert(wr.end(), ones, Sint(1));
   wr.insert(wr.end(), ws.begin() + axis_w, ws.end());
   Tensor x = Reshape(xr);
-  Tensor wt = PackedForVectorTiles(w).Reshape(wr).Transpose(-1, -std::min<int64_t>(dw, 2));
+  Tensor packed = w.symbolic() ? w : PackedForVectorTiles(w);
+  Tensor wt = packed.Reshape(wr).Transpose(-1, -std::min<int64_t>(dw, 2));
   return (x * wt).Sum(-1, false, acc_dtype).Cast(acc_dtype.value_or(LeastUpperDType(x.dtype(), wt.dtype())));
 }
 

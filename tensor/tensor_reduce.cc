@@ -46,7 +46,7 @@ Tensor Reduce(const Tensor& t, Ops op, const Tensor::Axes& axis, bool keepdim) {
   Tensor ret = tensor_internal::WithShapes(
       [&](TensorShapes& shapes) { return Tensor(ReduceAxis(t.uop(), op, *axes, shapes)); });
   if (keepdim) return ret;
-  Dims shape = t.Shape(), out;
+  SintVec shape = t.SymShape(), out;
   for (int64_t i = 0; i < static_cast<int64_t>(shape.size()); ++i)
     if (std::find(axes->begin(), axes->end(), i) == axes->end()) out.push_back(shape[i]);
   return ret.Reshape(out);

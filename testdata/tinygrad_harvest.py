@@ -27,6 +27,8 @@ def ir_arg(a):
   if isinstance(a, DType): return "dtypes." + ir_dt(a)
   if isinstance(a, Ops): return "Ops." + a.name
   if isinstance(a, float) and a != a: return "nan"
+  # A symbolic int in a movement op's arg: tinygrad's repr of the UOp, on one line.
+  if isinstance(a, UOp): return "".join(line.lstrip() for line in repr(a).split("\n"))
   return repr(a)
 
 def to_ir(root, uniques=None):
@@ -46,7 +48,7 @@ def to_ir(root, uniques=None):
 
 LINE = re.compile(r"(%\d+) = (\w+) : (\S+)(?: \(([^)]*)\))?(?: arg=(.*))?$")
 # What a type or an arg in the IR may name: it is Python, evaluated with these.
-SCOPE = dict(NAMES, ShapeTracker=ShapeTracker, View=View, KernelInfo=KernelInfo, Ops=Ops, dtypes=dtypes, inf=math.inf,
+SCOPE = dict(NAMES, ShapeTracker=ShapeTracker, View=View, KernelInfo=KernelInfo, Ops=Ops, UOp=UOp, dtypes=dtypes, inf=math.inf,
              nan=math.nan)
 
 def read_ir(text):

@@ -1,0 +1,203 @@
+// Symbolic sizes and bounds: tinygrad's tensor programs with a bound Variable in their movement ops
+// (tensor/testdata/symbolic_programs.jsonl, from harvest_symbolic.py). Each program's graph is either read
+// from tinygrad's text (the layers below the Tensor API) or built with the Tensor API and compared with
+// tinygrad's (gpt2's attention over a KV cache and the cache's update); then it is realized and compared with
+// tinygrad's kernels (C source, byte for byte: the variable is a kernel parameter) and values, and the
+// recorded runs replay with the variable at other values, as a captured symbolic step does.
+#include <functional>
+#include <map>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "runtime/corpus_values.h"
+#include "runtime/realize.h"
+#include "schedule/tensor_uop.h"
+#include "shapetracker/shapetracker.h"
+#include "tensor/tensor.h"
+#include "tensor/testing/graph_compare.h"
+#include "tensor/testing/harvested_values.h"
+#include "uop/text_ir.h"
+
+namespace uopc {
+namespace {
+
+constexpr char kPrograms[] = "tensor/testdata/symbolic_programs.jsonl";
+
+// The harvested values of one result, flattened.
+std::vector<double> Flatten(const nlohmann::json& values) {
+  std::vector<double> out;
+  std::vector<const nlohmann::json*> stack{&values};
+  while (!stack.empty()) {
+    const nlohmann::json* v = stack.back();
+    stack.pop_back();
+    if (v->is_array()) {
+      for (auto it = v->rbegin(); it != v->rend(); ++it) stack.push_back(&*it);
+    } else {
+      out.push_back(HarvestedNumber(*v));
+    }
+  }
+  return out;
+}
+
+std::string ValuesDifference(const std::vector<double>& got, const std::vector<double>& want) {
+  if (got.size() != want.size()) return absl::StrCat(got.size(), " values, want ", want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (!CloseToHarvested(got[i], want[i]))
+      return absl::StrCat("value ", i, ": ", got[i], ", want ", want[i]);
+  }
+  return "";
+}
+
+// A program built with the Tensor API for the bound variable `i`: the tensor to realize, and the one whose
+// values to read afterwards (the same, or the cache an assign writes into).
+using ApiProgram = std::function<std::pair<Tensor, Tensor>(const Sint& i)>;
+
+const std::map<std::string, ApiProgram>& ApiPrograms() {
+  static const auto* programs = new std::map<std::string, ApiProgram>{
+      {"attention",
+       [](const Sint& sp) {
+         static const Tensor cache = R({2, 1, 8, 2, 4}, dtypes::kFloat32, 3);
+         static const Tensor xq = R({1, 1, 2, 4}, dtypes::kFloat32, 4);
+         Tensor keys = cache.Index({int64_t{0}}).Shrink({{0, 1}, {0, sp + 1}, {0, 2}, {0, 4}});
+         Tensor values = cache.Index({int64_t{1}}).Shrink({{0, 1}, {0, sp + 1}, {0, 2}, {0, 4}});
+         Tensor out = xq.Transpose(1, 2)
+                          .ScaledDotProductAttention(keys.Transpose(1, 2), values.Transpose(1, 2))
+                          .Transpose(1, 2)
+                          .Reshape({1, 1, 8});
+         return std::make_pair(out, out);
+       }},
+      {"kv_update",
+       [](const Sint& sp) {
+         static const Tensor cache = R({2, 1, 8, 2, 4}, dtypes::kFloat32, 3);
+         static const Tensor kv = R({2, 1, 1, 2, 4}, dtypes::kFloat32, 5);
+         Tensor write = cache.Shrink({{0, 2}, {0, 1}, {sp, sp + 1}, {0, 2}, {0, 4}}).Assign(kv);
+         return std::make_pair(write, cache);
+       }},
+  };
+  return *programs;
+}
+
+class SymbolicProgramTest : public testing::TestWithParam<std::string> {};
+
+TEST_P(SymbolicProgramTest, KernelsAndValuesMatchTinygradAndReplayAtOtherValues) {
+  nlohmann::json program;
+  for (const auto& [name, line] : ReadJsonl(kPrograms)) {
+    if (name == GetParam()) program = nlohmann::json::parse(line);
+  }
+  ASSERT_FALSE(program.is_null()) << GetParam();
+  const nlohmann::json& var = program["var"];
+  const Sint i = Variable(var[0].get<std::string>(), var[1].get<int64_t>(), var[2].get<int64_t>());
+  const nlohmann::json& results = program["results"];
+  absl::StatusOr<Sint> bound = Bind(i, results[0]["value"].get<int64_t>());
+  ASSERT_TRUE(bound.ok()) << bound.status();
+
+  Tensor out, read;
+  if (program["api"].get<bool>()) {
+    std::tie(out, read) = ApiPrograms().at(GetParam())(*bound);
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ(GraphDifference(CanonicalSink({out}), program["graph"].get<std::string>()), "");
+  } else {
+    absl::StatusOr<std::vector<UOpPtr>> parsed = ParseIr(program["graph"].get<std::string>());
+    ASSERT_TRUE(parsed.ok()) << parsed.status();
+    const UOpPtr sink = parsed->back();
+    ASSERT_EQ(sink->op(), Ops::SINK);
+    // The inputs, filled as harvest_symbolic.py's R fills them.
+    for (const UOp* u : sink->Toposort()) {
+      if (u->op() != Ops::BUFFER) continue;
+      const std::string unique = absl::StrCat(u->src(0)->arg().as_int());
+      ASSERT_TRUE(program["inputs"].contains(unique)) << unique;
+      const int64_t seed = program["inputs"][unique].get<int64_t>();
+      ASSERT_TRUE(BufferStore::Global()
+                      .Write(u->ref(), CorpusInputBytes(u->dtype(), seed + 1, u->arg().as_int()))
+                      .ok());
+    }
+    out = read = Tensor(sink->src(0)->ref());
+  }
+
+  std::vector<std::string> sources;
+  SetKernelRunListener([&](const KernelRun& run) {
+    if (!run.src.empty()) sources.push_back(run.src);
+  });
+  CapturedRuns runs;
+  {
+    ScopedRunCapture capture(&runs);
+    ASSERT_TRUE(out.Realize().ok()) << out.Realize();
+  }
+  SetKernelRunListener(nullptr);
+  std::vector<std::string> want_sources = program["sources"].get<std::vector<std::string>>();
+  EXPECT_THAT(sources, testing::ElementsAreArray(want_sources));
+
+  for (size_t k = 0; k < results.size(); ++k) {
+    const int64_t value = results[k]["value"].get<int64_t>();
+    SCOPED_TRACE(absl::StrCat("i = ", value));
+    if (k > 0) ASSERT_TRUE(runs.Replay({}, nullptr, {{"i", value}}).ok());
+    absl::StatusOr<std::vector<double>> got = RealizedValues({read});
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ(ValuesDifference(*got, Flatten(results[k]["values"])), "");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Harvested, SymbolicProgramTest,
+                         testing::Values("sum_rows", "row_at", "scores", "scores_contiguous", "sum_window",
+                                         "attention", "kv_update"));
+
+TEST(VariableTest, BindChecksTheRange) {
+  const Sint pos = Variable("start_pos", 1, 127);
+  absl::StatusOr<Sint> bound = Bind(pos, 5);
+  ASSERT_TRUE(bound.ok()) << bound.status();
+  absl::StatusOr<std::pair<std::string, int64_t>> value = BoundValue(*bound);
+  ASSERT_TRUE(value.ok());
+  EXPECT_EQ(value->first, "start_pos");
+  EXPECT_EQ(value->second, 5);
+  EXPECT_THAT(Bind(pos, 128).status().message(),
+              testing::HasSubstr("start_pos=128 is outside its range [1, 127]"));
+  EXPECT_FALSE(Bind(pos, 0).ok());
+  EXPECT_THAT(Bind(Sint(4), 1).status().message(), testing::HasSubstr("is not a Variable"));
+  EXPECT_FALSE(BoundValue(pos).ok());
+}
+
+TEST(SymbolicTensorTest, ShapesAreSymbolicAndBoundsAreCheckedOverTheRange) {
+  const Sint pos = *Bind(Variable("start_pos", 1, 7), 3);
+  Tensor cache = Tensor::Zeros({8, 4});
+  Tensor keys = cache.Shrink({{0, pos + 1}, {0, 4}});
+  ASSERT_TRUE(keys.ok()) << keys.status();
+  EXPECT_TRUE(keys.symbolic());
+  EXPECT_EQ(keys.SymShape()[0], pos + 1);
+  EXPECT_EQ(keys.Shape(), (Dims{-1, 4}));  // Shape() reads a symbolic size as -1
+  EXPECT_EQ(keys.ndim(), 2);
+  // (pos + 2) can reach 9 > 8 for pos = 7: refused, though the bound value (3) would fit.
+  Tensor beyond = cache.Shrink({{0, pos + 2}, {0, 4}});
+  EXPECT_THAT(beyond.status().message(), testing::HasSubstr("out of range for axis 0"));
+  EXPECT_FALSE(keys.Reshape({4, -1, 2}).ok()) << "(pos+1)*4 is not a multiple of 8 for every pos";
+  EXPECT_TRUE(keys.Reshape({-1}).ok());
+  EXPECT_EQ(keys.Sum(0).Shape(), (Dims{4}));
+}
+
+TEST(SymbolicArgTest, AMovementOpsSymbolicArgPrintsAndParsesBack) {
+  UOpPtr var = UOp::New(Ops::DEFINE_VAR, dtypes::kInt32, {}, Arg{Arg("i"), Arg(1), Arg(10)});
+  UOpPtr bound = UOp::New(Ops::BIND, dtypes::kInt32, {var, UOp::Const(dtypes::kInt32, ConstValue::Int(3))});
+  TensorShapes shapes;
+  UOpPtr buf = NewBuffer("CPU", 40, dtypes::kFloat32);
+  absl::StatusOr<UOpPtr> rows = Reshape(buf, SintVec{10, 4}, shapes);
+  ASSERT_TRUE(rows.ok());
+  absl::StatusOr<UOpPtr> shrunk =
+      Shrink(*rows, std::vector<SintPair>{{0, Sint::FromUOp(bound)}, {0, 4}}, shapes);
+  ASSERT_TRUE(shrunk.ok()) << shrunk.status();
+  EXPECT_EQ(shapes.Shape(*shrunk)[0], Sint::FromUOp(bound));
+  const std::string text = PrintIr(shrunk->get());
+  EXPECT_THAT(text,
+              testing::HasSubstr("arg=((0, UOp(Ops.BIND, dtypes.int, arg=None, src=(UOp(Ops.DEFINE_VAR"));
+  absl::StatusOr<std::vector<UOpPtr>> back = ParseIr(text);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->back(), *shrunk);
+}
+
+}  // namespace
+}  // namespace uopc

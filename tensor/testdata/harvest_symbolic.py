@@ -1,0 +1,70 @@
+# Writes symbolic_programs.jsonl: tensor programs with a symbolic size or bound (tinygrad's Variable bound with
+# .bind), as tinygrad v0.10.3 schedules and runs them on the CPU device. Per program: the tensor-level graph (the
+# SINK of its outputs, in the IR of docs/ir.md; a symbolic element of a movement op's arg is tinygrad's repr of
+# the UOp on one line), the C source of each kernel in schedule order, and for each value the variable is bound
+# to, the outputs' values. tensor/symbolic_test.cc schedules the graph, compares the sources, runs the kernels
+# with each value (the first by RunSchedule, the others by replaying the recorded runs) and compares the values.
+#   CPU=1 python3 tensor/testdata/harvest_symbolic.py /tmp/tg3 > tensor/testdata/symbolic_programs.jsonl
+import json, os, sys
+sys.path.insert(0, sys.argv[1])
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../testdata"))
+from tinygrad import Tensor, Variable
+from tinygrad.ops import UOp
+from tinygrad.engine.realize import get_runner
+from tinygrad_harvest import R, to_ir
+
+SEEDS = {0: R(10, 4), 1: R(4, seed=1), 2: R(12, 3, seed=2)}
+A, B, C = SEEDS[0], SEEDS[1], SEEDS[2]
+# name: (program of the bound variable, the variable's range, values to bind; the graph holds the first)
+PROGRAMS = {
+  # a reduction over a symbolic number of rows
+  "sum_rows": (lambda i: (A.shrink(((0, i), None)) * 2).sum(0), (1, 10), [3, 10, 1]),
+  # one row at a symbolic offset (gpt2's position embedding)
+  "row_at": (lambda i: A.shrink(((i, i + 1), None)) + 1, (0, 9), [5, 0, 9]),
+  # a dot product with a symbolic number of rows (the attention scores of one query), padded back to 10: the
+  # result is a view of the kernel's output whose mask holds the bound value, so only that value is checked
+  "scores": (lambda i: (A.shrink(((0, i), None)) * B.reshape(1, 4)).sum(1).pad(((0, 10 - i),)), (1, 10), [3]),
+  # the same scores, made contiguous: one more kernel, and a replay at another value rewrites them all
+  "scores_contiguous": (lambda i: (A.shrink(((0, i), None)) * B.reshape(1, 4)).sum(1).pad(((0, 10 - i),)).contiguous(),
+                        (1, 10), [3, 7, 10]),
+  # reductions over symbolic axes whose sizes are expressions of the variable
+  "sum_window": (lambda i: C.shrink(((i, i + 2), None)).sum(0) + C.shrink(((0, i + 1), None)).max(0), (1, 10),
+                 [2, 9, 1]),
+}
+
+# Programs that tensor/symbolic_test.cc also builds with the C++ Tensor API, comparing its graph with this one.
+CACHE = R(2, 1, 8, 2, 4, seed=3)   # gpt2's cache_kv: (k/v, batch, context, heads, head size)
+XQ = R(1, 1, 2, 4, seed=4)         # one query: (batch, 1, heads, head size)
+KV = R(2, 1, 1, 2, 4, seed=5)      # the step's new keys and values
+def attention(sp):
+  keys, values = CACHE[0].shrink((None, (0, sp + 1), None, None)), CACHE[1].shrink((None, (0, sp + 1), None, None))
+  q, k, v = XQ.transpose(1, 2), keys.transpose(1, 2), values.transpose(1, 2)
+  return q.scaled_dot_product_attention(k, v).transpose(1, 2).reshape(1, 1, 8)
+KV_CACHE = R(2, 1, 8, 2, 4, seed=3)
+def kv_update(sp):  # the step's keys and values written into the cache at sp; the values are the whole cache's
+  return KV_CACHE.shrink((None, None, (sp, sp + 1), None, None)).assign(KV), KV_CACHE
+API = {
+  "attention": (attention, (1, 7), [3, 7, 1]),
+  "kv_update": (kv_update, (1, 7), [3, 5, 7]),
+}
+PROGRAMS.update(API)
+SEEDS.update({3: CACHE, 4: XQ, 5: KV})
+
+for name, (program, (lo, hi), values) in PROGRAMS.items():
+  var = Variable("i", lo, hi)
+  # A program gives its result, or the result and the tensor whose values to read after realizing it.
+  outs = lambda t: t if isinstance(t, tuple) else (t, t)
+  out = outs(program(var.bind(values[0])))[0]
+  uniques = {}
+  graph = to_ir(UOp.sink(out.lazydata), uniques)
+  # The graph's input buffers, by their UNIQUE number in the IR: the seed of R that fills them.
+  inputs = {uniques[t.lazydata.base.src[0].arg]: seed for seed, t in list(SEEDS.items()) + [(3, KV_CACHE)]
+            if t.lazydata.base.src[0].arg in uniques}
+  schedule, var_vals = out.schedule_with_vars()
+  sources = [get_runner("CPU", si.ast).p.src for si in schedule]
+  results = []
+  for v in values:
+    result, t = outs(program(var.bind(v)))
+    result.realize()
+    results.append({"value": v, "shape": [int(s) for s in t.shape], "values": t.tolist()})
+  print(json.dumps({"program": name, "var": ["i", lo, hi], "graph": graph, "inputs": {str(k): v for k, v in inputs.items()}, "sources": sources, "results": results, "api": name in API}))
