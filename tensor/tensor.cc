@@ -287,4 +287,14 @@ Tensor::Train::Train(bool mode) : previous_(training_mode.exchange(mode)) {}
 
 Tensor::Train::~Train() { training_mode.store(previous_); }
 
+namespace {
+std::atomic<bool> no_grad_mode{false};
+}  // namespace
+
+bool Tensor::NoGrad() { return no_grad_mode.load(std::memory_order_relaxed); }
+
+Tensor::NoGradScope::NoGradScope(bool mode) : previous_(no_grad_mode.exchange(mode)) {}
+
+Tensor::NoGradScope::~NoGradScope() { no_grad_mode.store(previous_); }
+
 }  // namespace uopc

@@ -171,6 +171,9 @@ class Tensor {
   Tensor FullLike(Scalar value, std::optional<DType> dtype = std::nullopt) const;
   Tensor ZerosLike() const { return FullLike(0); }
   Tensor OnesLike() const { return FullLike(1); }
+  // `value` in this tensor's shape, dtype and device (what tinygrad's UOp.const_like builds; its
+  // Tensor.const_like is not implemented): FullLike(value).
+  Tensor ConstLike(Scalar value) const;
   // Random numbers with tinygrad's threefry, its per-device seeds and counters: the same seed gives
   // tinygrad's numbers.
   static void ManualSeed(int64_t seed = 0);
@@ -184,6 +187,23 @@ class Tensor {
   // std * Randn + mean (tinygrad's Tensor.normal).
   static Tensor Normal(const Dims& shape, double mean = 0.0, double std = 1.0, DType dtype = dtypes::kFloat32,
                        const std::string& device = "");
+  // ---- more random numbers (tensor_random.cc), tinygrad's, from the same generator ----
+  // Rand of this tensor's shape on its device, in `dtype` (this tensor's unless given; a float dtype).
+  Tensor RandLike(std::optional<DType> dtype = std::nullopt, bool contiguous = true) const;
+  // Randn of this tensor's shape on its device, cast to `dtype` (this tensor's unless given).
+  Tensor RandnLike(std::optional<DType> dtype = std::nullopt) const;
+  // A random permutation of 0 .. n-1 (the order that sorts n Rand numbers), cast to `dtype`.
+  static Tensor Randperm(int64_t n, DType dtype = dtypes::kInt32, const std::string& device = "");
+  // Normal(0, std), std = sqrt(2 / (1 + a^2)) / sqrt(prod(shape[1:])) (tinygrad's kaiming_normal).
+  static Tensor KaimingNormal(const Dims& shape, double a = 0.01, DType dtype = dtypes::kFloat32,
+                              const std::string& device = "");
+  // While Training(): each element zeroed with probability `p` (in [0, 1)), the others divided by 1 - p,
+  // in the default float dtype. Otherwise, or for p = 0, this tensor.
+  Tensor Dropout(double p = 0.5) const;
+  // `num_samples` int32 class indices drawn with Rand from the non-negative weights of each row of this
+  // tensor ((C,) gives (num_samples,), (N, C) gives (N, num_samples)). Without `replacement` only one sample
+  // can be drawn, as in tinygrad.
+  Tensor Multinomial(int64_t num_samples = 1, bool replacement = false) const;
 
   // ---- dtypes (tensor_elementwise.cc) ----
   Tensor Cast(DType dtype) const;
@@ -280,6 +300,9 @@ class Tensor {
   Tensor Contiguous() const;
   // A copy on another device (COPY), or this tensor when it is already there.
   Tensor To(const std::string& device) const;
+  // A copy in a buffer of its own (COPY to its own device), with this tensor's requires_grad and a clone of
+  // its Grad() (tinygrad's clone).
+  Tensor Clone() const;
 
   // ---- movement (tensor_movement.cc). Negative axes count from the end. ----
   // Sizes and bounds may be symbolic; the overloads for int vectors (Dims) give the same graphs.
@@ -522,7 +545,7 @@ class Tensor {
   absl::StatusOr<E> Item() const;
   absl::StatusOr<std::vector<uint8_t>> ToBytes() const;
 
-  // ---- training mode (tinygrad's Tensor.training) ----
+  // ---- training and no-grad modes (tinygrad's Tensor.training and Tensor.no_grad) ----
   // Whether modules such as nn::BatchNorm use batch statistics and update their running averages; optimizers
   // step only while it is set. Process-wide, as tinygrad's class variable; false at start.
   static bool Training();
@@ -534,6 +557,21 @@ class Tensor {
     ~Train();
     Train(const Train&) = delete;
     Train& operator=(const Train&) = delete;
+
+   private:
+    bool previous_;
+  };
+  // Whether Backward() is off (tinygrad's Tensor.no_grad): while it is set, Backward gives no tensor a
+  // gradient. Process-wide; false at start.
+  static bool NoGrad();
+  // Sets NoGrad() to `mode` for the life of the object and restores the previous value when it ends
+  // (tinygrad's `with Tensor.test():`).
+  class NoGradScope {
+   public:
+    explicit NoGradScope(bool mode = true);
+    ~NoGradScope();
+    NoGradScope(const NoGradScope&) = delete;
+    NoGradScope& operator=(const NoGradScope&) = delete;
 
    private:
     bool previous_;

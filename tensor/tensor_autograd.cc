@@ -107,11 +107,13 @@ absl::Status Tensor::Backward(const std::optional<Tensor>& upstream) const {
     }
     derived[u] = r;
   }
+  // Under NoGrad() no tensor gets a gradient; the loss and upstream are still checked, as tinygrad's.
+  const bool no_grad = NoGrad();
   std::vector<Tensor> targets;
   std::vector<std::shared_ptr<TensorNode>> owners;
   for (const std::shared_ptr<TensorNode>& n : live) {
     bool wants = n->requires_grad.has_value() ? *n->requires_grad : derived[n->uop.get()];
-    if (!wants) continue;
+    if (!wants || no_grad) continue;
     if (!n->uop->dtype().is_float()) {
       if (n->requires_grad == true) {
         return absl::InvalidArgumentError(absl::StrCat("Backward: a tensor that requires grad has dtype ",

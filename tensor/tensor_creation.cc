@@ -214,6 +214,16 @@ Tensor Tensor::FullLike(Scalar value, std::optional<DType> dtype) const {
   return Full(Shape(), value, dtype.value_or(this->dtype()), Device());
 }
 
+Tensor Tensor::ConstLike(Scalar value) const { return FullLike(value); }
+
+Tensor Tensor::Clone() const {
+  UOPC_TENSOR_PROPAGATE(this);
+  Tensor copy(UOp::New(Ops::COPY, dtype(), {uop(), UOp::New(Ops::DEVICE, dtypes::kVoid, {}, Arg(Device()))}));
+  copy.node_->requires_grad = node_->requires_grad;
+  if (node_->grad.has_value()) copy.node_->grad = node_->grad->Clone();
+  return copy;
+}
+
 Tensor Tensor::Arange(Scalar stop) { return Arange(0, stop); }
 
 Tensor Tensor::Arange(Scalar start, Scalar stop, Scalar step, std::optional<DType> dtype,
