@@ -45,9 +45,11 @@ const PatternMatcher& Unbind() {
        [](const Match& m) -> UOpPtr {
          const UOpPtr& x = m["x"];
          if (x->num_src() != 2 || x->src(1)->op() != Ops::CONST) return nullptr;
-         UOpPtr var = x->src()[0].replace_src({});
-         m.ctx<UnbindContext>().var_vals->emplace_back(var, x->src(1)->const_value().AsInt64());
-         return var;
+         // The value is the variable, its view kept (codegen reads a DEFINE_VAR's shape from it); the
+         // var_vals key is the bare variable, as tinygrad's unbind_bind.
+         m.ctx<UnbindContext>().var_vals->emplace_back(x->src()[0].replace_src({}),
+                                                       x->src(1)->const_value().AsInt64());
+         return x->src()[0];
        }},
   });
   return *pm;

@@ -38,6 +38,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "shapetracker/sint.h"
+#include "schedule/schedule.h"
 #include "uop/dtype.h"
 #include "uop/status_macros.h"
 #include "uop/uop.h"
@@ -538,6 +539,39 @@ class Tensor {
   // Schedules and runs this tensor (and `others`) together; afterwards every live Tensor is updated.
   absl::Status Realize(absl::Span<const Tensor> others = {}) const;
   static absl::Status RealizeAll(absl::Span<const Tensor> tensors);
+
+  // ---- the pipeline's steps, and sources outside the graph (tensor_pipeline.cc, tensor_realize.cc) ----
+  // The kernels that realizing this tensor (and `others`) runs, in order, without running them (tinygrad's
+  // schedule_with_vars), and the values of the variables bound in the graph. As in tinygrad, the tensors then
+  // are the buffers those kernels write: `RunSchedule` (runtime/realize.h) of the result computes them.
+  absl::StatusOr<uopc::Schedule> ScheduleWithVars(absl::Span<const Tensor> others = {}) const;
+  // The kernels of ScheduleWithVars; an error when the graph binds a variable (tinygrad's schedule).
+  absl::StatusOr<std::vector<ScheduleItem>> Schedule(absl::Span<const Tensor> others = {}) const;
+  // Groups the graph of this tensor (and `others`) into kernels without scheduling them (tinygrad's
+  // kernelize): each tensor becomes ASSIGN(BUFFER, KERNEL) (or a view of one, or a constant), which a later
+  // Schedule or Realize runs. Returns this tensor, or the error (the tensors are then unchanged).
+  Tensor Kernelize(absl::Span<const Tensor> others = {}) const;
+  // Marks this tensor's graph for fusion into one kernel (tinygrad's fuse, a FUSE node). uopc's scheduler has
+  // no fusion pass: it drops the mark, so the values are the same, the kernels those without it.
+  Tensor Fuse() const;
+  // Moves this tensor to `device` in place (tinygrad's to_), its gradient too. Returns this tensor, or the
+  // error (this tensor is then unchanged).
+  Tensor To_(const std::string& device) const;
+  // A tensor of `shape` over the host memory at `ptr` (tinygrad's from_blob). tinygrad's buffer reads that
+  // memory in place; here its bytes are copied at the call, so later writes to it are not seen.
+  static Tensor FromBlob(const void* ptr, const Dims& shape, DType dtype = dtypes::kFloat32,
+                         const std::string& device = "");
+  // The bytes of a file as a 1-D tensor of `dtype` (tinygrad's from_url): `url` is a file:// URL or a path.
+  // tinygrad downloads other URLs and keeps the tensor on DISK; here other schemes and `gunzip` are
+  // Unimplemented, and the tensor is on `device` (docs/support.md).
+  static Tensor FromUrl(const std::string& url, bool gunzip = false, DType dtype = dtypes::kUInt8,
+                        const std::string& device = "");
+  // tinygrad's image_conv2d and image_dot (the convolution and matmul it uses for image dtypes, IMAGE=1 on
+  // QCOM): the channels padded to multiples of 4 and packed as an image would be, summed in float32 then
+  // cast to `dtype`. On devices without image dtypes their values are Conv2d's and Dot's, as tinygrad's are.
+  Tensor ImageConv2d(const Tensor& weight, const Tensor* bias = nullptr, const ConvOptions& options = {},
+                     std::optional<DType> dtype = std::nullopt) const;
+  Tensor ImageDot(const Tensor& w, std::optional<DType> dtype = std::nullopt) const;
   // The values in row-major order (T must have the dtype's size; bool reads as bool or uint8).
   template <typename E>
   absl::StatusOr<std::vector<E>> ToVector() const;

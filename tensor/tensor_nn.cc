@@ -622,4 +622,115 @@ Tensor Tensor::ScaledDotProductAttention(const Tensor& key, const Tensor& value,
   return qk.Cast(dtype()).Softmax(-1).Matmul(value);
 }
 
+// ---- image_conv2d / image_dot (tinygrad's, as it builds them without IMAGE>=2 image casts) ----
+
+Tensor Tensor::ImageConv2d(const Tensor& weight, const Tensor* bias, const ConvOptions& o,
+                           std::optional<DType> dtype) const {
+  UOPC_TENSOR_PROPAGATE(this, &weight);
+  if (bias != nullptr) UOPC_TENSOR_PROPAGATE(bias);
+  const Dims xs = Shape(), ws = weight.Shape();
+  const int64_t groups = o.groups;
+  if (xs.size() != 4 || ws.size() != 4 || groups < 1 || ws[0] % groups != 0 || groups * ws[1] != xs[1]) {
+    return Error("ImageConv2d",
+                 absl::StrCat("input shape ", TupleString(xs), " does not match the weight shape ",
+                              TupleString(ws), " with groups=", groups, " (both must be 4-D)"));
+  }
+  const int64_t bs = xs[0], iy = xs[2], ix = xs[3], H = ws[2], W = ws[3];
+  int64_t cout = ws[0], cin = ws[1], rcout = cout / groups;
+  Tensor x = *this, w = weight.Reshape({groups, rcout, cin, H, W});
+  // Input channels padded to a multiple of 4 (unless depthwise over groups of 4).
+  if (cin % 4 != 0 && !(cin == 1 && groups % 4 == 0)) {
+    const int64_t added = 4 - cin % 4;
+    x = x.Reshape({bs, groups, cin, iy, ix}).Pad({{0, 0}, {0, 0}, {0, added}, {0, 0}, {0, 0}});
+    w = w.Pad({{0, 0}, {0, 0}, {0, added}, {0, 0}, {0, 0}});
+    cin += added;
+    x = x.Reshape({bs, groups * cin, iy, ix});
+  }
+  // Output channels per group likewise, cut off at the end.
+  int64_t added_out = 0;
+  if (rcout % 4 != 0 && !(rcout == 1 && groups % 4 == 0)) {
+    added_out = 4 - rcout % 4;
+    rcout += added_out;
+    cout = groups * rcout;
+    w = w.Pad({{0, 0}, {0, added_out}, {0, 0}, {0, 0}, {0, 0}});
+  }
+  // The packed layouts the images would have.
+  x = x.Permute({0, 2, 3, 1});
+  const bool cin_last = iy == 1 && ix == 1;
+  if (cin == 1) {
+    w = w.Reshape({cout / 4, 4, H, W}).Permute({0, 2, 3, 1});
+  } else if (cin_last) {
+    w = w.Reshape({cout / 4, 4, cin / 4, 4, H, W}).Permute({0, 4, 2, 5, 1, 3});
+  } else {
+    w = w.Reshape({cout / 4, 4, cin / 4, 4, H, W}).Permute({0, 4, 2, 5, 3, 1});
+  }
+  x = x.Contiguous();
+  w = w.Contiguous();
+  const int64_t rcin_hi = cin >= 4 ? cin / 4 : 1, rcin_lo = cin >= 4 ? 4 : 1;
+  const Dims cout_expand = {cin == 1 ? groups / 4 : groups, cin == 1 ? 4 : 1, rcout >= 4 ? rcout / 4 : 1,
+                            rcout >= 4 ? 4 : 1};
+  x = x.Reshape({bs, iy, ix, groups, rcin_hi, rcin_lo});
+  if (cin_last) {
+    w = w.Reshape({cout / 4, H, rcin_hi, W, 4, rcin_lo});
+  } else {
+    w = w.Reshape({cout / 4, H, rcin_hi, W, rcin_lo, 4}).Permute({0, 1, 2, 3, 5, 4});
+  }
+  absl::StatusOr<Dims> pads = ResolvePoolPads(o.padding, 2);
+  if (!pads.ok()) return FromError(pads.status());
+  x = tensor_internal::Pool(FlatPad(x.Permute({0, 3, 4, 5, 1, 2}), *pads), {H, W}, o.stride, o.dilation);
+  UOPC_TENSOR_PROPAGATE(&x, &w);
+  const int64_t oy = x.Shape()[4], ox = x.Shape()[5];
+  x = x.Permute({0, 4, 5, 1, 2, 3, 6, 7})
+          .Reshape({bs, oy, ox, cout_expand[0], cout_expand[1], 1, 1, rcin_hi, rcin_lo, H, W});
+  w = w.Permute({0, 4, 2, 5, 1, 3})
+          .Reshape({1, 1, 1, cout_expand[0], cout_expand[1], cout_expand[2], cout_expand[3], rcin_hi, rcin_lo,
+                    H, W});
+  Tensor ret = (x * w).Cast(dtypes::kFloat32).Sum(Axes({-4, -3, -2, -1}), false, dtype);
+  if (added_out != 0) {
+    ret = ret.Reshape({bs, oy, ox, groups, rcout})
+              .Index({Slice{}, Slice{}, Slice{}, Slice{}, Slice{std::nullopt, -added_out, std::nullopt}});
+    cout = groups * (rcout - added_out);
+  }
+  ret = ret.Reshape({bs, oy, ox, cout}).Permute({0, 3, 1, 2});
+  if (bias == nullptr) return ret;
+  return ret.Add(bias->Reshape({1, -1, 1, 1}));
+}
+
+Tensor Tensor::ImageDot(const Tensor& w, std::optional<DType> dtype) const {
+  UOPC_TENSOR_PROPAGATE(this, &w);
+  const Dims xs = Shape(), ws = w.Shape();
+  const int64_t dx = xs.size(), dw = ws.size();
+  if (dx == 0 || dw == 0) {
+    return Error("ImageDot",
+                 absl::StrCat("both tensors need to be at least 1D, got ", dx, "D and ", dw, "D"));
+  }
+  if (xs.back() != ws[dw - std::min<int64_t>(dw, 2)]) {
+    return Error("ImageDot", absl::StrCat("cannot image_dot ", TupleString(xs), " and ", TupleString(ws)));
+  }
+  // A 1x1 convolution: (m, k) @ (k, n) is (1, k, m, 1) convolved with (n, k, 1, 1).
+  auto product = [](const Dims& s, int64_t end) {
+    int64_t p = 1;
+    for (int64_t i = 0; i < end; ++i) p *= s[i];
+    return p;
+  };
+  const int64_t bs = product(xs, std::max<int64_t>(dx - 2, 0)),
+                groups = product(ws, std::max<int64_t>(dw - 2, 0));
+  const int64_t cin = ws[std::max<int64_t>(dw - 2, 0)], cout = ws[dw - 1];
+  if (dw < 2 || groups < 1 || bs % groups != 0) {
+    return Error("ImageDot", absl::StrCat("cannot image_dot ", TupleString(xs), " and ", TupleString(ws)));
+  }
+  Dims out_shape;
+  if (dx > 1) {
+    out_shape.assign(xs.begin(), xs.end() - 2);
+    out_shape.insert(out_shape.end(), {cout, -1});
+  } else {
+    out_shape = {cout};
+  }
+  Tensor cx = Transpose(dx - 1, dx - 2).Reshape({bs / groups, groups * cin, -1, 1});
+  Tensor cw = w.Transpose(dw - 1, dw - 2).Reshape({groups * cout, cin, 1, 1});
+  ConvOptions options;
+  options.groups = groups;
+  return cx.ImageConv2d(cw, nullptr, options, dtype).Reshape(out_shape).Transpose(dx - 1, dx - 2);
+}
+
 }  // namespace uopc

@@ -1,7 +1,11 @@
-// Realize and read back: the SINK of the tensors goes to the scheduler, the schedule runs, and the
-// becomes_map is applied to every live Tensor (tinygrad's Tensor.realize and _apply_map_to_tensors); reading
-// values makes a contiguous copy first, as tinygrad's Tensor._buffer does.
+// Kernelize, schedule, realize and read back: the SINK of the tensors goes to the scheduler (all of its
+// steps, or those that make the kernel graph for Kernelize), the becomes_map is applied to every live Tensor
+// (tinygrad's Tensor.kernelize, schedule_with_vars, realize and _apply_map_to_tensors), and Realize runs the
+// schedule; reading values makes a contiguous copy first, as tinygrad's Tensor._buffer does.
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "rewrite/graph_rewrite.h"
+#include "rewrite/pattern_matcher.h"
 #include "runtime/realize.h"
 #include "schedule/schedule.h"
 #include "tensor/tensor.h"
@@ -38,9 +42,9 @@ absl::Status tensor_internal::UploadHostDataOf(const UOpPtr& sink) {
 
 namespace {
 
-// Points every live Tensor at what its UOp became.
-void ApplyBecomesMap(const absl::flat_hash_map<const UOp*, UOpPtr>& becomes) {
-  if (becomes.empty()) return;
+// Replaces the UOp of every live Tensor with what `rewrite` makes of the SINK of them all.
+template <typename F>
+void RewriteLiveTensors(F rewrite) {
   std::vector<std::shared_ptr<TensorNode>> nodes = tensor_internal::LiveNodes();
   std::vector<UOpPtr> roots;
   std::vector<TensorNode*> owners;
@@ -50,31 +54,118 @@ void ApplyBecomesMap(const absl::flat_hash_map<const UOp*, UOpPtr>& becomes) {
     owners.push_back(n.get());
   }
   if (roots.empty()) return;
-  UOpPtr sink = UOp::Sink(roots);
-  UOpPtr replaced = sink->Substitute(becomes);
+  UOpPtr replaced = rewrite(UOp::Sink(roots));
   for (size_t i = 0; i < owners.size(); ++i) owners[i]->uop = replaced->src()[i];
 }
 
-}  // namespace
+// Points every live Tensor at what its UOp became.
+void ApplyBecomesMap(const absl::flat_hash_map<const UOp*, UOpPtr>& becomes) {
+  if (becomes.empty()) return;
+  RewriteLiveTensors([&](const UOpPtr& sink) { return sink->Substitute(becomes); });
+}
 
-absl::Status Tensor::RealizeAll(absl::Span<const Tensor> tensors) {
+// uopc's scheduler has no fusion pass (tinygrad's do_fuse in the grouper): the FUSE marks are dropped from
+// every live Tensor before scheduling, so the values are the same and the kernels those of the graph without
+// them.
+void DropFuseMarks(const UOpPtr& sink) {
+  bool marked = false;
+  for (const UOp* u : sink->Toposort()) marked |= u->op() == Ops::FUSE;
+  if (!marked) return;
+  static const PatternMatcher* const drop = new PatternMatcher({
+      {UPat(Ops::FUSE).named("x"), [](const Match& m) -> UOpPtr { return m["x"]->src()[0]; }},
+  });
+  RewriteLiveTensors([](const UOpPtr& all) { return GraphRewrite(all, *drop); });
+}
+
+// The SINK of the tensors' UOps, their FUSE marks dropped first.
+absl::StatusOr<UOpPtr> SinkOf(absl::Span<const Tensor> tensors) {
   std::vector<UOpPtr> roots;
   for (const Tensor& t : tensors) {
     UOPC_RETURN_IF_ERROR(t.status());
     roots.push_back(t.uop());
   }
-  UOpPtr sink = UOp::Sink(roots);
-  UOPC_RETURN_IF_ERROR(tensor_internal::UploadHostDataOf(sink));
-  UOPC_ASSIGN_OR_RETURN(Schedule schedule, CreateSchedule(sink));
-  UOPC_RETURN_IF_ERROR(RunSchedule(schedule, RealizeOptions::FromEnvironment()).status());
-  ApplyBecomesMap(schedule.becomes_map);
+  DropFuseMarks(UOp::Sink(roots));
+  roots.clear();
+  for (const Tensor& t : tensors) roots.push_back(t.uop());
+  return UOp::Sink(roots);
+}
+
+// tinygrad's get_becomes_map as kernelize applies it: each node of the input that became a kernel's output
+// (ASSIGN(BUFFER, KERNEL), or a view of one), a buffer, or a constant of a fixed shape, mapped to it, with
+// the ASSIGNs kept (a schedule replaces them by their buffers).
+absl::Status KernelizeBecomesMap(ScheduleState& state) {
+  for (const UOp* u : state.input->Toposort()) {
+    auto it = state.map.find(u);
+    if (it == state.map.end() || it->second.get() == u) continue;
+    const UOp* base = BaseOf(it->second.get());
+    const bool fixed_const = base->op() == Ops::CONST && tensor_internal::ShapeOf(it->second).ok();
+    if (base->op() == Ops::BUFFER || base->op() == Ops::ASSIGN || fixed_const) {
+      state.schedule.becomes_map[u] = it->second;
+    }
+  }
   return absl::OkStatus();
 }
 
-absl::Status Tensor::Realize(absl::Span<const Tensor> others) const {
-  std::vector<Tensor> all = {*this};
+// The scheduler's steps up to the kernels' ASTs, then KernelizeBecomesMap.
+const std::vector<ScheduleStep>& KernelizeSteps() {
+  static const std::vector<ScheduleStep>* const steps = [] {
+    auto* out = new std::vector<ScheduleStep>;
+    for (const ScheduleStep& step : ScheduleSteps()) {
+      out->push_back(step);
+      if (step.name == "create_ast") break;
+    }
+    out->push_back({"kernelize_becomes_map", &KernelizeBecomesMap, nullptr});
+    return out;
+  }();
+  return *steps;
+}
+
+// tinygrad's schedule_with_vars of the tensors; they are updated to what they become.
+absl::StatusOr<Schedule> ScheduleTensors(absl::Span<const Tensor> tensors) {
+  UOPC_ASSIGN_OR_RETURN(UOpPtr sink, SinkOf(tensors));
+  UOPC_RETURN_IF_ERROR(tensor_internal::UploadHostDataOf(sink));
+  UOPC_ASSIGN_OR_RETURN(Schedule schedule, CreateSchedule(sink));
+  ApplyBecomesMap(schedule.becomes_map);
+  return schedule;
+}
+
+std::vector<Tensor> WithOthers(const Tensor& first, absl::Span<const Tensor> others) {
+  std::vector<Tensor> all = {first};
   all.insert(all.end(), others.begin(), others.end());
-  return RealizeAll(all);
+  return all;
+}
+
+}  // namespace
+
+absl::Status Tensor::RealizeAll(absl::Span<const Tensor> tensors) {
+  UOPC_ASSIGN_OR_RETURN(uopc::Schedule schedule, ScheduleTensors(tensors));
+  return RunSchedule(schedule, RealizeOptions::FromEnvironment()).status();
+}
+
+absl::Status Tensor::Realize(absl::Span<const Tensor> others) const {
+  return RealizeAll(WithOthers(*this, others));
+}
+
+absl::StatusOr<uopc::Schedule> Tensor::ScheduleWithVars(absl::Span<const Tensor> others) const {
+  return ScheduleTensors(WithOthers(*this, others));
+}
+
+absl::StatusOr<std::vector<ScheduleItem>> Tensor::Schedule(absl::Span<const Tensor> others) const {
+  UOPC_ASSIGN_OR_RETURN(uopc::Schedule schedule, ScheduleWithVars(others));
+  if (!schedule.var_vals.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("Schedule: the graph binds ", schedule.var_vals.size(),
+                                                   " variable(s); use ScheduleWithVars"));
+  }
+  return std::move(schedule.items);
+}
+
+Tensor Tensor::Kernelize(absl::Span<const Tensor> others) const {
+  absl::StatusOr<UOpPtr> sink = SinkOf(WithOthers(*this, others));
+  if (!sink.ok()) return FromError(sink.status());
+  absl::StatusOr<uopc::Schedule> kernels = RunScheduleSteps(*sink, KernelizeSteps());
+  if (!kernels.ok()) return FromError(kernels.status());
+  ApplyBecomesMap(kernels->becomes_map);
+  return *this;
 }
 
 absl::StatusOr<std::vector<uint8_t>> Tensor::ToBytes() const {

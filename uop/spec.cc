@@ -681,6 +681,9 @@ absl::Status VerifyList(Stage stage, absl::Span<const UOp* const> uops, absl::st
       if (stage == Stage::kTensor) v = CheckTensorSpec(u);
       if (stage == Stage::kScheduler) v = CheckTensorSpec(u, /*views_of_values=*/true);
       if (stage == Stage::kCodegen) v = CheckCodegenSpec(u);
+      // A kernel's AST keeps the tensor graph's variable bindings until the schedule unbinds them
+      // (tinygrad's pm_unbind, after create_ast).
+      if (stage == Stage::kKernelAst && u->op() == Ops::BIND) v = CheckTensorSpec(u);
       if (!v) v = CheckSpec(u);
     }
     if (!v->empty()) return Violation(stage, where, i, u, *v);
