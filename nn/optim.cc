@@ -190,4 +190,48 @@ AdamW::AdamW(const std::vector<Tensor>& params, const AdamWOptions& options)
                                .weight_decay = options.weight_decay,
                                .adam = true}) {}
 
+// ---- OptimizerGroup ----
+
+OptimizerGroup::OptimizerGroup(std::vector<Optimizer*> optimizers) : optimizers_(std::move(optimizers)) {
+  lr_ = Tensor::FromError(absl::InvalidArgumentError(
+      "OptimizerGroup has no single learning rate; use the lr() of one of its optimizers"));
+  for (size_t i = 0; i < optimizers_.size(); ++i) {
+    if (optimizers_[i] == nullptr) {
+      status_ = absl::InvalidArgumentError(absl::StrCat("OptimizerGroup: optimizer ", i, " is null"));
+      return;
+    }
+    if (!optimizers_[i]->status().ok()) {
+      status_ = absl::Status(
+          optimizers_[i]->status().code(),
+          absl::StrCat("OptimizerGroup: optimizer ", i, ": ", optimizers_[i]->status().message()));
+      return;
+    }
+    params_.insert(params_.end(), optimizers_[i]->params().begin(), optimizers_[i]->params().end());
+    buffers_.insert(buffers_.end(), optimizers_[i]->buffers().begin(), optimizers_[i]->buffers().end());
+  }
+}
+
+void OptimizerGroup::ZeroGrad() {
+  if (!status_.ok()) return;
+  for (Optimizer* o : optimizers_) o->ZeroGrad();
+}
+
+absl::StatusOr<std::vector<Tensor>> OptimizerGroup::ScheduleStep() {
+  UOPC_RETURN_IF_ERROR(status_);
+  std::vector<Tensor> out;
+  for (size_t i = 0; i < optimizers_.size(); ++i) {
+    absl::StatusOr<std::vector<Tensor>> step = optimizers_[i]->ScheduleStep();
+    if (!step.ok()) {
+      return absl::Status(step.status().code(),
+                          absl::StrCat("OptimizerGroup: optimizer ", i, ": ", step.status().message()));
+    }
+    out.insert(out.end(), step->begin(), step->end());
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<Tensor>> OptimizerGroup::ScheduleStepWithGrads(const std::vector<Tensor>& grads) {
+  return absl::InternalError("OptimizerGroup::ScheduleStepWithGrads is not used");
+}
+
 }  // namespace uopc::nn

@@ -1,4 +1,4 @@
-// Optimizers: tinygrad v0.10.3's nn/optim.py (SGD, LARS, Adam, AdamW, LAMB).
+// Optimizers: tinygrad v0.10.3's nn/optim.py (SGD, LARS, Adam, AdamW, LAMB, OptimizerGroup).
 //
 // An optimizer holds the parameters that want gradients (a parameter whose requires_grad is unset is marked,
 // as tinygrad does; one set to false is a buffer, realized with each step but not updated) and its own state
@@ -27,12 +27,12 @@ class Optimizer {
  public:
   virtual ~Optimizer() = default;
   // Clears the gradient of every parameter.
-  void ZeroGrad();
+  virtual void ZeroGrad();
   // Realizes ScheduleStep().
   absl::Status Step();
   // The updated parameters, the optimizer's state and the buffers, unrealized. An error outside training
   // mode, or when a parameter has no gradient (Backward not called, or the loss does not depend on it).
-  absl::StatusOr<std::vector<Tensor>> ScheduleStep();
+  virtual absl::StatusOr<std::vector<Tensor>> ScheduleStep();
   // An error in the constructor's arguments (no parameter that wants gradients), or OK.
   const absl::Status& status() const { return status_; }
 
@@ -43,6 +43,8 @@ class Optimizer {
 
  protected:
   Optimizer(const std::vector<Tensor>& params, double lr);
+  // For OptimizerGroup, which holds no parameters of its own.
+  Optimizer() = default;
   // Assigns the updates for `grads` (one per parameter) and returns the optimizer's state tensors.
   virtual absl::StatusOr<std::vector<Tensor>> ScheduleStepWithGrads(const std::vector<Tensor>& grads) = 0;
 
@@ -140,6 +142,35 @@ struct AdamWOptions {
 class AdamW : public LAMB {
  public:
   AdamW(const std::vector<Tensor>& params, const AdamWOptions& options = {});
+};
+
+// Several optimizers stepped as one (tinygrad's OptimizerGroup), e.g. different learning rates or algorithms
+// for different parts of a model:
+//
+//   nn::SGD body(body_params, {.lr = 0.01});
+//   nn::Adam head(head_params, {.lr = 1e-3});
+//   nn::OptimizerGroup opt({&body, &head});
+//   opt.ZeroGrad(); loss.Backward(); opt.Step();  // one realize for both
+//
+// The group does not own its optimizers: they must outlive it. params() and buffers() are theirs in order
+// (not deduplicated, as tinygrad's), ScheduleStep() is their ScheduleSteps one after another. The group has
+// no single learning rate: lr() is an error tensor; use group[i].lr().
+class OptimizerGroup : public Optimizer {
+ public:
+  explicit OptimizerGroup(std::vector<Optimizer*> optimizers);
+
+  Optimizer& operator[](size_t i) const { return *optimizers_[i]; }
+  size_t size() const { return optimizers_.size(); }
+
+  void ZeroGrad() override;
+  absl::StatusOr<std::vector<Tensor>> ScheduleStep() override;
+
+ protected:
+  // Not used: ScheduleStep asks each optimizer.
+  absl::StatusOr<std::vector<Tensor>> ScheduleStepWithGrads(const std::vector<Tensor>& grads) override;
+
+ private:
+  std::vector<Optimizer*> optimizers_;
 };
 
 }  // namespace uopc::nn

@@ -181,5 +181,81 @@ TEST(OptimizerTest, ErrorsAreClear) {
   EXPECT_EQ(mixed.buffers().size(), 1u);
 }
 
+// A group steps each of its optimizers exactly as stepping them alone does, in one realize.
+TEST(OptimizerGroupTest, StepsEachOptimizerAsAlone) {
+  auto weights = [] {
+    return std::vector<Tensor>{Tensor::FromVector<float>({1, -2, 3, 0.5}, {2, 2}, dtypes::kFloat32, "INTERP"),
+                               Tensor::FromVector<float>({0.25, -1.5}, {2}, dtypes::kFloat32, "INTERP")};
+  };
+  auto loss_of = [](const std::vector<Tensor>& w) {
+    return (w[0] * w[0]).Sum() + (w[1] * w[1] * w[1]).Sum();
+  };
+  constexpr int kSteps = 3;
+  // The optimizers alone first, to the end: as in tinygrad, two optimizers built while neither has stepped
+  // share their zero-initialised state when their parameters have the same shapes (the state tensors are the
+  // same graph), so the two runs must not overlap.
+  std::vector<std::vector<std::vector<float>>> want(kSteps);
+  {
+    std::vector<Tensor> w = weights();
+    SGD sgd({w[0]}, {.lr = 0.1, .momentum = 0.9});
+    Adam adam({w[1]}, {.lr = 0.01});
+    Tensor::Train train;
+    for (int step = 0; step < kSteps; ++step) {
+      sgd.ZeroGrad();
+      adam.ZeroGrad();
+      ASSERT_TRUE(loss_of(w).Backward().ok());
+      ASSERT_TRUE(sgd.Step().ok());
+      ASSERT_TRUE(adam.Step().ok());
+      for (const Tensor& t : w) want[step].push_back(*t.ToVector<float>());
+    }
+  }
+  std::vector<Tensor> w = weights();
+  SGD sgd({w[0]}, {.lr = 0.1, .momentum = 0.9});
+  Adam adam({w[1]}, {.lr = 0.01});
+  OptimizerGroup group({&sgd, &adam});
+  ASSERT_TRUE(group.status().ok()) << group.status();
+  EXPECT_EQ(group.size(), 2u);
+  EXPECT_EQ(&group[1], &adam);
+  ASSERT_EQ(group.params().size(), 2u);
+  EXPECT_TRUE(group.params()[0].Is(w[0]));
+  EXPECT_TRUE(group.params()[1].Is(w[1]));
+  EXPECT_FALSE(group.lr().ok());  // no single learning rate
+  Tensor::Train train;
+  for (int step = 0; step < kSteps; ++step) {
+    Optimizer& whole = group;  // through the base class, as a training loop holds it
+    whole.ZeroGrad();
+    EXPECT_FALSE(w[0].Grad().has_value());
+    EXPECT_FALSE(w[1].Grad().has_value());
+    ASSERT_TRUE(loss_of(w).Backward().ok());
+    absl::StatusOr<std::vector<Tensor>> update = whole.ScheduleStep();
+    ASSERT_TRUE(update.ok()) << update.status();
+    // SGD's momentum buffer and parameter, Adam's b1^t, b2^t, m, v and parameter.
+    EXPECT_EQ(update->size(), 7u);
+    ASSERT_TRUE(Tensor::RealizeAll(*update).ok());
+    for (int p = 0; p < 2; ++p)
+      EXPECT_EQ(*w[p].ToVector<float>(), want[step][p]) << "step " << step << " " << p;
+  }
+  EXPECT_NE(*w[0].ToVector<float>(), *weights()[0].ToVector<float>());  // it did train
+}
+
+TEST(OptimizerGroupTest, ErrorsAreClear) {
+  Tensor w = Tensor::FromVector<float>({1, 2}, {2}, dtypes::kFloat32, "INTERP");
+  SGD sgd({w});
+  OptimizerGroup with_null({&sgd, nullptr});
+  EXPECT_THAT(std::string(with_null.status().message()), HasSubstr("optimizer 1 is null"));
+  EXPECT_THAT(std::string(with_null.Step().message()), HasSubstr("optimizer 1 is null"));
+  SGD none({Tensor::Zeros({2}, dtypes::kFloat32, "INTERP").RequiresGrad(false)});
+  EXPECT_THAT(std::string(OptimizerGroup({&sgd, &none}).status().message()),
+              HasSubstr("optimizer 1: optimizer: no parameter wants a gradient"));
+  OptimizerGroup group({&sgd});
+  EXPECT_THAT(std::string(group.Step().message()),
+              HasSubstr("optimizer 0: optimizer step: Tensor::Training()"));
+  // An empty group steps nothing, as tinygrad's.
+  OptimizerGroup empty({});
+  EXPECT_TRUE(empty.status().ok());
+  Tensor::Train train;
+  EXPECT_TRUE(empty.Step().ok());
+}
+
 }  // namespace
 }  // namespace uopc::nn

@@ -1,14 +1,13 @@
 // Loading and saving tensors in safetensors files.
 #include "nn/safetensors.h"
 
-#include <fstream>
-#include <iterator>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "nn/read_file.h"
 #include "uop/status_macros.h"
 #include "uop/util.h"
 
@@ -30,31 +29,15 @@ absl::StatusOr<StateDict> SafeLoadBytes(absl::Span<const uint8_t> bytes, const s
   return out;
 }
 
-namespace {
-
-absl::StatusOr<std::vector<uint8_t>> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("safetensors: cannot open ", path));
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return absl::DataLossError(absl::StrCat("safetensors: error reading ", path));
-  return bytes;
-}
-
-absl::Status WithPath(const absl::Status& s, const std::string& path) {
-  return absl::Status(s.code(), absl::StrCat(path, ": ", s.message()));
-}
-
-}  // namespace
-
 absl::StatusOr<StateDict> SafeLoad(const std::string& path, const std::string& device) {
-  UOPC_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, ReadFile(path));
+  UOPC_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, ReadFileBytes(path, "safetensors"));
   absl::StatusOr<StateDict> out = SafeLoadBytes(bytes, device);
   if (!out.ok()) return WithPath(out.status(), path);
   return out;
 }
 
 absl::StatusOr<std::vector<std::pair<std::string, std::string>>> SafeLoadMetadata(const std::string& path) {
-  UOPC_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, ReadFile(path));
+  UOPC_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, ReadFileBytes(path, "safetensors"));
   absl::StatusOr<SafetensorsHeader> header = ParseSafetensorsHeader(bytes);
   if (!header.ok()) return WithPath(header.status(), path);
   return header->metadata;
