@@ -166,9 +166,7 @@ int64_t Tensor::ResolveDim(int64_t dim, bool extra, absl::Status* error) const {
   return dim < 0 ? dim + total : dim;
 }
 
-namespace {
-
-absl::StatusOr<Dims> BroadcastShape(const Dims& a, const Dims& b) {
+absl::StatusOr<Dims> tensor_internal::BroadcastShape(const Dims& a, const Dims& b) {
   size_t n = std::max(a.size(), b.size());
   Dims out(n);
   for (size_t i = 0; i < n; ++i) {
@@ -182,8 +180,6 @@ absl::StatusOr<Dims> BroadcastShape(const Dims& a, const Dims& b) {
   }
   return out;
 }
-
-}  // namespace
 
 Tensor Tensor::BroadcastTo(const Dims& new_shape) const {
   UOPC_TENSOR_PROPAGATE(this);
@@ -233,7 +229,7 @@ std::pair<Tensor, Tensor> Tensor::Broadcasted(const Operand& y, bool reverse, bo
   }
   if (reverse) std::swap(x, yt);
   Dims xs = x.Shape(), ys = yt.Shape();
-  Dims out = *BroadcastShape(xs, ys);
+  Dims out = *tensor_internal::BroadcastShape(xs, ys);
   Tensor bx = x.BroadcastTo(out), by = yt.BroadcastTo(out);
   if (!bx.ok() || !by.ok()) {
     Tensor e = tensor_internal::Error(
