@@ -202,10 +202,8 @@ int64_t Tensor::ResolveDim(int64_t dim, bool extra, absl::Status* error) const {
   return dim < 0 ? dim + total : dim;
 }
 
-namespace {
-
 // tinygrad's _broadcast_shape: 0 where either size is 0, else the larger (smax for symbolic sizes).
-SintVec BroadcastShape(const SintVec& a, const SintVec& b) {
+SintVec tensor_internal::BroadcastShape(const SintVec& a, const SintVec& b) {
   size_t n = std::max(a.size(), b.size());
   SintVec out(n);
   for (size_t i = 0; i < n; ++i) {
@@ -215,8 +213,6 @@ SintVec BroadcastShape(const SintVec& a, const SintVec& b) {
   }
   return out;
 }
-
-}  // namespace
 
 Tensor Tensor::BroadcastTo(const SintVec& new_shape) const {
   UOPC_TENSOR_PROPAGATE(this);
@@ -267,7 +263,7 @@ std::pair<Tensor, Tensor> Tensor::Broadcasted(const Operand& y, bool reverse, bo
   }
   if (reverse) std::swap(x, yt);
   SintVec xs = x.SymShape(), ys = yt.SymShape();
-  SintVec out = BroadcastShape(xs, ys);
+  SintVec out = tensor_internal::BroadcastShape(xs, ys);
   Tensor bx = x.BroadcastTo(out), by = yt.BroadcastTo(out);
   if (!bx.ok() || !by.ok()) {
     Tensor e = tensor_internal::Error(

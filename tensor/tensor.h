@@ -346,6 +346,15 @@ class Tensor {
   Tensor Repeat(const Dims& repeats) const;
   // Python indexing: t[2:8, ::-1], t[idx_tensor], t[..., None].
   Tensor Index(const std::vector<IndexItem>& indices) const;
+  // Python's `t[indices] = value` (tinygrad's __setitem__): writes `value` (a number, or a tensor cast to
+  // this dtype and broadcast) into the places `indices` select, in this tensor's buffer, then realizes it, so
+  // every tensor and view reading that buffer sees the new values. The value is computed in full before the
+  // write, so it may overlap the target (t[:, 1:3] = t[:, 0:2] shifts as NumPy does). Int tensor indices
+  // replace through a mask: the last of repeated indices wins, and out-of-range ones write nothing, as
+  // tinygrad's. Errors, leaving the tensor as it was: a target that is itself a view (t.T, a slice of another
+  // tensor), a tensor or value that requires grad, an index out of range, a value whose shape does not
+  // broadcast.
+  absl::Status SetItem(const std::vector<IndexItem>& indices, const Operand& value) const;
   // t[index] for an int tensor index on the first axis (Python's t[Tensor([...])]).
   Tensor IndexWith(const Tensor& index) const;
   // Tensor.gather(dim, index).

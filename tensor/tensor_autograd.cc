@@ -138,6 +138,34 @@ absl::Status Tensor::Backward(const std::optional<Tensor>& upstream) const {
   return absl::OkStatus();
 }
 
+bool tensor_internal::RequiresGradInEffect(const Tensor& t) {
+  if (!t.ok()) return false;
+  if (t.requires_grad().has_value()) return *t.requires_grad();
+  // The flags set on live tensors, by UOp: a set flag decides for the graph above it (true wins a tie).
+  absl::flat_hash_map<const UOp*, bool> flags;
+  for (const std::shared_ptr<TensorNode>& n : LiveNodes()) {
+    if (!n->status.ok() || !n->uop || !n->requires_grad.has_value()) continue;
+    bool& flag = flags[n->uop.get()];
+    flag = flag || *n->requires_grad;
+  }
+  if (flags.empty()) return false;
+  std::vector<const UOp*> stack = {t.uop().get()};
+  absl::flat_hash_set<const UOp*> seen = {t.uop().get()};
+  while (!stack.empty()) {
+    const UOp* u = stack.back();
+    stack.pop_back();
+    if (auto it = flags.find(u); it != flags.end()) {
+      if (it->second) return true;
+      continue;
+    }
+    if (u->op() == Ops::DETACH) continue;
+    for (const UOpPtr& s : u->src()) {
+      if (seen.insert(s.get()).second) stack.push_back(s.get());
+    }
+  }
+  return false;
+}
+
 Tensor Tensor::Assign(const Operand& x) const {
   UOPC_TENSOR_PROPAGATE(this);
   Tensor value = x.is_tensor() ? x.tensor() : Full(Shape(), x.scalar(), dtype(), Device());

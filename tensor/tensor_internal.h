@@ -43,6 +43,12 @@ TensorShapes& LockedShapes();
 void UnlockShapes();
 
 int64_t NumElements(absl::Span<const int64_t> shape);
+// The shape `a` and `b` broadcast to (tinygrad's _broadcast_shape): the larger size per axis, 0 where either
+// is 0; whether each tensor broadcasts to it is BroadcastTo's check.
+SintVec BroadcastShape(const SintVec& a, const SintVec& b);
+// tinygrad's `requires_grad` as a condition: the tensor's flag when set, else whether its graph reaches,
+// short of DETACH, a live tensor whose flag is true (tinygrad's None that ops turn into True).
+bool RequiresGradInEffect(const Tensor& t);
 int64_t CeilDiv(int64_t a, int64_t b);
 
 // A tensor of `u`, or of the error.

@@ -5,10 +5,13 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
+#include "shapetracker/shapetracker.h"
 #include "tensor/tensor.h"
 #include "tensor/tensor_internal.h"
+#include "uop/status_macros.h"
 #include "uop/util.h"
 
 namespace uopc {
@@ -374,16 +377,15 @@ void SliceIndices(const Slice& s, int64_t size, int64_t* start, int64_t* stop, i
   *stop = clamp(s.stop, false);
 }
 
-}  // namespace
-
-Tensor Tensor::IndexWith(const Tensor& index) const {
-  return Index(std::vector<IndexItem>{std::make_shared<Tensor>(index)});
-}
-
-Tensor Tensor::Index(const std::vector<IndexItem>& indices_in) const {
-  UOPC_TENSOR_PROPAGATE(this);
-  Dims shape = Shape();
-  std::vector<IndexItem> indices = indices_in;
+// tinygrad's _getitem: `self[indices]`. With `value`, instead the advanced setitem's result (needs a tensor
+// index): the basic view (`*view`: the slices, ints and Nones applied, movement ops only) with the places the
+// tensor indices name replaced by `value`.
+Tensor GetItem(const Tensor& self, const std::vector<Tensor::IndexItem>& indices_in, const Tensor* value,
+               Tensor* view) {
+  UOPC_TENSOR_PROPAGATE(&self);
+  const int64_t ndim = self.ndim();
+  Dims shape = self.Shape();
+  std::vector<Tensor::IndexItem> indices = indices_in;
   int64_t ellipses = 0, nones = 0;
   size_t fill = indices.size();
   for (size_t i = 0; i < indices.size(); ++i) {
@@ -395,12 +397,12 @@ Tensor Tensor::Index(const std::vector<IndexItem>& indices_in) const {
   }
   if (ellipses > 1) return Error("Index", "indices can only have a single ellipsis");
   int64_t num = static_cast<int64_t>(indices.size()) - ellipses - nones;
-  if (num > ndim()) {
+  if (num > ndim) {
     return Error("Index",
                  absl::StrCat("too many indices (", num, ") for a tensor of shape ", TupleString(shape)));
   }
   if (ellipses) indices.erase(indices.begin() + fill);
-  indices.insert(indices.begin() + fill, ndim() - num, Slice{});
+  indices.insert(indices.begin() + fill, ndim - num, Slice{});
 
   struct Parsed {
     int kind;  // 0 int, 1 slice, 2 none, 3 tensor
@@ -409,7 +411,7 @@ Tensor Tensor::Index(const std::vector<IndexItem>& indices_in) const {
   };
   std::vector<Parsed> parsed;
   int64_t dim = 0;
-  for (const IndexItem& index : indices) {
+  for (const Tensor::IndexItem& index : indices) {
     Parsed p{1, 1, 0, 1, 1, nullptr};
     if (std::holds_alternative<NewAxis>(index)) {
       p.kind = 2;
@@ -457,7 +459,7 @@ Tensor Tensor::Index(const std::vector<IndexItem>& indices_in) const {
     ++dim;
   }
 
-  Tensor x = *this;
+  Tensor x = self;
   std::vector<std::pair<int64_t, int64_t>> shrinks;
   Dims strides, flips;
   for (const Parsed& p : parsed) {
@@ -495,6 +497,8 @@ Tensor Tensor::Index(const std::vector<IndexItem>& indices_in) const {
   for (const Parsed& p : parsed)
     if (p.kind != 0) final_shape.push_back(p.size);
   x = x.Reshape(final_shape);
+  const Tensor basic = x;
+  if (view != nullptr) *view = basic;
 
   // Tensor indexing: one-hot masks summed over.
   Dims dims;
@@ -508,7 +512,10 @@ Tensor Tensor::Index(const std::vector<IndexItem>& indices_in) const {
     }
     ++d;
   }
-  if (tensors.empty()) return x;
+  if (tensors.empty()) {
+    return value == nullptr ? x
+                            : Tensor::FromError(absl::InternalError("GetItem: a value needs a tensor index"));
+  }
   UOPC_TENSOR_PROPAGATE(&x);
   Dims big = tensors[0].Shape();
   for (size_t i = 1; i < tensors.size(); ++i) {
@@ -531,7 +538,7 @@ Tensor Tensor::Index(const std::vector<IndexItem>& indices_in) const {
     int64_t offset = static_cast<int64_t>(xs.size()) - dims[k] - 1;
     Dims ar = {classes};
     ar.insert(ar.end(), offset, 1);
-    Tensor m = i.Eq(Arange(0, classes, 1, std::nullopt, Device()).Reshape(ar));
+    Tensor m = i.Eq(Tensor::Arange(0, classes, 1, std::nullopt, self.Device()).Reshape(ar));
     mask = k == 0 ? m : mask.Mul(m);
   }
   Dims reshape_arg(xs.begin(), xs.begin() + dims[0]);
@@ -551,7 +558,84 @@ Tensor Tensor::Index(const std::vector<IndexItem>& indices_in) const {
     for (int64_t k = dims[0] + nb; k < x.ndim(); ++k) order.push_back(k);
     x = x.Permute(order);
   }
-  return x;
+  if (value == nullptr) return x;
+  // The advanced setitem: the basic view with the indexed places replaced by `value` (tinygrad's v branch and
+  // _masked_setitem; where several indices name one place the last one's value wins).
+  UOPC_TENSOR_PROPAGATE(value, static_cast<const Tensor*>(&x));
+  const SintVec value_shape = tensor_internal::BroadcastShape(x.SymShape(), value->SymShape());
+  Tensor values = value->Cast(self.dtype()).BroadcastTo(value_shape);
+  for (int64_t axis : sum_axes) values = values.Unsqueeze(axis);
+  for (int64_t axis = dims[0]; axis < dims[0] + static_cast<int64_t>(big.size()); ++axis) {
+    std::vector<Tensor> masks = mask.Split(1, axis), parts = values.Split(1, axis);
+    if (masks.size() != parts.size()) {
+      return Error("SetItem",
+                   absl::StrCat("the value's shape ", TupleString(value->Shape()),
+                                " does not broadcast to the indexed shape ", TupleString(x.Shape())));
+    }
+    mask = masks[0];
+    values = parts[0];
+    for (size_t k = 1; k < masks.size(); ++k) {
+      values = masks[k].Where(parts[k], values);
+      mask = mask | masks[k];
+    }
+  }
+  for (int64_t axis = dims[0] + static_cast<int64_t>(big.size()) - 1; axis >= dims[0]; --axis) {
+    mask = mask.Squeeze(axis);
+    values = values.Squeeze(axis);
+  }
+  return mask.Where(values, basic);
+}
+
+}  // namespace
+
+Tensor Tensor::IndexWith(const Tensor& index) const {
+  return Index(std::vector<IndexItem>{std::make_shared<Tensor>(index)});
+}
+
+Tensor Tensor::Index(const std::vector<IndexItem>& indices) const {
+  return GetItem(*this, indices, nullptr, nullptr);
+}
+
+absl::Status Tensor::SetItem(const std::vector<IndexItem>& indices, const Operand& value_in) const {
+  UOPC_RETURN_IF_ERROR(status());
+  const bool contiguous = tensor_internal::WithShapes([&](TensorShapes& shapes) {
+    absl::StatusOr<const ShapeTracker*> st = shapes.TrySt(uop());
+    return st.ok() && *st != nullptr && (*st)->contiguous();
+  });
+  if (!contiguous) {
+    return absl::InvalidArgumentError(
+        "SetItem: the target must be contiguous, not a view such as t.T or a slice of another tensor (write "
+        "through the tensor the view is of)");
+  }
+  Tensor value = value_in.is_tensor() ? value_in.tensor() : Const(value_in.scalar(), dtype(), Device());
+  UOPC_RETURN_IF_ERROR(value.status());
+  if (tensor_internal::RequiresGradInEffect(*this) || tensor_internal::RequiresGradInEffect(value)) {
+    return absl::UnimplementedError("SetItem: a tensor or value that requires grad cannot be written");
+  }
+  UOPC_RETURN_IF_ERROR(Realize());
+  const UOpPtr before = uop();
+  const bool advanced = std::any_of(indices.begin(), indices.end(), [](const IndexItem& i) {
+    return std::holds_alternative<std::shared_ptr<Tensor>>(i);
+  });
+  Tensor view;
+  Tensor written;
+  if (!advanced) {
+    // The value, read in full first (so it may overlap the target), written through the view.
+    UOPC_RETURN_IF_ERROR(GetItem(*this, indices, nullptr, &view).status());
+    const SintVec shape = tensor_internal::BroadcastShape(view.SymShape(), value.SymShape());
+    written = view.Assign(value.Cast(view.dtype()).BroadcastTo(shape).Contiguous());
+  } else {
+    Tensor replaced = GetItem(*this, indices, &value, &view);
+    UOPC_RETURN_IF_ERROR(replaced.status());
+    // With the tensor indices only, the whole tensor is assigned, as tinygrad does; past slices or ints, the
+    // view it was computed from (tinygrad assigns that to the whole tensor too, which fails or writes every
+    // row: docs/parity.md).
+    written = view.uop() == uop() ? Assign(replaced) : view.Assign(replaced.Contiguous());
+  }
+  UOPC_RETURN_IF_ERROR(written.status());
+  absl::Status realized = written.Realize();
+  if (!realized.ok()) SetUOp(before);
+  return realized;
 }
 
 Tensor Tensor::Gather(int64_t dim_in, const Tensor& index) const {
