@@ -46,11 +46,12 @@ std::string CodeOf(const std::string& path) {
   return code;
 }
 
-// True when `code` declares `name` as a function, constructor or class: `Name(` not after `.`, `::` or `->`
-// (a call or an out-of-line definition) nor after `return` (a call in an inline body), or `class Name`.
+// True when `code` declares `name` (a function, constructor, operator such as `operator+=`, or class):
+// `Name(` not after `.`, `::` or `->` (a call or an out-of-line definition) nor after `return` (a call in an
+// inline body), or `class Name`.
 bool Declares(const std::string& code, const std::string& name) {
   if (RE2::PartialMatch(code, "class " + name + "\\b")) return true;
-  const RE2 use("(^|[^A-Za-z0-9_:.>])(" + name + ")\\s*\\(");
+  const RE2 use("(^|[^A-Za-z0-9_:.>])(" + RE2::QuoteMeta(name) + ")\\s*\\(");
   for (absl::string_view line : absl::StrSplit(code, '\n')) {
     re2::StringPiece rest(line.data(), line.size()), prefix, match;
     while (RE2::FindAndConsume(&rest, use, &prefix, &match)) {
@@ -121,9 +122,10 @@ TEST(ApiNamesTest, EveryTinygradTensorNameIsMapped) {
       missing.push_back(name);
       continue;
     }
-    // The declared name is the last component of a qualified one (nn::GlorotUniform declares GlorotUniform).
+    // The declared name is the last component of a qualified one (nn::GlorotUniform declares GlorotUniform),
+    // or an operator as declared (operator+=).
     std::string declared = counterpart.cpp_name.substr(counterpart.cpp_name.rfind(':') + 1);
-    if (!RE2::FullMatch(declared, "[A-Za-z_][A-Za-z0-9_]*")) {
+    if (!RE2::FullMatch(declared, "[A-Za-z_][A-Za-z0-9_]*|operator[-+*/%&|^<>=!]+")) {
       ADD_FAILURE() << kMapping << ":" << counterpart.line << ": `" << counterpart.cpp_name
                     << "` is not a C++ name";
       continue;

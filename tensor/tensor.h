@@ -26,6 +26,8 @@
 
 #include <cstdint>
 #include <cstring>
+#include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -543,6 +545,55 @@ class Tensor {
   // it. x must have this tensor's shape, dtype and device and must not require grad; a number fills. Returns
   // this tensor, or the error (this tensor is then unchanged).
   Tensor Assign(const Operand& x) const;
+
+  // ---- in-place operators, properties and tinygrad's remaining helpers (tensor_misc.cc; BinaryCrossentropy
+  // in tensor_losses.cc, MaskedSelect and Rearrange in tensor_movement.cc) ----
+  // Python's `t op= x`: Assign(t op x), so every copy of this Tensor sees the new value (tinygrad's
+  // __iadd__, ...). When the operation or the assign fails, this variable becomes the errored Tensor (the
+  // other copies keep the old value). Where C++ has no such operator, a named method does the same.
+  Tensor& operator+=(const Operand& x);
+  Tensor& operator-=(const Operand& x);
+  Tensor& operator*=(const Operand& x);
+  Tensor& operator/=(const Operand& x);  // true division, as Div
+  Tensor& operator&=(const Operand& x);
+  Tensor& operator|=(const Operand& x);
+  Tensor& operator^=(const Operand& x);
+  Tensor& operator<<=(int64_t bits);
+  Tensor& operator>>=(int64_t bits);
+  Tensor& IDivAssign(const Operand& x);   // t //= x
+  Tensor& PowAssign(const Operand& x);    // t **= x
+  Tensor& MatmulAssign(const Tensor& w);  // t @= w
+  // Bytes per element and in all (0 for an errored Tensor); whether the dtype is a float one.
+  int64_t ElementSize() const { return dtype().itemsize(); }
+  int64_t Nbytes() const { return numel() * ElementSize(); }
+  bool IsFloatingPoint() const { return dtype().is_float(); }
+  // Python's bool(t): realizes a one-element tensor and says whether its value is non-zero; more or fewer
+  // elements are an error. (tinygrad v0.10.3 raises for every tensor; docs/support.md.)
+  absl::StatusOr<bool> ToBool() const;
+  // tinygrad's alu (named so that it does not hide the free Alu of schedule/tensor_uop.h in the members):
+  // `op`, one of the ALU ops tinygrad's Tensor builds (EXP2, LOG2, SIN, SQRT, RECIP, ADD, MUL, IDIV, MAX,
+  // MOD, CMPLT, CMPNE, XOR, SHL, SHR, OR, AND, THREEFRY, WHERE), applied to this tensor and `operands` as
+  // they are: no broadcasting or promotion, so every operand has this tensor's shape and device, and the
+  // dtypes the op takes. The result has the last operand's dtype, bool for CMPLT and CMPNE.
+  Tensor ApplyAlu(Ops op, const std::vector<Tensor>& operands = {}) const;
+  // `x` as a tensor: a tensor as it is, a number as FullLike (this tensor's shape, dtype and device).
+  Tensor Ufix(const Operand& x) const;
+  // This tensor through each function in turn (tinygrad's sequential).
+  Tensor Sequential(const std::vector<std::function<Tensor(const Tensor&)>>& functions) const;
+  // A bfloat16 tensor copied to the LLVM device and cast there (tinygrad's llvm_bf16_cast, for devices
+  // without bfloat16).
+  Tensor LlvmBf16Cast(DType dtype) const;
+  // Binary cross-entropy of probabilities (this tensor, in (0, 1)) against targets `y`; `reduction` is
+  // "mean", "sum" or "none".
+  Tensor BinaryCrossentropy(const Tensor& y, const std::string& reduction = "mean") const;
+  // The elements where `mask` (bool, broadcast to this shape) is true, flattened. It realizes the mask's
+  // count to size the result, as tinygrad's masked_select does.
+  Tensor MaskedSelect(const Tensor& mask) const;
+  // einops-style rearrangement (tinygrad's rearrange): "b c (h w) -> b (h c) w" splits, permutes and merges
+  // axes; "..." stands for the axes not named, once per side and not in a group on the left; "1" or "()" is
+  // an axis of size 1 (dropped on the left, added on the right). `sizes` gives the size of an axis a split
+  // cannot infer (one unknown per group). Axis names are identifiers that neither start nor end with "_".
+  Tensor Rearrange(const std::string& formula, const std::map<std::string, int64_t>& sizes = {}) const;
 
   // ---- realize and read back (tensor_realize.cc) ----
   // Schedules and runs this tensor (and `others`) together; afterwards every live Tensor is updated.

@@ -56,6 +56,11 @@ Tensor Tensor::BinaryCrossentropyLogits(const Tensor& y, const std::string& redu
   return DoReduction(Maximum(0) - y * *this + (1 + Abs().Neg().Exp()).Log(), reduction);
 }
 
+Tensor Tensor::BinaryCrossentropy(const Tensor& y, const std::string& reduction) const {
+  UOPC_TENSOR_PROPAGATE(this, &y);
+  return DoReduction(-y * Log() - (1 - y) * (1 - *this).Log(), reduction);
+}
+
 namespace {
 
 // Whether `reduction` is one _do_reduction takes.

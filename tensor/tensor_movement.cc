@@ -2,6 +2,7 @@
 // steps, None, ellipsis, int tensors), gather, cat and stack, split/chunk, roll and meshgrid, as tinygrad's
 // tensor.py builds them.
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "shapetracker/shapetracker.h"
+#include "absl/strings/ascii.h"
 #include "tensor/tensor.h"
 #include "tensor/tensor_internal.h"
 #include "uop/status_macros.h"
@@ -848,5 +850,190 @@ std::vector<Tensor> Tensor::Meshgrid(const std::vector<Tensor>& tensors, const s
 }
 
 Tensor Tensor::MaskedFill(const Tensor& mask, const Operand& value) const { return mask.Where(value, *this); }
+
+Tensor Tensor::MaskedSelect(const Tensor& mask) const {
+  UOPC_TENSOR_PROPAGATE(this, &mask);
+  if (!mask.dtype().is_bool()) {
+    return Error("MaskedSelect", "the mask must be bool, got " + mask.dtype().ToString());
+  }
+  Tensor x = Flatten(), flat_mask = mask.BroadcastTo(Shape()).Flatten();
+  UOPC_TENSOR_PROPAGATE(&x, &flat_mask);
+  // The running count of true values: the last is the output's size (read back now), and scattering a 1 at
+  // each count then summing again gives, for output i, the index of the (i+1)-th true value.
+  Tensor running = flat_mask.Cumsum();
+  Tensor total = running.Index({int64_t{-1}});
+  absl::StatusOr<int64_t> count =
+      absl::InternalError("MaskedSelect: the running count is not int32 or int64");
+  if (total.dtype() == dtypes::kInt32) {
+    count = total.Item<int32_t>();
+  } else if (total.dtype() == dtypes::kInt64) {
+    count = total.Item<int64_t>();
+  }
+  if (!count.ok()) return FromError(count.status());
+  if (*count == 0) return x.Shrink({{0, 0}});
+  Tensor positions = Zeros({*count}, dtypes::kInt32, Device()).Scatter(0, running, 1, "add").Cumsum();
+  return x.IndexWith(positions);
+}
+
+namespace {
+
+// One side of a rearrange formula: its axis names in order, and each parenthesized group as the [begin, end)
+// range of the names in it.
+struct RearrangeSide {
+  std::vector<std::string> names;
+  std::vector<std::pair<size_t, size_t>> groups;
+};
+
+absl::StatusOr<RearrangeSide> ParseRearrangeSide(std::string text, const std::string& formula) {
+  // "…" is an ellipsis; parentheses are tokens of their own; a lone "1" is an empty group (an axis of size
+  // 1).
+  for (size_t at; (at = text.find("\xE2\x80\xA6")) != std::string::npos;) text.replace(at, 3, "...");
+  std::vector<std::string> tokens;
+  std::string token;
+  auto end_token = [&] {
+    if (token.empty()) return;
+    if (token == "1") {
+      tokens.push_back("(");
+      tokens.push_back(")");
+    } else {
+      tokens.push_back(token);
+    }
+    token.clear();
+  };
+  for (char c : text) {
+    if (c == '(' || c == ')') {
+      end_token();
+      tokens.push_back(std::string(1, c));
+    } else if (absl::ascii_isspace(static_cast<unsigned char>(c))) {
+      end_token();
+    } else {
+      token += c;
+    }
+  }
+  end_token();
+  RearrangeSide side;
+  std::optional<size_t> open;
+  for (const std::string& t : tokens) {
+    if (t == "(") {
+      if (open) return absl::InvalidArgumentError("Rearrange: nested parentheses in \"" + formula + "\"");
+      open = side.names.size();
+    } else if (t == ")") {
+      if (!open)
+        return absl::InvalidArgumentError("Rearrange: unbalanced parentheses in \"" + formula + "\"");
+      side.groups.emplace_back(*open, side.names.size());
+      open.reset();
+    } else {
+      side.names.push_back(t);
+    }
+  }
+  if (open) return absl::InvalidArgumentError("Rearrange: unbalanced parentheses in \"" + formula + "\"");
+  return side;
+}
+
+bool ValidAxisName(const std::string& name) {
+  if (name == "...") return true;
+  if (name.empty() || name.front() == '_' || name.back() == '_' || absl::ascii_isdigit(name.front()))
+    return false;
+  return std::all_of(name.begin(), name.end(), [](char c) { return absl::ascii_isalnum(c) || c == '_'; });
+}
+
+// Replaces the side's "..." by `count` names "...0", "...1", ... and moves the groups' bounds after it.
+void ExpandEllipsis(RearrangeSide& side, size_t count) {
+  auto it = std::find(side.names.begin(), side.names.end(), "...");
+  if (it == side.names.end()) return;
+  size_t at = static_cast<size_t>(it - side.names.begin());
+  side.names.erase(it);
+  for (size_t i = 0; i < count; ++i) side.names.insert(side.names.begin() + at + i, absl::StrCat("...", i));
+  for (auto& [begin, end] : side.groups) {
+    if (begin > at) begin = begin + count - 1;
+    if (end > at) end = end + count - 1;
+  }
+}
+
+}  // namespace
+
+Tensor Tensor::Rearrange(const std::string& formula, const std::map<std::string, int64_t>& sizes) const {
+  UOPC_TENSOR_PROPAGATE(this);
+  size_t arrow = formula.find("->");
+  if (arrow == std::string::npos || formula.find("->", arrow + 2) != std::string::npos) {
+    return Error("Rearrange", "the formula needs exactly one \"->\", got \"" + formula + "\"");
+  }
+  absl::StatusOr<RearrangeSide> lhs = ParseRearrangeSide(formula.substr(0, arrow), formula);
+  if (!lhs.ok()) return FromError(lhs.status());
+  absl::StatusOr<RearrangeSide> rhs = ParseRearrangeSide(formula.substr(arrow + 2), formula);
+  if (!rhs.ok()) return FromError(rhs.status());
+  for (const auto& [name, size] : sizes) {
+    if (size < 0)
+      return Error("Rearrange", absl::StrCat("the size of axis \"", name, "\" is negative: ", size));
+    if (std::find(lhs->names.begin(), lhs->names.end(), name) == lhs->names.end()) {
+      return Error("Rearrange",
+                   "a size is given for axis \"" + name + "\", which the left side does not name");
+    }
+  }
+  std::vector<std::string> left = lhs->names, right = rhs->names;
+  std::sort(left.begin(), left.end());
+  std::sort(right.begin(), right.end());
+  if (left != right || std::adjacent_find(left.begin(), left.end()) != left.end()) {
+    return Error("Rearrange", "both sides must name the same axes, each once, in \"" + formula + "\"");
+  }
+  for (const std::string& name : lhs->names) {
+    if (!ValidAxisName(name)) return Error("Rearrange", "invalid axis name \"" + name + "\"");
+  }
+  for (const auto& [begin, end] : lhs->groups) {
+    for (size_t i = begin; i < end; ++i) {
+      if (lhs->names[i] == "...") {
+        return Error("Rearrange", "an ellipsis cannot be in a group on the left side of \"" + formula + "\"");
+      }
+    }
+  }
+  // The axes the left side names (a group is one axis); an ellipsis stands for the rest.
+  int64_t named = static_cast<int64_t>(lhs->names.size());
+  for (const auto& [begin, end] : lhs->groups) named -= static_cast<int64_t>(end - begin) - 1;
+  bool ellipsis = std::find(lhs->names.begin(), lhs->names.end(), "...") != lhs->names.end();
+  if (ellipsis) --named;
+  if (ellipsis ? named > ndim() : named != ndim()) {
+    return Error("Rearrange", absl::StrCat("the left side of \"", formula, "\" names ", named,
+                                           ellipsis ? " or more" : "", " axes, the tensor has ", ndim()));
+  }
+  size_t ellipsis_axes = static_cast<size_t>(ndim() - named);
+  ExpandEllipsis(*lhs, ellipsis_axes);
+  ExpandEllipsis(*rhs, ellipsis_axes);
+
+  // Split the left side's groups, permute to the right side's order, then merge its groups (last first) and
+  // add its empty groups as axes of size 1.
+  Tensor t = *this;
+  for (const auto& [begin, end] : lhs->groups) {
+    Dims split;
+    for (size_t i = begin; i < end; ++i) {
+      auto size = sizes.find(lhs->names[i]);
+      split.push_back(size == sizes.end() ? -1 : size->second);
+    }
+    if (std::count(split.begin(), split.end(), -1) > 1) {
+      return Error("Rearrange", "a group on the left side of \"" + formula +
+                                    "\" has more than one axis of unknown size (give their sizes)");
+    }
+    t = t.Unflatten(static_cast<int64_t>(begin), split);
+    UOPC_TENSOR_PROPAGATE(&t);
+  }
+  Dims shape = t.Shape();
+  for (size_t i = 0; i < lhs->names.size(); ++i) {
+    auto size = sizes.find(lhs->names[i]);
+    if (size != sizes.end() && size->second != shape[i]) {
+      return Error("Rearrange",
+                   absl::StrCat("axis \"", lhs->names[i], "\" has size ", shape[i], ", not ", size->second));
+    }
+  }
+  Dims order;
+  for (const std::string& name : rhs->names) {
+    order.push_back(std::find(lhs->names.begin(), lhs->names.end(), name) - lhs->names.begin());
+  }
+  t = t.Permute(order);
+  for (auto it = rhs->groups.rbegin(); it != rhs->groups.rend(); ++it) {
+    auto [begin, end] = *it;
+    t = begin < end ? t.Flatten(static_cast<int64_t>(begin), static_cast<int64_t>(end) - 1)
+                    : t.Unsqueeze(static_cast<int64_t>(begin));
+  }
+  return t;
+}
 
 }  // namespace uopc

@@ -44,6 +44,7 @@ absl::StatusOr<std::vector<double>> RealizedValues(absl::Span<const Tensor> outp
 }
 
 double HarvestedNumber(const nlohmann::json& value) {
+  if (value.is_boolean()) return value.get<bool>() ? 1.0 : 0.0;  // a bool output's values
   if (!value.is_string()) return value.get<double>();
   const std::string s = value.get<std::string>();
   return s == "nan" ? NAN : s == "inf" ? INFINITY : -INFINITY;

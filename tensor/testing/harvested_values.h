@@ -25,7 +25,8 @@ namespace uopc {
 // bool). Errors: an output that fails to realize, or one of another dtype.
 absl::StatusOr<std::vector<double>> RealizedValues(absl::Span<const Tensor> outputs);
 
-// A harvested value: a JSON number, or the strings "nan", "inf" and "-inf" (JSON has no such numbers).
+// A harvested value: a JSON number or bool, or the strings "nan", "inf" and "-inf" (JSON has no such
+// numbers).
 double HarvestedNumber(const nlohmann::json& value);
 
 // Whether `got` is tinygrad's `expected` within 1e-6 + 1e-5 |expected|; NaN matches only NaN, an infinity
