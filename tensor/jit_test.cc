@@ -188,5 +188,37 @@ TEST(TinyJitTest, JitZeroRunsTheFunctionEveryCall) {
   EXPECT_FALSE(jit.captured());
 }
 
+// A symbolic step: the sum of the first pos + 1 rows of a realized table, times the input. Captured once, it
+// replays at every position with the kernels' variable set to the new value.
+TEST(TinyJitTest, ASymbolicStepReplaysAtEveryValueOfItsVariable) {
+  std::vector<float> rows(8 * 3);
+  for (size_t i = 0; i < rows.size(); ++i) rows[i] = static_cast<float>(i);
+  const Tensor table = Tensor::FromVector<float>(rows, {8, 3});
+  const Sint pos = Variable("pos", 0, 7);
+  int runs = 0;
+  TinyJit step(
+      [&](absl::Span<const Tensor> in, absl::Span<const Sint> vars) -> absl::StatusOr<std::vector<Tensor>> {
+        ++runs;
+        return std::vector<Tensor>{(table.Shrink({{0, vars[0] + 1}, {0, 3}}).Sum(0) * in[0]).Contiguous()};
+      });
+  for (int64_t p : {2, 5, 0, 7, 3}) {
+    absl::StatusOr<Sint> bound = Bind(pos, p);
+    ASSERT_TRUE(bound.ok());
+    absl::StatusOr<std::vector<Tensor>> out = step({Vec({1, 2, 3})}, {*bound});
+    ASSERT_TRUE(out.ok()) << out.status();
+    std::vector<float> want(3);
+    for (int64_t r = 0; r <= p; ++r)
+      for (int c = 0; c < 3; ++c) want[c] += rows[r * 3 + c] * static_cast<float>(c + 1);
+    EXPECT_THAT(*(*out)[0].ToVector<float>(), Pointwise(FloatEq(), want)) << "pos " << p;
+  }
+  EXPECT_EQ(runs, 2);  // run, capture; then replays
+  EXPECT_EQ(step.captured_runs().kernel_count(), 1u);
+  // A call that binds another variable, or none, is refused.
+  EXPECT_THAT(step({Vec({1, 2, 3})}, {*Bind(Variable("other", 0, 7), 1)}).status().message(),
+              HasSubstr("captured with [('pos', 0, 7)]"));
+  EXPECT_THAT(step({Vec({1, 2, 3})}, {}).status().message(), HasSubstr("called with variables []"));
+  EXPECT_THAT(step({Vec({1, 2, 3})}, {Sint(3)}).status().message(), HasSubstr("is not a bound Variable"));
+}
+
 }  // namespace
 }  // namespace uopc

@@ -9,8 +9,8 @@
 #include <variant>
 #include <vector>
 
-#include "shapetracker/shapetracker.h"
 #include "absl/strings/ascii.h"
+#include "shapetracker/shapetracker.h"
 #include "tensor/tensor.h"
 #include "tensor/tensor_internal.h"
 #include "uop/status_macros.h"
