@@ -19,22 +19,24 @@
 #include <cstdio>
 #include <fstream>
 #include <optional>
-#include <sstream>
 #include <string>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "examples/gpt2_model.h"
 #include "nlohmann/json.hpp"
-#include "nn/layers.h"
-#include "nn/module.h"
+#include "nn/gguf.h"
 #include "nn/safetensors.h"
 #include "nn/state.h"
 #include "tensor/jit.h"
@@ -42,7 +44,9 @@
 #include "uop/status_macros.h"
 #include "uop/util.h"
 
-ABSL_FLAG(std::string, weights, "testdata/models/gpt2_tiny.safetensors", "safetensors file of the model");
+ABSL_FLAG(std::string, weights, "testdata/models/gpt2_tiny.safetensors",
+          "the model: a safetensors file with tinygrad's keys, or a GGUF file (llama.cpp's GPT-2 names; its "
+          "metadata sets the sizes)");
 ABSL_FLAG(
     std::string, expected, "",
     "tinygrad's results (gpt2_tiny.expected.json): the generated tokens must equal its, and the prompt's "
@@ -64,164 +68,61 @@ namespace uopc {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using gpt2::Config;
+using gpt2::Transformer;
 
-// The value of an int or of a bound variable (tinygrad's start_pos.val).
-int64_t ValueOf(const Sint& s) { return s.is_int() ? s.value() : BoundValue(s)->second; }
+// A GGUF metadata number as an int64 (the converters write the sizes as uint32).
+std::optional<double> GgufNumber(const nn::GgufMetadata& metadata, absl::string_view key) {
+  const nn::GgufValue* v = nn::FindGgufValue(metadata, key);
+  if (v == nullptr) return std::nullopt;
+  return std::visit(
+      [](const auto& x) -> std::optional<double> {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_arithmetic_v<T>) return static_cast<double>(x);
+        return std::nullopt;
+      },
+      v->value);
+}
 
-struct Config {
-  int64_t dim, heads, layers, vocab, max_context;
-  double norm_eps;
-};
-
-class Attention : public nn::Module {
- public:
-  Attention(int64_t dim, int64_t heads, int64_t max_context)
-      : c_attn(dim, 3 * dim), c_proj(dim, dim), heads_(heads), dim_(dim), max_context_(max_context) {}
-
-  // `start_pos` is a bound Variable in the single-token steps and an int for the prompt.
-  absl::StatusOr<Tensor> operator()(const Tensor& x, const Sint& start_pos, const Tensor* mask) {
-    const Dims xs = x.Shape();
-    const int64_t bsz = xs[0], seqlen = xs[1], head_dim = dim_ / heads_;
-    Tensor xqkv = c_attn(x);
-    std::vector<Tensor> qkv;
-    for (int64_t i = 0; i < 3; ++i) {
-      qkv.push_back(xqkv.Shrink({{0, bsz}, {0, seqlen}, {i * dim_, (i + 1) * dim_}})
-                        .Reshape({bsz, seqlen, heads_, head_dim}));
-    }
-    if (!cache_kv_) {
-      cache_kv_ = Tensor::Zeros({2, bsz, max_context_, heads_, head_dim}, x.dtype()).Contiguous();
-      UOPC_RETURN_IF_ERROR(cache_kv_->Realize());
-    }
-    // The KV cache update, in place: the new keys and values at start_pos.
-    Tensor update =
-        cache_kv_->Shrink({{0, 2}, {0, bsz}, {start_pos, start_pos + seqlen}, {0, heads_}, {0, head_dim}})
-            .Assign(Tensor::Stack({qkv[1], qkv[2]}));
-    UOPC_RETURN_IF_ERROR(update.Realize());
-    Tensor keys = qkv[1], values = qkv[2];
-    if (ValueOf(start_pos) > 0) {
-      const std::vector<SintPair> upto = {{0, bsz}, {0, start_pos + seqlen}, {0, heads_}, {0, head_dim}};
-      keys = cache_kv_->Index({int64_t{0}}).Shrink(upto);
-      values = cache_kv_->Index({int64_t{1}}).Shrink(upto);
-    }
-    Tensor attn =
-        qkv[0].Transpose(1, 2).ScaledDotProductAttention(keys.Transpose(1, 2), values.Transpose(1, 2), mask);
-    return c_proj(attn.Transpose(1, 2).Reshape({bsz, seqlen, dim_}));
-  }
-
-  void CollectState(nn::StateCollector& state) const override {
-    state.Add("c_attn", c_attn);
-    state.Add("c_proj", c_proj);
-  }
-
-  nn::Linear c_attn, c_proj;
-
- private:
-  int64_t heads_, dim_, max_context_;
-  std::optional<Tensor> cache_kv_;
-};
-
-class FeedForward : public nn::Module {
- public:
-  FeedForward(int64_t dim, int64_t hidden) : c_fc(dim, hidden), c_proj(hidden, dim) {}
-  Tensor operator()(const Tensor& x) const { return c_proj(c_fc(x).Gelu()); }
-  void CollectState(nn::StateCollector& state) const override {
-    state.Add("c_fc", c_fc);
-    state.Add("c_proj", c_proj);
-  }
-  nn::Linear c_fc, c_proj;
-};
-
-class TransformerBlock : public nn::Module {
- public:
-  explicit TransformerBlock(const Config& c)
-      : attn(c.dim, c.heads, c.max_context),
-        mlp(c.dim, 4 * c.dim),
-        ln_1({c.dim}, c.norm_eps),
-        ln_2({c.dim}, c.norm_eps) {}
-
-  absl::StatusOr<Tensor> operator()(const Tensor& x, const Sint& start_pos, const Tensor* mask) {
-    UOPC_ASSIGN_OR_RETURN(Tensor a, attn(ln_1(x), start_pos, mask));
-    Tensor h = x + a.Float();
-    return h + mlp(ln_2(h));
-  }
-
-  void CollectState(nn::StateCollector& state) const override {
-    state.Add("attn", attn);
-    state.Add("mlp", mlp);
-    state.Add("ln_1", ln_1);
-    state.Add("ln_2", ln_2);
-  }
-
-  Attention attn;
-  FeedForward mlp;
-  nn::LayerNorm ln_1, ln_2;
-};
-
-class Transformer : public nn::Module {
- public:
-  explicit Transformer(const Config& c)
-      : wte(c.vocab, c.dim),
-        wpe(c.max_context, c.dim),
-        ln_f({c.dim}, c.norm_eps),
-        lm_head(c.dim, c.vocab, false),
-        config_(c) {
-    for (int64_t i = 0; i < c.layers; ++i) h.emplace_back(c);
-  }
-
-  // The next token for `tokens` (a (1, seqlen) tensor, or one token as a bound Variable) at `start_pos`.
-  // `logits_out`, when given, receives the last position's logits.
-  absl::StatusOr<Tensor> Forward(const std::variant<Tensor, Sint>& tokens, const Sint& start_pos,
-                                 double temperature, Tensor* logits_out = nullptr) {
-    if (!allpos_) {
-      allpos_ = Tensor::Arange(0, config_.max_context).Reshape({1, -1});
-      UOPC_RETURN_IF_ERROR(allpos_->Realize());
-    }
-    Tensor tok_emb;
-    int64_t seqlen = 1;
-    if (const Sint* token = std::get_if<Sint>(&tokens)) {
-      tok_emb = wte.weight.Shrink({{*token, *token + 1}, {0, config_.dim}});
+// The weights under tinygrad's keys: a safetensors file as gpt2.py's state dict has them, or a GGUF file as
+// llama.cpp's converter names a GPT-2 (token_embd, blk.N.attn_qkv, ...; the LM head tied to the token
+// embedding when the file has no `output`), whose gpt2.* metadata then sets the sizes.
+absl::StatusOr<nn::StateDict> LoadWeights(const std::string& path, Config* config) {
+  if (!absl::EndsWith(path, ".gguf")) return nn::SafeLoad(path);
+  UOPC_ASSIGN_OR_RETURN(nn::GgufFile file, nn::GgufLoad(path));
+  const auto set = [&](absl::string_view key, auto* field) {
+    if (std::optional<double> v = GgufNumber(file.metadata, key))
+      *field = static_cast<std::decay_t<decltype(*field)>>(*v);
+  };
+  set("gpt2.embedding_length", &config->dim);
+  set("gpt2.block_count", &config->layers);
+  set("gpt2.attention.head_count", &config->heads);
+  set("gpt2.context_length", &config->max_context);
+  set("gpt2.attention.layer_norm_epsilon", &config->norm_eps);
+  const absl::flat_hash_map<std::string, std::string> top = {
+      {"token_embd", "wte"}, {"position_embd", "wpe"}, {"output_norm", "ln_f"}, {"output", "lm_head"}};
+  const absl::flat_hash_map<std::string, std::string> block = {
+      {"attn_norm", "ln_1"}, {"attn_qkv", "attn.c_attn"}, {"attn_output", "attn.c_proj"},
+      {"ffn_norm", "ln_2"},  {"ffn_up", "mlp.c_fc"},      {"ffn_down", "mlp.c_proj"}};
+  nn::StateDict state;
+  for (const auto& [name, tensor] : file.tensors) {
+    std::vector<std::string> parts = absl::StrSplit(name, '.');
+    std::string key;
+    if (parts.size() == 2 && top.contains(parts[0])) {
+      key = absl::StrCat(top.at(parts[0]), ".", parts[1]);
+    } else if (parts.size() == 4 && parts[0] == "blk" && block.contains(parts[2])) {
+      key = absl::StrCat("h.", parts[1], ".", block.at(parts[2]), ".", parts[3]);
     } else {
-      const Tensor& t = std::get<Tensor>(tokens);
-      seqlen = t.Shape()[1];
-      tok_emb = wte(t);
+      return absl::InvalidArgumentError(absl::StrCat(path, ": tensor ", name, " is not a GPT-2 weight"));
     }
-    Tensor pos_emb = wpe(allpos_->Shrink({{0, 1}, {start_pos, start_pos + seqlen}}));
-    Tensor x = tok_emb + pos_emb;
-    std::optional<Tensor> mask;
-    const int64_t pos = ValueOf(start_pos);
-    if (seqlen > 1) {
-      mask = Tensor::Full({1, 1, seqlen, pos + seqlen}, -INFINITY, x.dtype()).Triu(pos + 1);
-    }
-    // As gpt2.py: the attention's shapes are symbolic only in the single-token steps.
-    const Sint attn_pos = (mask || pos == 0) ? Sint(pos) : start_pos;
-    for (TransformerBlock& block : h) {
-      UOPC_ASSIGN_OR_RETURN(x, block(x, attn_pos, mask ? &*mask : nullptr));
-    }
-    Tensor logits = lm_head(ln_f(x)).Index({Slice{}, int64_t{-1}, Slice{}});
-    if (logits_out != nullptr) *logits_out = logits;
-    Tensor next = temperature < 1e-6 ? logits.Argmax(-1) : (logits / temperature).Softmax().Multinomial();
-    next = next.Flatten();
-    UOPC_RETURN_IF_ERROR(next.Realize());
-    return next;
+    state.Set(key, tensor);
   }
-
-  void CollectState(nn::StateCollector& state) const override {
-    state.Add("wte", wte);
-    state.Add("wpe", wpe);
-    state.AddList("h", h);
-    state.Add("ln_f", ln_f);
-    state.Add("lm_head", lm_head);
+  if (const Tensor* wte = state.Find("wte.weight"); wte != nullptr && !state.Contains("lm_head.weight")) {
+    state.Set("lm_head.weight", *wte);
   }
-
-  nn::Embedding wte, wpe;
-  std::vector<TransformerBlock> h;
-  nn::LayerNorm ln_f;
-  nn::Linear lm_head;
-
- private:
-  Config config_;
-  std::optional<Tensor> allpos_;
-};
+  if (const Tensor* wte = state.Find("wte.weight")) config->vocab = wte->Shape()[0];
+  return state;
+}
 
 absl::StatusOr<std::vector<int64_t>> PromptTokens(const nlohmann::json* expected) {
   std::vector<int64_t> tokens;
@@ -241,9 +142,10 @@ absl::StatusOr<std::vector<int64_t>> PromptTokens(const nlohmann::json* expected
 }
 
 absl::Status Generate() {
-  const Config config{absl::GetFlag(FLAGS_dim),         absl::GetFlag(FLAGS_heads),
-                      absl::GetFlag(FLAGS_layers),      absl::GetFlag(FLAGS_vocab),
-                      absl::GetFlag(FLAGS_max_context), absl::GetFlag(FLAGS_norm_eps)};
+  Config config{absl::GetFlag(FLAGS_dim),         absl::GetFlag(FLAGS_heads),
+                absl::GetFlag(FLAGS_layers),      absl::GetFlag(FLAGS_vocab),
+                absl::GetFlag(FLAGS_max_context), absl::GetFlag(FLAGS_norm_eps)};
+  UOPC_ASSIGN_OR_RETURN(nn::StateDict weights, LoadWeights(absl::GetFlag(FLAGS_weights), &config));
   const int count = absl::GetFlag(FLAGS_count);
   const double temperature = absl::GetFlag(FLAGS_temperature);
   std::optional<nlohmann::json> expected;
@@ -267,7 +169,6 @@ absl::Status Generate() {
 
   Tensor::ManualSeed(absl::GetFlag(FLAGS_seed));
   Transformer model(config);
-  UOPC_ASSIGN_OR_RETURN(nn::StateDict weights, nn::SafeLoad(absl::GetFlag(FLAGS_weights)));
   UOPC_RETURN_IF_ERROR(nn::LoadStateDict(model, weights));
 
   // The single-token step: its kernels take the token and the position as variables.

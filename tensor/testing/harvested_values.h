@@ -18,6 +18,7 @@
 #include "nlohmann/json.hpp"
 #include "tensor/tensor.h"
 #include "tensor/testing/graph_compare.h"
+#include "uop/testing/sample.h"
 
 namespace uopc {
 
@@ -42,16 +43,21 @@ std::string HarvestedProgramDifference(const std::vector<Tensor>& outputs, const
 // Checks every program of the harvested file `path` (a line each, "program" naming it), built by `programs`
 // (a map from the name to a function returning a Tensor or a vector of them), with
 // HarvestedProgramDifference: a test failure for each that differs; `compare_graph(name)` false compares that
-// one's values only. Prints how many are equal and which are not.
+// one's values only. Prints how many are equal and which are not. Under the sanitizer configs only every Nth
+// program runs (uop/testing/sample.h); every line must still name a program.
 template <typename Programs>
 void ExpectHarvestedPrograms(const std::string& path, const Programs& programs,
                              const std::function<bool(const std::string&)>& compare_graph = nullptr) {
   std::vector<std::pair<std::string, std::string>> lines = ReadJsonl(path);
   ASSERT_EQ(lines.size(), programs.size()) << path;
   std::vector<std::string> failing;
-  for (const auto& [name, line] : lines) {
+  int64_t compared = 0;
+  for (size_t index = 0; index < lines.size(); ++index) {
+    const auto& [name, line] = lines[index];
     auto it = programs.find(name);
     ASSERT_NE(it, programs.end()) << name;
+    if (!InTestSample(static_cast<int64_t>(index))) continue;
+    ++compared;
     std::vector<Tensor> outputs;
     if constexpr (std::is_same_v<decltype(it->second()), Tensor>) {
       outputs = {it->second()};
@@ -65,8 +71,8 @@ void ExpectHarvestedPrograms(const std::string& path, const Programs& programs,
       ADD_FAILURE() << name << ": " << diff;
     }
   }
-  std::cout << lines.size() - failing.size() << "/" << lines.size()
-            << " programs equal; failing: " << absl::StrJoin(failing, ", ") << "\n";
+  std::cout << compared - static_cast<int64_t>(failing.size()) << "/" << compared << " programs equal ("
+            << lines.size() << " in the file); failing: " << absl::StrJoin(failing, ", ") << "\n";
 }
 
 }  // namespace uopc
