@@ -22,34 +22,13 @@ Tensor& AssignInPlace(Tensor& self, const Tensor& value) {
   return self;
 }
 
-// The ALU ops tinygrad's Tensor builds at the tensor level, each with its number of sources.
+// The number of sources of an ALU op tinygrad's Tensor builds at the tensor level (uop/ops.h's groups, less
+// NEG, SUB, FDIV, POW and MULACC, which only the codegen passes create); 0 for any other op.
 int AluArity(Ops op) {
-  switch (op) {
-    case Ops::EXP2:
-    case Ops::LOG2:
-    case Ops::SIN:
-    case Ops::SQRT:
-    case Ops::RECIP:
-      return 1;
-    case Ops::ADD:
-    case Ops::MUL:
-    case Ops::IDIV:
-    case Ops::MAX:
-    case Ops::MOD:
-    case Ops::CMPLT:
-    case Ops::CMPNE:
-    case Ops::XOR:
-    case Ops::SHL:
-    case Ops::SHR:
-    case Ops::OR:
-    case Ops::AND:
-    case Ops::THREEFRY:
-      return 2;
-    case Ops::WHERE:
-      return 3;
-    default:
-      return 0;
-  }
+  if (OpSet{Ops::NEG, Ops::SUB, Ops::FDIV, Ops::POW, Ops::MULACC}.contains(op)) return 0;
+  if (groups::kUnary.contains(op)) return 1;
+  if (groups::kBinary.contains(op)) return 2;
+  return groups::kTernary.contains(op) ? 3 : 0;
 }
 
 // Empty when `op` takes operands of dtype `dt` (WHERE's condition is checked apart); else what it takes.
