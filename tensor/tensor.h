@@ -39,8 +39,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "shapetracker/sint.h"
 #include "schedule/schedule.h"
+#include "shapetracker/sint.h"
 #include "uop/dtype.h"
 #include "uop/status_macros.h"
 #include "uop/uop.h"
@@ -157,10 +157,27 @@ class Tensor {
   // A scalar tensor (Tensor(3.0)).
   static Tensor Const(Scalar value, std::optional<DType> dtype = std::nullopt,
                       const std::string& device = "");
-  static Tensor Full(const Dims& shape, Scalar value, std::optional<DType> dtype = std::nullopt,
+  // The shape may be symbolic (tinygrad's Tensor.full of a sint shape); the int overloads give the same
+  // graph.
+  static Tensor Full(const SintVec& shape, Scalar value, std::optional<DType> dtype = std::nullopt,
                      const std::string& device = "");
-  static Tensor Zeros(const Dims& shape, DType dtype = dtypes::kFloat32, const std::string& device = "");
-  static Tensor Ones(const Dims& shape, DType dtype = dtypes::kFloat32, const std::string& device = "");
+  static Tensor Zeros(const SintVec& shape, DType dtype = dtypes::kFloat32, const std::string& device = "");
+  static Tensor Ones(const SintVec& shape, DType dtype = dtypes::kFloat32, const std::string& device = "");
+  template <typename I, typename = std::enable_if_t<std::is_integral_v<I>>>
+  static Tensor Full(const std::vector<I>& shape, Scalar value, std::optional<DType> dtype = std::nullopt,
+                     const std::string& device = "") {
+    return Full(SintVec(shape.begin(), shape.end()), value, dtype, device);
+  }
+  template <typename I, typename = std::enable_if_t<std::is_integral_v<I>>>
+  static Tensor Zeros(const std::vector<I>& shape, DType dtype = dtypes::kFloat32,
+                      const std::string& device = "") {
+    return Zeros(SintVec(shape.begin(), shape.end()), dtype, device);
+  }
+  template <typename I, typename = std::enable_if_t<std::is_integral_v<I>>>
+  static Tensor Ones(const std::vector<I>& shape, DType dtype = dtypes::kFloat32,
+                     const std::string& device = "") {
+    return Ones(SintVec(shape.begin(), shape.end()), dtype, device);
+  }
   static Tensor Empty(const Dims& shape, DType dtype = dtypes::kFloat32, const std::string& device = "");
   // Tensor.arange(start, stop, step): int32 unless a bound is a float.
   static Tensor Arange(Scalar stop);
@@ -322,7 +339,11 @@ class Tensor {
   Tensor Permute(const Dims& order) const;
   Tensor Flip(const Dims& axes) const;
   // (before, after) per axis; a pad of `value` other than 0 adds a masked constant, as tinygrad.
-  Tensor Pad(const std::vector<std::pair<int64_t, int64_t>>& padding, Scalar value = 0.0) const;
+  Tensor Pad(const std::vector<SintPair>& padding, Scalar value = 0.0) const;
+  template <typename I, typename = std::enable_if_t<std::is_integral_v<I>>>
+  Tensor Pad(const std::vector<std::pair<I, I>>& padding, Scalar value = 0.0) const {
+    return Pad(std::vector<SintPair>(padding.begin(), padding.end()), value);
+  }
   // ---- pad modes (tensor_movement.cc) ----
   // tinygrad's pad(padding, mode, value): `mode` is "constant" (the overload above), "reflect" (mirrored
   // without the edge; a pad must be smaller than its axis), "replicate" (the edge repeated) or "circular"

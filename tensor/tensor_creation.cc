@@ -189,16 +189,17 @@ Tensor Tensor::Const(Scalar value, std::optional<DType> dtype, const std::string
   return Tensor(UOp::New(Ops::CONST, dt, {view}, UOp::Const(dt, AsConst(value.value, dt))->arg()));
 }
 
-Tensor Tensor::Full(const Dims& shape, Scalar value, std::optional<DType> dtype, const std::string& device) {
-  for (int64_t s : shape)
-    if (s < 0) return Error("Full", "negative size in shape " + TupleString(shape));
+Tensor Tensor::Full(const SintVec& shape, Scalar value, std::optional<DType> dtype,
+                    const std::string& device) {
+  for (const Sint& s : shape)
+    if (s.vmin() < 0) return Error("Full", "negative size in shape " + TupleString(shape));
   return Const(value, dtype, device).Reshape(Dims(shape.size(), 1)).Expand(shape);
 }
 
-Tensor Tensor::Zeros(const Dims& shape, DType dtype, const std::string& device) {
+Tensor Tensor::Zeros(const SintVec& shape, DType dtype, const std::string& device) {
   return Full(shape, 0.0, dtype, device);
 }
-Tensor Tensor::Ones(const Dims& shape, DType dtype, const std::string& device) {
+Tensor Tensor::Ones(const SintVec& shape, DType dtype, const std::string& device) {
   return Full(shape, 1.0, dtype, device);
 }
 
@@ -211,7 +212,7 @@ Tensor Tensor::Empty(const Dims& shape, DType dtype, const std::string& device_i
 
 Tensor Tensor::FullLike(Scalar value, std::optional<DType> dtype) const {
   UOPC_TENSOR_PROPAGATE(this);
-  return Full(Shape(), value, dtype.value_or(this->dtype()), Device());
+  return Full(SymShape(), value, dtype.value_or(this->dtype()), Device());
 }
 
 Tensor Tensor::ConstLike(Scalar value) const { return FullLike(value); }

@@ -177,27 +177,31 @@ Tensor Tensor::Shrink(const std::vector<SintPair>& bounds) const {
   return MovementPairs(*this, Ops::SHRINK, bounds);
 }
 
-Tensor Tensor::Pad(const std::vector<std::pair<int64_t, int64_t>>& padding, Scalar value) const {
+Tensor Tensor::Pad(const std::vector<SintPair>& padding, Scalar value) const {
   UOPC_TENSOR_PROPAGATE(this);
-  Dims cur = Shape();
+  const SintVec cur = SymShape();
   if (padding.size() != cur.size()) {
     return Error("Pad", absl::StrCat(padding.size(), " pads for a tensor of shape ", TupleString(cur)));
   }
-  auto constant = [&](const Tensor& x, const std::vector<std::pair<int64_t, int64_t>>& px) {
+  auto constant = [&](const Tensor& x, const std::vector<SintPair>& px) {
     Tensor padded = MovementPairs(x, Ops::PAD, px);
     if (value.value == ConstValue::Int(0)) return padded;
     return padded + MovementPairs(x.OnesLike(), Ops::PAD, px).Where(0, Operand(value));
   };
+  // A symbolic pad counts as positive unless its range says otherwise (tinygrad's resolve(p >= 0)).
+  auto negative = [](const Sint& p) { return Resolve(uopc::Lt(p, Sint(0)), false); };
   bool all_positive = true;
-  std::vector<std::pair<int64_t, int64_t>> pads;
+  std::vector<SintPair> pads;
   for (const auto& [b, a] : padding) {
-    if (b < 0 || a < 0) all_positive = false;
-    pads.push_back({std::max<int64_t>(b, 0), std::max<int64_t>(a, 0)});
+    if (negative(b) || negative(a)) all_positive = false;
+    pads.push_back({negative(b) ? Sint(0) : b, negative(a) ? Sint(0) : a});
   }
   if (all_positive) return constant(*this, padding);
-  std::vector<std::pair<int64_t, int64_t>> shrink;
+  // Negative pads cut first.
+  std::vector<SintPair> shrink;
   for (size_t i = 0; i < cur.size(); ++i) {
-    shrink.push_back({-std::min<int64_t>(padding[i].first, 0), std::min(padding[i].second + cur[i], cur[i])});
+    const auto& [b, a] = padding[i];
+    shrink.push_back({negative(b) ? -b : Sint(0), negative(a) ? a + cur[i] : cur[i]});
   }
   return constant(Shrink(shrink), pads);
 }

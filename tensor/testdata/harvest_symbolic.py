@@ -46,6 +46,12 @@ def kv_update(sp):  # the step's keys and values written into the cache at sp; t
 API = {
   "attention": (attention, (1, 7), [3, 7, 1]),
   "kv_update": (kv_update, (1, 7), [3, 5, 7]),
+  # creation with a symbolic shape, and pads of symbolic tensors and by symbolic amounts
+  "full_sum": (lambda i: Tensor.full((2, i), 1.5).sum(1), (1, 10), [3, 10]),
+  "ones_times_rows": (lambda i: (Tensor.ones(i, 4).contiguous() * A.shrink(((0, i), None))).sum(0), (1, 10), [4, 1]),
+  "pad_value": (lambda i: A.shrink(((0, i), None)).pad(((1, 1), None), value=2.0).sum(0), (1, 10), [3, 6]),
+  "pad_symbolic": (lambda i: A.shrink(((0, i), None)).pad(((0, 10 - i), None)).contiguous(), (1, 10), [3, 8]),
+  "expand_rows": (lambda i: A.shrink(((0, 1), None)).expand(i, 4).sum(0), (1, 10), [5, 2]),
 }
 PROGRAMS.update(API)
 SEEDS.update({3: CACHE, 4: XQ, 5: KV})
