@@ -142,9 +142,8 @@ absl::StatusOr<std::vector<int64_t>> PromptTokens(const nlohmann::json* expected
 }
 
 absl::Status Generate() {
-  Config config{absl::GetFlag(FLAGS_dim),         absl::GetFlag(FLAGS_heads),
-                absl::GetFlag(FLAGS_layers),      absl::GetFlag(FLAGS_vocab),
-                absl::GetFlag(FLAGS_max_context), absl::GetFlag(FLAGS_norm_eps)};
+  Config config{absl::GetFlag(FLAGS_dim),   absl::GetFlag(FLAGS_heads),       absl::GetFlag(FLAGS_layers),
+                absl::GetFlag(FLAGS_vocab), absl::GetFlag(FLAGS_max_context), absl::GetFlag(FLAGS_norm_eps)};
   UOPC_ASSIGN_OR_RETURN(nn::StateDict weights, LoadWeights(absl::GetFlag(FLAGS_weights), &config));
   const int count = absl::GetFlag(FLAGS_count);
   const double temperature = absl::GetFlag(FLAGS_temperature);
