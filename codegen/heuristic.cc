@@ -7,9 +7,11 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "codegen/gpu_heuristic.h"
 #include "codegen/vector_heuristic.h"
 #include "uop/ops.h"
 #include "uop/status_macros.h"
+#include "uop/util.h"
 
 namespace uopc {
 namespace {
@@ -226,9 +228,31 @@ absl::StatusOr<std::vector<Opt>> HandCodedOptimizations(const Kernel& input) {
   return k.applied_opts();
 }
 
+// The choices of tensor-core axes uopc's GPU opts try, in tinygrad's order (TC's axis argument).
+constexpr int64_t kMaxTensorCoreAxisChoices = 16;
+
 absl::Status ApplyDefaultOptimizations(Kernel& k) {
-  if (k.ApplyTensorCores(1)) return absl::OkStatus();
+  // tinygrad's knobs: TC (0 turns tensor cores off, 2 emulates them with locals), TC_SELECT (which core, -1
+  // the first that fits) and TC_OPT (1 also takes several reduce axes and cast inputs, 2 also pads).
+  // tinygrad tries one choice of the core's N, M and K axes (axis 0: the last output axes broadcast in
+  // each input and the last reduce axis); uopc's GPU opts go on to the next choices where that one does not
+  // fit (a convolution's weight gradient, whose last such axes are the kernel's 3 x 3 window).
+  const int64_t use_tensor_cores = EnvInt("TC", 1);
+  const UOp* reduce = k.reduceop();
+  const UOp* summed = reduce == nullptr ? nullptr : reduce->src(0);
+  if (summed != nullptr && summed->op() == Ops::CAST) summed = summed->src(0);
+  const bool products = summed != nullptr && summed->op() == Ops::MUL && reduce->arg()[0].as_op() == Ops::ADD;
+  const int64_t tc_axes = k.renderer().uopc_gpu_opts() && products ? kMaxTensorCoreAxisChoices : 1;
+  for (int64_t axis = 0; use_tensor_cores > 0 && axis < tc_axes; ++axis) {
+    if (k.ApplyTensorCores(use_tensor_cores, axis, EnvInt("TC_SELECT", -1), EnvInt("TC_OPT", 0))) {
+      return absl::OkStatus();
+    }
+  }
   if (std::optional<std::vector<Opt>> blocked = VectorBlockedOptimizations(k)) return k.ApplyOpts(*blocked);
+  if (k.renderer().uopc_gpu_opts()) {
+    if (std::optional<std::vector<Opt>> grouped = CoalescedReduceOptimizations(k))
+      return k.ApplyOpts(*grouped);
+  }
   UOPC_ASSIGN_OR_RETURN(std::vector<Opt> opts, HandCodedOptimizations(k));
   return k.ApplyOpts(opts);
 }

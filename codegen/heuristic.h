@@ -22,9 +22,11 @@ namespace uopc {
 // The opts tinygrad's hand_coded_optimizations gives for `k` (k itself is not changed).
 absl::StatusOr<std::vector<Opt>> HandCodedOptimizations(const Kernel& k);
 
-// What tinygrad does for a kernel without BEAM: tensor cores when they apply (TC=1), else the hand-coded
-// opts; applied to `k`. On a target that keeps vectors (Renderer::vector_width() > 1) the vector-blocked opts
-// (codegen/vector_heuristic.h) come before the hand-coded ones.
+// What tinygrad does for a kernel without BEAM: tensor cores when they apply (its TC, TC_SELECT and TC_OPT
+// knobs), else the hand-coded opts; applied to `k`. On a target that keeps vectors (Renderer::vector_width() >
+// 1) the vector-blocked opts (codegen/vector_heuristic.h) come before the hand-coded ones; on a GPU target with
+// Renderer::uopc_gpu_opts() a product's reduction tries further choices of tensor-core axes, and a long
+// reduction into few outputs gets coalesced workgroups (codegen/gpu_heuristic.h).
 absl::Status ApplyDefaultOptimizations(Kernel& k);
 
 // The codegen step from a kernel AST to its optimized AST: `opts` when given (an empty list is tinygrad's

@@ -3,6 +3,7 @@
 #
 #   /usr/bin/python3 examples/torch_workloads.py [--threads=2] [--mnist_steps=8]
 #   python3 examples/torch_workloads.py --device=cuda [--data_dir=DIR]   # on an NVIDIA GPU (adds fp16 matmul)
+#   python3 examples/torch_workloads.py --device=cuda --no_tf32          # cuDNN's convolutions in full float32
 #
 # Prints one line per workload: name, seconds per run (the median of the timed runs), GFLOPS where it has a
 # flop count. The mnist step needs Debian's dataset-fashion-mnist.
@@ -100,15 +101,20 @@ def main():
   parser.add_argument('--mnist_steps', type=int, default=8)
   parser.add_argument('--device', default='cpu', help='cpu, or cuda (timed with synchronizes)')
   parser.add_argument('--data_dir', default=FASHION_MNIST, help="Fashion-MNIST's gzipped IDX files")
+  parser.add_argument('--no_tf32', action='store_true',
+                      help="CUDA: no TF32 in cuDNN's convolutions either (PyTorch's default allows it there)")
   args = parser.parse_args()
   global DEVICE
   DEVICE = torch.device(args.device)
   if DEVICE.type == 'cuda':
     # PyTorch's default (no TF32 for float32 matmuls); cuDNN picks its fastest algorithms.
     torch.backends.cudnn.benchmark = True
+    if args.no_tf32:
+      torch.backends.cudnn.allow_tf32 = False
     runs = max(args.runs, 20)
     print(f'PyTorch {torch.__version__}, {torch.cuda.get_device_name()}, '
-          f'TF32 matmul {torch.backends.cuda.matmul.allow_tf32}', flush=True)
+          f'TF32 matmul {torch.backends.cuda.matmul.allow_tf32}, '
+          f'TF32 convolutions {torch.backends.cudnn.allow_tf32}', flush=True)
     matmul(4096, runs)
     matmul(4096, runs, torch.float16)
     conv3x3(16, 64, 56, runs)

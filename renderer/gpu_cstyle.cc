@@ -128,7 +128,7 @@ CUDARenderer::CUDARenderer(std::string arch) : arch_(std::move(arch)) {
   global_max_ = std::vector<int64_t>{2147483647, 65535, 65535};
   local_max_ = std::vector<int64_t>{1024, 1024, 64};
   shared_max_ = 49152;
-  tensor_cores_ = CudaTensorCores(arch_);
+  tensor_cores_ = CudaTensorCores(arch_, AllowTf32());
   kernel_prefix_ = "extern \"C\" __global__ ";
   smem_prefix_ = "__shared__ ";
   smem_prefix_for_cast_ = false;

@@ -658,7 +658,7 @@ PTXRenderer::PTXRenderer(std::string arch) : arch_(std::move(arch)) {
   supported_ops_ = kPtxOps;
   transcendental_fallback_dtypes_ = {dtypes::kFloat64};  // PTX has no f64 ex2, lg2 or sin
   // CUDA's list without its bfloat16 core (PTX renders half and float inputs only).
-  for (TensorCore& tc : CudaTensorCores(arch_)) {
+  for (TensorCore& tc : CudaTensorCores(arch_, AllowTf32())) {
     if (tc.dtype_in != dtypes::kBFloat16) tensor_cores_.push_back(std::move(tc));
   }
 }

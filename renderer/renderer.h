@@ -84,6 +84,11 @@ class Renderer {
   // (codegen/vector_heuristic.h). 1, every target's default, is tinygrad's devectorize: vector loads of at
   // most 4 lanes and scalar ALUs, hence tinygrad's source byte for byte.
   int vector_width() const { return vector_width_; }
+  // GPU targets: whether the default opts may be uopc's own where they beat tinygrad's hand-coded ones
+  // (codegen/gpu_heuristic.h); the devices set it with UOPC_KERNELS=fast. Off, every renderer's default, is
+  // tinygrad's opts, hence tinygrad's source byte for byte.
+  bool uopc_gpu_opts() const { return uopc_gpu_opts_; }
+  void set_uopc_gpu_opts(bool on) { uopc_gpu_opts_ = on; }
   // The ALU ops this target renders itself (tinygrad's code_for_op keys); the rest are rewritten into these.
   const OpSet& supported_ops() const { return supported_ops_; }
   // Float dtypes on which the target has no instruction for EXP2, LOG2 and SIN although supported_ops lists
@@ -113,6 +118,7 @@ class Renderer {
   std::vector<TensorCore> tensor_cores_;
   CoreSplit core_split_;
   int vector_width_ = 1;
+  bool uopc_gpu_opts_ = false;
   OpSet supported_ops_;
   std::vector<DType> transcendental_fallback_dtypes_;
 };

@@ -4,6 +4,8 @@
 #include <string>
 #include <utility>
 
+#include "uop/util.h"
+
 namespace uopc {
 namespace {
 
@@ -24,7 +26,7 @@ TensorCore CudaTensorCore(std::array<int64_t, 3> dims, std::array<int64_t, 3> el
 
 }  // namespace
 
-std::vector<TensorCore> CudaTensorCores(absl::string_view arch) {
+std::vector<TensorCore> CudaTensorCores(absl::string_view arch, bool tf32) {
   int sm = 0;
   if (arch.size() > 3) sm = std::atoi(std::string(arch.substr(3)).c_str());
   std::vector<TensorCore> out;
@@ -42,7 +44,13 @@ std::vector<TensorCore> CudaTensorCores(absl::string_view arch) {
                                    {{6, 7, 2, 3, 4}, {0, 1, 8, 5, 9}}, {{6, 7, 8, 0, 1}, {2, 3, 4, 9, 5}}));
     }
   }
+  if (tf32 && sm >= 80) {
+    out.push_back(CudaTensorCore({8, 16, 8}, {4, 2, 4}, dtypes::kFloat32, dtypes::kFloat32,
+                                 {{5, 6, 2, 3, 4}, {0, 1, 8, 9, 7}}, {{5, 6, 8, 0, 1}, {2, 3, 4, 9, 7}}));
+  }
   return out;
 }
+
+bool AllowTf32() { return EnvFlag("ALLOW_TF32"); }
 
 }  // namespace uopc

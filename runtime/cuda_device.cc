@@ -16,6 +16,7 @@
 #include "absl/strings/str_replace.h"
 #include "renderer/gpu_cstyle.h"
 #include "renderer/ptx.h"
+#include "runtime/host_cpu.h"
 #include "runtime/registry.h"
 #include "uop/status_macros.h"
 #include "uop/util.h"
@@ -472,6 +473,7 @@ class CudaDevice : public Device {
                                                        absl::string_view lib) override {
     return CudaProgram::Load(*this, context_, spec, lib);
   }
+  bool TimingWaits() const override { return true; }
   absl::Status Synchronize() override {
     UOPC_RETURN_IF_ERROR(context_->MakeCurrent());
     return context_->Check(context_->api->cuCtxSynchronize(), "cuCtxSynchronize");
@@ -548,10 +550,12 @@ std::string CudaArch(int major, int minor) { return absl::StrCat("sm_", major, m
 namespace {
 
 // Linking //runtime:cuda is what makes "CUDA" a device of the program (runtime/registry.h): CUDA C for sm_80
-// (tinygrad's tensor cores need it), or $UOPC_CUDA_ARCH.
+// (tinygrad's tensor cores need it), or $UOPC_CUDA_ARCH; uopc's GPU opts unless UOPC_KERNELS=tinygrad.
 const bool cuda_registered = RegisterDevice("CUDA", [] {
   CudaDeviceOptions options;
-  options.renderer = std::shared_ptr<const Renderer>(MakeCUDARenderer(EnvString("UOPC_CUDA_ARCH", "sm_80")));
+  std::unique_ptr<Renderer> renderer = MakeCUDARenderer(EnvString("UOPC_CUDA_ARCH", "sm_80"));
+  renderer->set_uopc_gpu_opts(HostKernelVectorWidth() > 1);
+  options.renderer = std::shared_ptr<const Renderer>(std::move(renderer));
   return MakeCudaDevice(options);
 });
 

@@ -192,6 +192,10 @@ class Device {
                                                                absl::string_view lib) = 0;
   // Waits for everything launched so far.
   virtual absl::Status Synchronize() { return absl::OkStatus(); }
+  // Whether measuring a run (ExecOptions::timed) makes the host wait for it: a GPU's launches are
+  // asynchronous, and a timed one is a synchronization after every kernel. Replays time only the kernels of
+  // devices where it costs nothing (CapturedRuns::Replay).
+  virtual bool TimingWaits() const { return false; }
 
   // The source the compiler gets for `spec`: spec.src, plus whatever glue the device's loader needs (the CPU
   // appends an entry point).

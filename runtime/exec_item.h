@@ -94,6 +94,8 @@ class ExecItem {
   bool is_copy() const { return program_ == nullptr; }
   // The kernel's name, or "copy N, DEST <- SRC".
   const std::string& name() const { return name_; }
+  // The device it runs on.
+  const std::string& device() const { return device_; }
   // The BUFFER nodes of the buffers, in the item's order.
   const std::vector<UOpPtr>& nodes() const { return nodes_; }
   const std::vector<Buffer*>& buffers() const { return buffers_; }

@@ -14,6 +14,7 @@ std::string HostCpuIdentity();
 // The float32 lanes the host devices' kernels keep (Renderer::vector_width): 16, uopc's vector-blocked
 // kernels, unless UOPC_KERNELS=tinygrad, which gives 1 (tinygrad's kernels, byte for byte). Any other value
 // warns once on stderr and gives 16.
+// Above 1 it also stands for UOPC_KERNELS=fast on the GPU devices (CUDA's renderer gets uopc's GPU opts).
 int HostKernelVectorWidth();
 
 }  // namespace uopc

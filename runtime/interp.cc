@@ -270,10 +270,11 @@ absl::StatusOr<InterpretedProgram> InterpretedProgram::Create(absl::Span<const U
     }
     if (op.src.size() < min_src) return UopError(i, u, absl::StrCat("needs at least ", min_src, " sources"));
     // Only ordering edges may point at uops without a value (a SINK's, BARRIER's or ENDIF's sources, a LOAD's
-    // or IF's trailing barrier); a value read from one is a malformed program.
+    // or IF's trailing barrier, the IF a gated STORE sits in); a value read from one is a malformed program.
     for (size_t s = 0; s < op.src.size(); ++s) {
       const bool ordering_only = u->op() == Ops::SINK || u->op() == Ops::BARRIER || u->op() == Ops::ENDIF ||
-                                 ((u->op() == Ops::LOAD || u->op() == Ops::IF) && s >= 1);
+                                 ((u->op() == Ops::LOAD || u->op() == Ops::IF) && s >= 1) ||
+                                 (u->op() == Ops::STORE && s >= 2 && uops[op.src[s]]->op() == Ops::IF);
       if (uops[op.src[s]]->dtype() == DType() && !ordering_only) {
         return UopError(i, u, absl::StrCat("reads a value from uop ", op.src[s], ", which has none"));
       }
@@ -319,7 +320,9 @@ absl::StatusOr<InterpretedProgram> InterpretedProgram::Create(absl::Span<const U
         if (op.src.size() != 1) return UopError(i, u, "RANGE needs one source, its end");
         break;
       case Ops::STORE:
-        if (op.src.size() != 2) return UopError(i, u, "STORE needs (pointer, value)");
+        if (op.src.size() != 2 && !(op.src.size() == 3 && uops[op.src[2]]->op() == Ops::IF)) {
+          return UopError(i, u, "STORE needs (pointer, value), and at most the IF it sits in");
+        }
         break;
       case Ops::ASSIGN:
         if (op.src.size() != 2 || uops[op.src[0]]->op() != Ops::DEFINE_ACC) {

@@ -1,15 +1,20 @@
 // INTERP runs the GPU targets' programs: every corpus kernel compiled for OpenCL, Metal and CUDA (thread ids,
 // local memory, barriers, tensor cores) and interpreted gives the corpus's outputs, so every GPU renderer's
 // input is checked on any machine.
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "codegen/codegen.h"
 #include "codegen/testing/kernel_corpus.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "renderer/gpu_cstyle.h"
+#include "renderer/tensor_cores.h"
 #include "runtime/corpus_run.h"
 #include "runtime/corpus_values.h"
 #include "runtime/registry.h"
@@ -61,6 +66,103 @@ TEST(InterpGpuCorpusTest, Metal) {
 TEST(InterpGpuCorpusTest, Cuda) {
   std::vector<std::string> failing;
   EXPECT_GE(CheckTarget(CUDARenderer("sm_80"), "cuda", &failing), 93) << absl::StrJoin(failing, " ");
+}
+
+// uopc's GPU opts (UOPC_KERNELS=fast on the CUDA device): the corpus's outputs, and the kernels whose opts
+// they changed are counted, so the test fails if none is.
+TEST(InterpGpuCorpusTest, CudaWithUopcGpuOpts) {
+  CUDARenderer uopc_opts("sm_80");
+  uopc_opts.set_uopc_gpu_opts(true);
+  const CUDARenderer tinygrad_opts("sm_80");
+  int changed = 0;
+  for (const CorpusKernel& k : KernelCorpus()) {
+    absl::StatusOr<ProgramSpec> ours =
+        CompileKernel(ParseCorpusGraph(k.ast), uopc_opts, CompileOptions{}, nullptr);
+    absl::StatusOr<ProgramSpec> theirs =
+        CompileKernel(ParseCorpusGraph(k.ast), tinygrad_opts, CompileOptions{}, nullptr);
+    ASSERT_TRUE(ours.ok() && theirs.ok()) << k.id;
+    if (ours->src != theirs->src) ++changed;
+  }
+  std::vector<std::string> failing;
+  EXPECT_GE(CheckTarget(uopc_opts, "cuda with uopc's GPU opts", &failing), 93) << absl::StrJoin(failing, " ");
+  std::printf("uopc's GPU opts changed %d corpus kernels\n", changed);
+  EXPECT_GE(changed, 3);
+}
+
+// A 3x3 convolution's weight gradient as tensor/tensor_nn.cc's rule makes it (x's channels as the batch,
+// groups of images as channels, dy's positions as the kernel), small: 8 input and 16 output channels, 2
+// groups of 4 images, 8 x 8 output positions. tinygrad's first choice of tensor-core axes is the 3 x 3
+// window; uopc's GPU opts take the channels instead (codegen/gpu_heuristic_test.cc), and the sums must not
+// change.
+std::string SmallConvWeightGradient() {
+  constexpr int64_t c = 8, g = 2, o = 16, i = 4;
+  auto view = [&](const std::string& strides) {
+    return absl::StrCat("VIEW : void arg=ShapeTracker(views=(View(shape=(", c, ", ", g, ", ", o, ", 3, 3, ",
+                        i, ", 8, 8), strides=", strides, ", offset=0, mask=None, contiguous=False),))\n");
+  };
+  return absl::StrCat("%0 = DEFINE_GLOBAL : float32.ptr(", c * g * o * 9, ") arg=0\n",
+                      "%1 = VIEW : void arg=ShapeTracker(views=(View(shape=(", c, ", ", g, ", ", o,
+                      ", 3, 3, 1, 1, 1), strides=(", g * o * 9, ", ", o * 9,
+                      ", 9, 3, 1, 0, 0, 0), offset=0, mask=None, contiguous=True),))\n",
+                      "%2 = DEFINE_GLOBAL : float32.ptr(", g * i * c * 100, ") arg=1\n",
+                      "%3 = ", view(absl::StrCat("(100, ", i * c * 100, ", 0, 10, 1, ", c * 100, ", 10, 1)")),
+                      "%4 = LOAD : float32 (%2, %3)\n", "%5 = DEFINE_GLOBAL : float32.ptr(", g * i * o * 64,
+                      ") arg=2\n",
+                      "%6 = ", view(absl::StrCat("(0, ", i * o * 64, ", 64, 0, 0, ", o * 64, ", 8, 1)")),
+                      "%7 = LOAD : float32 (%5, %6)\n", "%8 = MUL : float32 (%4, %7)\n",
+                      "%9 = REDUCE_AXIS : float32 (%8) arg=(Ops.ADD, (5, 6, 7))\n",
+                      "%10 = STORE : void (%0, %1, %9)\n", "%11 = SINK : void (%10)\n", "return %11\n");
+}
+
+TEST(InterpGpuCorpusTest, ConvWeightGradientOnTheTf32CoreWithUopcGpuOpts) {
+  absl::StatusOr<Device*> interp = GetDevice("INTERP");
+  ASSERT_TRUE(interp.ok()) << interp.status();
+  setenv("ALLOW_TF32", "1", 1);
+  CUDARenderer renderer("sm_80");
+  unsetenv("ALLOW_TF32");
+  renderer.set_uopc_gpu_opts(true);
+  setenv("TC_OPT", "2", 1);
+  const UOpPtr ast = ParseCorpusGraph(SmallConvWeightGradient());
+  absl::StatusOr<ProgramSpec> program = CompileKernel(ast, renderer, CompileOptions{}, nullptr);
+  absl::StatusOr<nlohmann::json> fast = RunOnCorpusInputs(ast, nlohmann::json(), **interp, renderer, {});
+  unsetenv("TC_OPT");
+  ASSERT_TRUE(program.ok()) << program.status();
+  EXPECT_TRUE(absl::StrContains(program->src, ".tf32.tf32.")) << program->src;
+  absl::StatusOr<nlohmann::json> plain =
+      RunOnCorpusInputs(ast, nlohmann::json(), **interp, renderer, CompileOptions{.optimize = false});
+  ASSERT_TRUE(fast.ok()) << fast.status();
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(CorpusValuesMismatch(dtypes::kFloat32, (*fast)["0"], (*plain)["0"]), "");
+}
+
+// With ALLOW_TF32=1 the float32 reductions of products that fit a tensor core take CUDA's TF32 core (its own
+// operand layout), and with TC_OPT=2 so do those with several reduce axes or sizes to pad (convolutions).
+// INTERP multiplies the operands in float32, so the corpus's outputs still come out exactly where the layout
+// is right; the kernels that took the core are counted, so the test fails if none does.
+TEST(InterpGpuCorpusTest, CudaTf32TensorCores) {
+  setenv("ALLOW_TF32", "1", 1);
+  CUDARenderer renderer("sm_80");
+  unsetenv("ALLOW_TF32");
+  ASSERT_FALSE(renderer.tensor_cores().empty());
+  EXPECT_EQ(renderer.tensor_cores().back().dtype_in, dtypes::kFloat32);
+  EXPECT_EQ(CUDARenderer("sm_80").tensor_cores().size(), renderer.tensor_cores().size() - 1);
+  // tinygrad's opts, then uopc's GPU opts (which try more choices of the core's axes).
+  for (const char* tc_opt : {"0", "2", "2 with uopc's GPU opts"}) {
+    renderer.set_uopc_gpu_opts(absl::StrContains(tc_opt, "uopc"));
+    setenv("TC_OPT", std::string(1, tc_opt[0]).c_str(), 1);
+    int on_tf32_cores = 0;
+    for (const CorpusKernel& k : KernelCorpus()) {
+      absl::StatusOr<ProgramSpec> p =
+          CompileKernel(ParseCorpusGraph(k.ast), renderer, CompileOptions{}, nullptr);
+      if (p.ok() && absl::StrContains(p->src, ".tf32.tf32.")) ++on_tf32_cores;
+    }
+    std::vector<std::string> failing;
+    EXPECT_GE(CheckTarget(renderer, "cuda with TF32", &failing), 93)
+        << "TC_OPT=" << tc_opt << ": " << absl::StrJoin(failing, " ");
+    unsetenv("TC_OPT");
+    EXPECT_GE(on_tf32_cores, tc_opt[0] == '0' ? 1 : 2) << "TC_OPT=" << tc_opt;
+    std::printf("TC_OPT=%s: %d corpus kernels on the TF32 core\n", tc_opt, on_tf32_cores);
+  }
 }
 
 }  // namespace

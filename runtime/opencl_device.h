@@ -45,6 +45,8 @@ class OpenCLDevice : public Device {
   Allocator& allocator() override { return *allocator_; }
   const Compiler& compiler() const override { return *compiler_; }
   const Renderer* renderer() const override { return renderer_.get(); }
+  // A timed launch waits for its profiling event.
+  bool TimingWaits() const override { return true; }
   absl::StatusOr<std::unique_ptr<Program>> LoadProgram(const ProgramSpec& spec,
                                                        absl::string_view lib) override;
   // clFinish on the device's queue.

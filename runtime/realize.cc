@@ -502,10 +502,21 @@ absl::Status CapturedRuns::Replay(const absl::flat_hash_map<const UOp*, UOpPtr>&
     }
     replaced.emplace(from, b);
   }
+  // Kernels are timed where that does not wait for each (Device::TimingWaits): a GPU's replay stays one
+  // stream of launches.
+  absl::flat_hash_map<std::string, bool> timed_on;
+  auto timed = [&](const ExecItem& item) {
+    auto [it, added] = timed_on.try_emplace(item.device(), false);
+    if (added) {
+      absl::StatusOr<Device*> device = GetDevice(item.device());
+      it->second = device.ok() && !(*device)->TimingWaits();
+    }
+    return it->second;
+  };
   double total = 0;
   for (const ExecItem& item : items_) {
     UOPC_ASSIGN_OR_RETURN(KernelRun run,
-                          item.Run(replaced, {.timed = kernel_seconds != nullptr,
+                          item.Run(replaced, {.timed = kernel_seconds != nullptr && timed(item),
                                               .var_values = var_values.empty() ? nullptr : &var_values}));
     if (!item.is_copy()) total += run.run_seconds;
   }

@@ -98,7 +98,8 @@ class CapturedRuns {
 
   // Runs the recorded items in order. `replace` maps recorded BUFFER nodes to the nodes to use instead
   // (their memory must exist, with the same dtype, size and device). `kernel_seconds`, when given, receives
-  // the summed execution time of the kernels as the devices measure it.
+  // the summed execution time of the kernels as the devices measure it, where measuring does not make the
+  // host wait for each kernel (Device::TimingWaits: a GPU's kernels count 0).
   // `var_values` gives the variables (by name) new values for this replay; others keep their recorded ones.
   absl::Status Replay(const absl::flat_hash_map<const UOp*, UOpPtr>& replace = {},
                       double* kernel_seconds = nullptr,

@@ -80,7 +80,8 @@ class TinyJit {
   bool captured() const { return captured_; }
   // The recording: kernel count and names.
   const CapturedRuns& captured_runs() const { return runs_; }
-  // The kernels' execution time in the last replay, as the devices measured it (0 before one).
+  // The kernels' execution time in the last replay, as the devices measured it (0 before one; a GPU's
+  // kernels count 0, since timing them would wait for each: Device::TimingWaits).
   double last_kernel_seconds() const { return last_kernel_seconds_; }
   // Forgets the capture: the next call runs the function, the one after captures again.
   void Reset();

@@ -1,12 +1,14 @@
 #include "tensor/jit.h"
 
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/realize.h"
+#include "runtime/registry.h"
 #include "tensor/tensor.h"
 #include "uop/status_macros.h"
 
@@ -65,6 +67,26 @@ TEST(TinyJitTest, ReplaysWithNewInputsWithoutScheduling) {
     }
   }
   EXPECT_GE(jit.captured_runs().kernel_count(), 2u);
+}
+
+// A replay sums its kernels' times where measuring them costs nothing (the CPU's), and leaves them untimed on
+// a device where a timed launch waits for the kernel (OpenCL's profiling event, CUDA's): there the replay
+// stays one stream of launches.
+TEST(TinyJitTest, ReplaysTimeKernelsOnlyWhereTimingDoesNotWait) {
+  int devices = 0;
+  for (const char* name : {"CPU", "OPENCL"}) {
+    absl::StatusOr<Device*> device = GetDevice(name);
+    if (!device.ok()) continue;
+    ++devices;
+    EXPECT_EQ((*device)->TimingWaits(), std::string(name) == "OPENCL");
+    Tensor a = Tensor::Rand({64, 64}, dtypes::kFloat32, name),
+           b = Tensor::Rand({64, 64}, dtypes::kFloat32, name);
+    ASSERT_TRUE(Tensor::RealizeAll({a, b}).ok());
+    TinyJit jit(MulAddSum());
+    for (int call = 0; call < 3; ++call) ASSERT_TRUE(jit({a, b}).ok()) << name;
+    EXPECT_EQ(jit.last_kernel_seconds() > 0, !(*device)->TimingWaits()) << name;
+  }
+  EXPECT_GE(devices, 1);
 }
 
 TEST(TinyJitTest, InputsThatAreViewsOrLazyAreRealizedFirst) {
