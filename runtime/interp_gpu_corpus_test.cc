@@ -18,15 +18,28 @@
 #include "runtime/corpus_run.h"
 #include "runtime/corpus_values.h"
 #include "runtime/registry.h"
+#include "uop/testing/sample.h"
 
 namespace uopc {
 namespace {
 
+// The corpus kernels each check runs: all 93, every Nth under the sanitizers (uop/testing/sample.h).
+const std::vector<CorpusKernel>& SampledCorpus() {
+  static const std::vector<CorpusKernel>* const sample =
+      new std::vector<CorpusKernel>(TestSample(KernelCorpus()));
+  return *sample;
+}
+int SampleSize() {
+  EXPECT_GE(KernelCorpus().size(), 93u);
+  return static_cast<int>(SampledCorpus().size());
+}
+
+// How many of the sampled corpus kernels, compiled for `renderer` and interpreted, give the corpus's outputs.
 int CheckTarget(const Renderer& renderer, const std::string& target, std::vector<std::string>* failing) {
   absl::StatusOr<Device*> interp = GetDevice("INTERP");
   EXPECT_TRUE(interp.ok());
   int right = 0;
-  for (const CorpusKernel& k : KernelCorpus()) {
+  for (const CorpusKernel& k : SampledCorpus()) {
     absl::StatusOr<nlohmann::json> out =
         RunOnCorpusInputs(ParseCorpusGraph(k.ast), nlohmann::json(), **interp, renderer, CompileOptions{});
     std::string diff;
@@ -57,15 +70,16 @@ int CheckTarget(const Renderer& renderer, const std::string& target, std::vector
 
 TEST(InterpGpuCorpusTest, OpenCL) {
   std::vector<std::string> failing;
-  EXPECT_GE(CheckTarget(OpenCLRenderer(), "opencl", &failing), 93) << absl::StrJoin(failing, " ");
+  EXPECT_GE(CheckTarget(OpenCLRenderer(), "opencl", &failing), SampleSize()) << absl::StrJoin(failing, " ");
 }
 TEST(InterpGpuCorpusTest, Metal) {
   std::vector<std::string> failing;
-  EXPECT_GE(CheckTarget(MetalRenderer(), "metal", &failing), 93) << absl::StrJoin(failing, " ");
+  EXPECT_GE(CheckTarget(MetalRenderer(), "metal", &failing), SampleSize()) << absl::StrJoin(failing, " ");
 }
 TEST(InterpGpuCorpusTest, Cuda) {
   std::vector<std::string> failing;
-  EXPECT_GE(CheckTarget(CUDARenderer("sm_80"), "cuda", &failing), 93) << absl::StrJoin(failing, " ");
+  EXPECT_GE(CheckTarget(CUDARenderer("sm_80"), "cuda", &failing), SampleSize())
+      << absl::StrJoin(failing, " ");
 }
 
 // uopc's GPU opts (UOPC_KERNELS=fast on the CUDA device): the corpus's outputs, and the kernels whose opts
@@ -84,9 +98,66 @@ TEST(InterpGpuCorpusTest, CudaWithUopcGpuOpts) {
     if (ours->src != theirs->src) ++changed;
   }
   std::vector<std::string> failing;
-  EXPECT_GE(CheckTarget(uopc_opts, "cuda with uopc's GPU opts", &failing), 93) << absl::StrJoin(failing, " ");
+  EXPECT_GE(CheckTarget(uopc_opts, "cuda with uopc's GPU opts", &failing), SampleSize())
+      << absl::StrJoin(failing, " ");
   std::printf("uopc's GPU opts changed %d corpus kernels\n", changed);
   EXPECT_GE(changed, 3);
+}
+
+// x[o, a, b] reduced over a and b by `op` (ADD or MAX), x read through a view that strides `a` and `b` as
+// given (contiguous when b_stride is 1 and a_stride is b), for `outputs` outputs.
+std::string Reduction(int64_t outputs, int64_t a, int64_t b, int64_t a_stride, int64_t b_stride,
+                      absl::string_view op) {
+  const int64_t size = outputs * a * b;
+  return absl::StrCat("%0 = DEFINE_GLOBAL : float32.ptr(", outputs, ") arg=0\n",
+                      "%1 = VIEW : void arg=ShapeTracker(views=(View(shape=(", outputs,
+                      ", 1, 1), strides=(1, 0, 0), offset=0, mask=None, contiguous=True),))\n",
+                      "%2 = DEFINE_GLOBAL : float32.ptr(", size, ") arg=1\n",
+                      "%3 = VIEW : void arg=ShapeTracker(views=(View(shape=(", outputs, ", ", a, ", ", b,
+                      "), strides=(", a * b, ", ", a_stride, ", ", b_stride,
+                      "), offset=0, mask=None, contiguous=False),))\n", "%4 = LOAD : float32 (%2, %3)\n",
+                      "%5 = REDUCE_AXIS : float32 (%4) arg=(Ops.", op, ", (1, 2))\n",
+                      "%6 = STORE : void (%0, %1, %5)\n", "%7 = SINK : void (%6)\n", "return %7\n");
+}
+
+// Coalesced reductions over shapes that group whole axes, part of one, or nothing: the sums and maxima on
+// INTERP equal those of the unoptimized program, and most of the shapes take the GROUPs.
+TEST(InterpGpuCorpusTest, CoalescedReductionsKeepTheirValues) {
+  absl::StatusOr<Device*> interp = GetDevice("INTERP");
+  ASSERT_TRUE(interp.ok()) << interp.status();
+  CUDARenderer renderer("sm_80");
+  renderer.set_uopc_gpu_opts(true);
+  const CUDARenderer tinygrad_opts("sm_80");
+  struct Case {
+    int64_t outputs, a, b, a_stride, b_stride;
+  };
+  const Case cases[] = {
+      {32, 20, 20, 20, 1},   // 20 columns whole, then 10 of the rows (the batch-norm statistics)
+      {8, 7, 37, 37, 1},     // 37 columns whole, then 7 rows: 259 > 256, so 37 alone
+      {4, 300, 1, 1, 1},     // 300 contiguous: 150 of them
+      {16, 64, 3, 3, 1},     // 3 columns, then 64 rows: 3 x 64 = 192
+      {4, 100, 20, 1, 100},  // transposed: the rows are contiguous (b's stride 100 breaks the chain at once)
+      {64, 8, 4, 4, 1},      // 32 values an output: too short
+  };
+  int grouped = 0;
+  for (const Case& c : cases) {
+    for (absl::string_view op : {"ADD", "MAX"}) {
+      const std::string text = Reduction(c.outputs, c.a, c.b, c.a_stride, c.b_stride, op);
+      const UOpPtr ast = ParseCorpusGraph(text);
+      absl::StatusOr<ProgramSpec> program = CompileKernel(ast, renderer, CompileOptions{}, nullptr);
+      ASSERT_TRUE(program.ok()) << program.status() << "\n" << text;
+      absl::StatusOr<ProgramSpec> theirs = CompileKernel(ast, tinygrad_opts, CompileOptions{}, nullptr);
+      ASSERT_TRUE(theirs.ok()) << theirs.status();
+      if (program->src != theirs->src) ++grouped;
+      absl::StatusOr<nlohmann::json> fast = RunOnCorpusInputs(ast, nlohmann::json(), **interp, renderer, {});
+      absl::StatusOr<nlohmann::json> plain =
+          RunOnCorpusInputs(ast, nlohmann::json(), **interp, renderer, CompileOptions{.optimize = false});
+      ASSERT_TRUE(fast.ok()) << fast.status() << "\n" << text;
+      ASSERT_TRUE(plain.ok()) << plain.status();
+      EXPECT_EQ(CorpusValuesMismatch(dtypes::kFloat32, (*fast)["0"], (*plain)["0"]), "") << text;
+    }
+  }
+  EXPECT_EQ(grouped, 8);
 }
 
 // A 3x3 convolution's weight gradient as tensor/tensor_nn.cc's rule makes it (x's channels as the batch,
@@ -157,7 +228,7 @@ TEST(InterpGpuCorpusTest, CudaTf32TensorCores) {
       if (p.ok() && absl::StrContains(p->src, ".tf32.tf32.")) ++on_tf32_cores;
     }
     std::vector<std::string> failing;
-    EXPECT_GE(CheckTarget(renderer, "cuda with TF32", &failing), 93)
+    EXPECT_GE(CheckTarget(renderer, "cuda with TF32", &failing), SampleSize())
         << "TC_OPT=" << tc_opt << ": " << absl::StrJoin(failing, " ");
     unsetenv("TC_OPT");
     EXPECT_GE(on_tf32_cores, tc_opt[0] == '0' ? 1 : 2) << "TC_OPT=" << tc_opt;
