@@ -73,18 +73,17 @@ constexpr char kConvWeightGradient[] = R"(%0 = DEFINE_GLOBAL : float32.ptr(58982
 %11 = SINK : void (%10)
 return %11)";
 
-// A sum of n x n float32 values along `axis` into n outputs.
-std::string SumAxis(int64_t n, int axis) {
-  const std::string strides = axis == 1 ? absl::StrCat("(", n, ", 1)") : absl::StrCat("(1, ", n, ")");
+// A sum of n x n float32 values along `axis` into n outputs, the input read every `step` elements.
+std::string SumAxis(int64_t n, int axis, int64_t step = 1) {
+  const std::string strides =
+      axis == 1 ? absl::StrCat("(", n * step, ", ", step, ")") : absl::StrCat("(", step, ", ", n * step, ")");
   return absl::StrCat(
       "%0 = DEFINE_GLOBAL : float32.ptr(", n, ") arg=0\n",
       "%1 = VIEW : void arg=ShapeTracker(views=(View(shape=(", n,
-      ", 1), strides=(1, 0), offset=0, mask=None, "
-      "contiguous=True),))\n",
-      "%2 = DEFINE_GLOBAL : float32.ptr(", n * n, ") arg=1\n",
-      "%3 = VIEW : void arg=ShapeTracker(views=(View(shape=(", n, ", ", n, "), strides=", strides,
-      ", offset=0, mask=None, contiguous=", axis == 1 ? "True" : "False", "),))\n",
-      "%4 = LOAD : float32 (%2, %3)\n", "%5 = REDUCE_AXIS : float32 (%4) arg=(Ops.ADD, (1,))\n",
+      ", 1), strides=(1, 0), offset=0, mask=None, contiguous=True),))\n", "%2 = DEFINE_GLOBAL : float32.ptr(",
+      n * n * step, ") arg=1\n", "%3 = VIEW : void arg=ShapeTracker(views=(View(shape=(", n, ", ", n,
+      "), strides=", strides, ", offset=0, mask=None, contiguous=", axis == 1 && step == 1 ? "True" : "False",
+      "),))\n", "%4 = LOAD : float32 (%2, %3)\n", "%5 = REDUCE_AXIS : float32 (%4) arg=(Ops.ADD, (1,))\n",
       "%6 = STORE : void (%0, %1, %5)\n", "%7 = SINK : void (%6)\n", "return %7\n");
 }
 
@@ -112,9 +111,17 @@ TEST(CoalescedReduceTest, GroupsARowSumAlongTheRow) {
             (std::vector<std::string>{"Opt(op=OptOps.GROUP, axis=0, arg=256)"}));
 }
 
+// A column sum: the outputs are the contiguous ones, so 8 neighbouring outputs a workgroup (1024 outputs
+// leave 128 workgroups), each summed by 32 threads.
+TEST(CoalescedReduceTest, GroupsAColumnSumAcrossNeighbouringColumns) {
+  EXPECT_EQ(Opts(SumAxis(1024, 0), CUDARenderer("sm_80")),
+            (std::vector<std::string>{"Opt(op=OptOps.LOCAL, axis=0, arg=8)",
+                                      "Opt(op=OptOps.GROUP, axis=0, arg=32)"}));
+}
+
 TEST(CoalescedReduceTest, LeavesOtherKernelsToTinygradsHeuristic) {
-  // A column sum: neighbouring outputs are the neighbouring addresses already.
-  EXPECT_EQ(Opts(SumAxis(1024, 0), CUDARenderer("sm_80")), std::nullopt);
+  // A sum along a strided axis into outputs that are strided too.
+  EXPECT_EQ(Opts(SumAxis(1024, 0, /*step=*/2), CUDARenderer("sm_80")), std::nullopt);
   // Outputs enough to fill the GPU.
   EXPECT_EQ(Opts(SumAxis(1 << 17, 1), CUDARenderer("sm_80")), std::nullopt);
   // A short reduction.

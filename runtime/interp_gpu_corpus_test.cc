@@ -104,21 +104,37 @@ TEST(InterpGpuCorpusTest, CudaWithUopcGpuOpts) {
   EXPECT_GE(changed, 3);
 }
 
-// x[o, a, b] reduced over a and b by `op` (ADD or MAX), x read through a view that strides `a` and `b` as
-// given (contiguous when b_stride is 1 and a_stride is b), for `outputs` outputs.
+// x[o, a, b] reduced over a and b by `op` (ADD or MAX), x read through a view that strides `o`, `a` and `b`
+// as given (o_stride 0: a * b, the outputs' runs one after the other), for `outputs` outputs.
 std::string Reduction(int64_t outputs, int64_t a, int64_t b, int64_t a_stride, int64_t b_stride,
-                      absl::string_view op) {
+                      absl::string_view op, int64_t o_stride = 0) {
   const int64_t size = outputs * a * b;
   return absl::StrCat("%0 = DEFINE_GLOBAL : float32.ptr(", outputs, ") arg=0\n",
                       "%1 = VIEW : void arg=ShapeTracker(views=(View(shape=(", outputs,
                       ", 1, 1), strides=(1, 0, 0), offset=0, mask=None, contiguous=True),))\n",
                       "%2 = DEFINE_GLOBAL : float32.ptr(", size, ") arg=1\n",
                       "%3 = VIEW : void arg=ShapeTracker(views=(View(shape=(", outputs, ", ", a, ", ", b,
-                      "), strides=(", a * b, ", ", a_stride, ", ", b_stride,
+                      "), strides=(", o_stride == 0 ? a * b : o_stride, ", ", a_stride, ", ", b_stride,
                       "), offset=0, mask=None, contiguous=False),))\n", "%4 = LOAD : float32 (%2, %3)\n",
                       "%5 = REDUCE_AXIS : float32 (%4) arg=(Ops.", op, ", (1, 2))\n",
                       "%6 = STORE : void (%0, %1, %5)\n", "%7 = SINK : void (%6)\n", "return %7\n");
 }
+
+// The mnist step's linear layer's weight gradient (10 x 576 sums over the batch of 512): its outputs are the
+// contiguous ones, so it takes LOCAL and GROUP (r_10_16_36_16_32).
+constexpr char kLinearWeightGradient[] = R"(%0 = DEFINE_GLOBAL : float32.ptr(5760) arg=0
+%1 = VIEW : void arg=ShapeTracker(views=(View(shape=(1, 10, 576), strides=(0, 576, 1), offset=0, mask=None, contiguous=True),))
+%2 = DEFINE_GLOBAL : float32.ptr(294912) arg=1
+%3 = VIEW : void arg=ShapeTracker(views=(View(shape=(512, 10, 576), strides=(576, 0, 1), offset=0, mask=None, contiguous=False),))
+%4 = LOAD : float32 (%2, %3)
+%5 = DEFINE_GLOBAL : float32.ptr(5120) arg=2
+%6 = VIEW : void arg=ShapeTracker(views=(View(shape=(512, 10, 576), strides=(10, 1, 0), offset=0, mask=None, contiguous=False),))
+%7 = LOAD : float32 (%5, %6)
+%8 = MUL : float32 (%4, %7)
+%9 = REDUCE_AXIS : float32 (%8) arg=(Ops.ADD, (0,))
+%10 = STORE : void (%0, %1, %9)
+%11 = SINK : void (%10)
+return %11)";
 
 // Coalesced reductions over shapes that group whole axes, part of one, or nothing: the sums and maxima on
 // INTERP equal those of the unoptimized program, and most of the shapes take the GROUPs.
@@ -129,7 +145,7 @@ TEST(InterpGpuCorpusTest, CoalescedReductionsKeepTheirValues) {
   renderer.set_uopc_gpu_opts(true);
   const CUDARenderer tinygrad_opts("sm_80");
   struct Case {
-    int64_t outputs, a, b, a_stride, b_stride;
+    int64_t outputs, a, b, a_stride, b_stride, o_stride = 0;
   };
   const Case cases[] = {
       {32, 20, 20, 20, 1},   // 20 columns whole, then 10 of the rows (the batch-norm statistics)
@@ -138,11 +154,15 @@ TEST(InterpGpuCorpusTest, CoalescedReductionsKeepTheirValues) {
       {16, 64, 3, 3, 1},     // 3 columns, then 64 rows: 3 x 64 = 192
       {4, 100, 20, 1, 100},  // transposed: the rows are contiguous (b's stride 100 breaks the chain at once)
       {64, 8, 4, 4, 1},      // 32 values an output: too short
+      {256, 16, 8, 2048, 256,
+       1},  // the outputs contiguous: 8 of them a workgroup, 8 threads each (LOCAL, GROUP)
+      {2304, 64, 1, 2304, 1,
+       1},  // 18 neighbouring outputs, 32 threads each (the batch-norm statistics of 6x6)
   };
   int grouped = 0;
   for (const Case& c : cases) {
     for (absl::string_view op : {"ADD", "MAX"}) {
-      const std::string text = Reduction(c.outputs, c.a, c.b, c.a_stride, c.b_stride, op);
+      const std::string text = Reduction(c.outputs, c.a, c.b, c.a_stride, c.b_stride, op, c.o_stride);
       const UOpPtr ast = ParseCorpusGraph(text);
       absl::StatusOr<ProgramSpec> program = CompileKernel(ast, renderer, CompileOptions{}, nullptr);
       ASSERT_TRUE(program.ok()) << program.status() << "\n" << text;
@@ -157,7 +177,18 @@ TEST(InterpGpuCorpusTest, CoalescedReductionsKeepTheirValues) {
       EXPECT_EQ(CorpusValuesMismatch(dtypes::kFloat32, (*fast)["0"], (*plain)["0"]), "") << text;
     }
   }
-  EXPECT_EQ(grouped, 8);
+  EXPECT_EQ(grouped, 12);
+
+  const UOpPtr linear = ParseCorpusGraph(kLinearWeightGradient);
+  absl::StatusOr<ProgramSpec> program = CompileKernel(linear, renderer, CompileOptions{}, nullptr);
+  ASSERT_TRUE(program.ok()) << program.status();
+  EXPECT_EQ(program->name, "r_10_16_36_16_32");
+  absl::StatusOr<nlohmann::json> fast = RunOnCorpusInputs(linear, nlohmann::json(), **interp, renderer, {});
+  absl::StatusOr<nlohmann::json> plain =
+      RunOnCorpusInputs(linear, nlohmann::json(), **interp, renderer, CompileOptions{.optimize = false});
+  ASSERT_TRUE(fast.ok()) << fast.status();
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(CorpusValuesMismatch(dtypes::kFloat32, (*fast)["0"], (*plain)["0"]), "");
 }
 
 // A 3x3 convolution's weight gradient as tensor/tensor_nn.cc's rule makes it (x's channels as the batch,
