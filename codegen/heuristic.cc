@@ -243,8 +243,9 @@ absl::Status ApplyDefaultOptimizations(Kernel& k) {
   if (summed != nullptr && summed->op() == Ops::CAST) summed = summed->src(0);
   const bool products = summed != nullptr && summed->op() == Ops::MUL && reduce->arg()[0].as_op() == Ops::ADD;
   const int64_t tc_axes = k.renderer().uopc_gpu_opts() && products ? kMaxTensorCoreAxisChoices : 1;
+  const int64_t tc_select = EnvInt("TC_SELECT", -1), tc_opt = EnvInt("TC_OPT", 0);
   for (int64_t axis = 0; use_tensor_cores > 0 && axis < tc_axes; ++axis) {
-    if (k.ApplyTensorCores(use_tensor_cores, axis, EnvInt("TC_SELECT", -1), EnvInt("TC_OPT", 0))) {
+    if (k.ApplyTensorCores(use_tensor_cores, axis, tc_select, tc_opt)) {
       return absl::OkStatus();
     }
   }

@@ -23,9 +23,9 @@ namespace uopc {
 absl::StatusOr<std::vector<Opt>> HandCodedOptimizations(const Kernel& k);
 
 // What tinygrad does for a kernel without BEAM: tensor cores when they apply (its TC, TC_SELECT and TC_OPT
-// knobs), else the hand-coded opts; applied to `k`. On a target that keeps vectors (Renderer::vector_width() >
-// 1) the vector-blocked opts (codegen/vector_heuristic.h) come before the hand-coded ones; on a GPU target with
-// Renderer::uopc_gpu_opts() a product's reduction tries further choices of tensor-core axes, and a long
+// knobs), else the hand-coded opts; applied to `k`. On a target that keeps vectors (Renderer::vector_width()
+// > 1) the vector-blocked opts (codegen/vector_heuristic.h) come before the hand-coded ones; on a GPU target
+// with Renderer::uopc_gpu_opts() a product's reduction tries further choices of tensor-core axes, and a long
 // reduction into few outputs gets coalesced workgroups (codegen/gpu_heuristic.h).
 absl::Status ApplyDefaultOptimizations(Kernel& k);
 
