@@ -22,6 +22,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "examples/mnist_model.h"
 #include "nn/datasets.h"
 #include "nn/layers.h"
@@ -40,6 +41,9 @@ ABSL_FLAG(int, eval_every, 10, "test accuracy every this many steps (0: only at 
 ABSL_FLAG(int, test_images, 10000, "test images to evaluate (the first N)");
 ABSL_FLAG(int, eval_batch, 2000, "test images per evaluation batch");
 ABSL_FLAG(std::string, device, "CPU", "device to train on (CPU, LLVM, OPENCL, INTERP, ...)");
+ABSL_FLAG(std::string, devices, "",
+          "train data-parallel on these devices, comma-separated (CPU:0,CPU:1): the weights on each, each "
+          "batch sharded along its images, the gradients all-reduced (tinygrad's shard)");
 ABSL_FLAG(double, target_accuracy, 0, "exit with status 1 when the final test accuracy (%) is below this");
 
 namespace uopc {
@@ -79,6 +83,19 @@ absl::Status Train() {
   Tensor::SetDefaultDevice(absl::GetFlag(FLAGS_device));
   Tensor::ManualSeed(absl::GetFlag(FLAGS_seed));
   MnistModel model;
+  // Data-parallel: every weight (and BatchNorm's statistics) on every device; each batch split among them.
+  const std::string devices = absl::GetFlag(FLAGS_devices);
+  const std::vector<std::string> device_list = absl::StrSplit(devices, ',', absl::SkipEmpty());
+  if (!devices.empty()) {
+    for (const Tensor& t : nn::GetParameters(model)) UOPC_RETURN_IF_ERROR(t.To_(devices).status());
+  }
+  auto on_devices = [&](std::pair<Tensor, Tensor> xy) {
+    if (device_list.size() > 1) {
+      xy.first.Shard_(device_list, 0);
+      xy.second.Shard_(device_list, 0);
+    }
+    return xy;
+  };
   nn::Adam opt(nn::GetParameters(model));
   UOPC_RETURN_IF_ERROR(opt.status());
 
@@ -103,7 +120,7 @@ absl::Status Train() {
     for (int64_t first = 0; first < test_count; first += eval_batch) {
       std::vector<int64_t> rows;
       for (int64_t i = first; i < std::min<int64_t>(first + eval_batch, test_count); ++i) rows.push_back(i);
-      auto [x, y] = Gather(data.test_images, data.test_labels, rows);
+      auto [x, y] = on_devices(Gather(data.test_images, data.test_labels, rows));
       // A last batch of another size runs without the jit.
       std::vector<Tensor> in = {x, y};
       absl::StatusOr<std::vector<Tensor>> out =
@@ -124,7 +141,7 @@ absl::Status Train() {
     const auto step_start = Clock::now();
     std::vector<int64_t> rows(batch);
     for (int64_t& r : rows) r = pick(sampler);
-    auto [x, y] = Gather(data.train_images, data.train_labels, rows);
+    auto [x, y] = on_devices(Gather(data.train_images, data.train_labels, rows));
     const bool replay = train_step.captured();
     const auto call_start = Clock::now();
     UOPC_ASSIGN_OR_RETURN(std::vector<Tensor> out, train_step({x, y}));

@@ -1,6 +1,8 @@
 // A captured training step (TinyJit) replays exactly what running the step does: a small conv net with
 // BatchNorm (running statistics assigned in the step) and Adam (moments assigned), trained for a few steps
 // through the jit and without it from the same weights and batches, ends with the same bits.
+#include <cmath>
+#include <string>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -101,6 +103,55 @@ TEST(JitTrainingTest, AReplayedStepIsTheStep) {
   }
   EXPECT_TRUE(jit.captured());
   EXPECT_GT(jit.captured_runs().kernel_count(), 10u);
+}
+
+// Data-parallel training (tinygrad's shard): the weights on CPU and CPU:1, each batch split along its images,
+// the gradients and BatchNorm's batch statistics all-reduced, the step captured and replayed. It trains as
+// one device does with the whole batch, to float rounding (the sums run in another order).
+TEST(JitTrainingTest, ADataParallelStepIsTheStep) {
+  constexpr int kSteps = 4;
+  const std::vector<std::string> devices = {"CPU:0", "CPU:1"};
+  auto train = [&](bool sharded) {
+    Trace trace;
+    Tensor::ManualSeed(3);
+    Net net;
+    if (sharded) {
+      for (const Tensor& t : GetParameters(net)) EXPECT_TRUE(t.To_("CPU:0,CPU:1").ok());
+    }
+    Adam opt(GetParameters(net));
+    TinyJit jit([&](absl::Span<const Tensor> in) { return Step(net, opt, in); });
+    for (int i = 0; i < kSteps; ++i) {
+      Batch b = MakeBatch(i);
+      if (sharded) {
+        b.x.Shard_(devices, 0);
+        b.y.Shard_(devices, 0);
+      }
+      absl::StatusOr<std::vector<Tensor>> out = jit({b.x, b.y});
+      EXPECT_TRUE(out.ok()) << out.status();
+      if (!out.ok()) return trace;
+      std::vector<std::vector<float>>& row = trace.emplace_back();
+      row.push_back(Values((*out)[0]));
+      for (const auto& [name, t] : GetStateDict(net)) {
+        if (sharded) EXPECT_EQ(t.Device(), "CPU,CPU:1") << name;
+        row.push_back(Values(t));
+      }
+    }
+    EXPECT_TRUE(jit.captured());
+    return trace;
+  };
+  const Trace one = train(false), two = train(true);
+  ASSERT_EQ(one.size(), kSteps);
+  ASSERT_EQ(two.size(), kSteps);
+  for (int i = 0; i < kSteps; ++i) {
+    ASSERT_EQ(one[i].size(), two[i].size());
+    for (size_t k = 0; k < one[i].size(); ++k) {
+      ASSERT_EQ(one[i][k].size(), two[i][k].size());
+      for (size_t j = 0; j < one[i][k].size(); ++j) {
+        EXPECT_NEAR(two[i][k][j], one[i][k][j], 1e-4 + 1e-4 * std::abs(one[i][k][j]))
+            << "tensor " << k << " (0: the loss) element " << j << " at step " << i;
+      }
+    }
+  }
 }
 
 }  // namespace

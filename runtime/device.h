@@ -181,7 +181,7 @@ class Device {
   Device(const Device&) = delete;
   Device& operator=(const Device&) = delete;
 
-  // Canonical name: "CPU", "INTERP".
+  // Canonical name: "CPU", "INTERP"; "CPU:1" for another instance of a kind (runtime/registry.h).
   const std::string& name() const { return name_; }
   virtual Allocator& allocator() = 0;
   virtual const Compiler& compiler() const = 0;
@@ -214,6 +214,9 @@ class Device {
   explicit Device(std::string name) : name_(std::move(name)) {}
 
  private:
+  // The registry names the instances it makes of a kind ("CPU:1") after the factory has made them.
+  friend absl::StatusOr<Device*> GetDevice(absl::string_view name);
+
   std::string name_;
 };
 

@@ -7,8 +7,10 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "uop/status_macros.h"
 #include "uop/util.h"
 
@@ -44,18 +46,18 @@ Registry& TheRegistry() {
   return *registry;
 }
 
-std::string Canonical(absl::string_view name) {
+}  // namespace
+
+std::string CanonicalDeviceName(absl::string_view name) {
   std::string upper = absl::AsciiStrToUpper(name);
   if (absl::EndsWith(upper, ":0")) upper.resize(upper.size() - 2);
   return upper;
 }
 
-}  // namespace
-
 bool RegisterDevice(absl::string_view name, DeviceFactory factory) {
   Registry& registry = TheRegistry();
   std::lock_guard<std::mutex> lock(registry.mutex);
-  Entry& entry = registry.entries[Canonical(name)];
+  Entry& entry = registry.entries[CanonicalDeviceName(name)];
   if (entry.device != nullptr) return false;
   entry.factory = std::move(factory);
   return true;
@@ -63,9 +65,20 @@ bool RegisterDevice(absl::string_view name, DeviceFactory factory) {
 
 absl::StatusOr<Device*> GetDevice(absl::string_view name) {
   Registry& registry = TheRegistry();
-  std::string canonical = Canonical(name);
+  std::string canonical = CanonicalDeviceName(name);
   std::lock_guard<std::mutex> lock(registry.mutex);
   auto it = registry.entries.find(canonical);
+  // "CPU:1" is another instance of CPU, with its own memory (tinygrad's device index), made by CPU's factory.
+  if (std::pair<absl::string_view, absl::string_view> kind_index = absl::StrSplit(canonical, ':');
+      it == registry.entries.end() && !kind_index.second.empty()) {
+    int index = 0;
+    auto kind = registry.entries.find(kind_index.first);
+    if (absl::SimpleAtoi(kind_index.second, &index) && index > 0 && kind != registry.entries.end()) {
+      DeviceFactory factory = kind->second.factory;
+      it = registry.entries.emplace(canonical, Entry{}).first;
+      it->second.factory = std::move(factory);
+    }
+  }
   if (it == registry.entries.end()) {
     for (const auto& [device, target] : kDeviceTargets) {
       if (canonical == device) {
@@ -85,6 +98,7 @@ absl::StatusOr<Device*> GetDevice(absl::string_view name) {
     UOPC_ASSIGN_OR_RETURN(std::unique_ptr<Device> device, entry.factory());
     if (device == nullptr)
       return absl::InternalError(absl::StrCat("the factory of ", canonical, " made nothing"));
+    device->name_ = canonical;  // an instance of a kind ("CPU:1") is named for its index
     entry.device = std::move(device);
   }
   return entry.device.get();

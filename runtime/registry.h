@@ -10,6 +10,7 @@
 //
 //   const bool registered = RegisterDevice("MYDEV", [] { return MakeMyDevice(); });
 //   absl::StatusOr<Device*> d = GetDevice("interp");   // names are case-insensitive; ":0" is dropped
+//   absl::StatusOr<Device*> d1 = GetDevice("CPU:1");   // a second CPU, with its own memory and programs
 #ifndef UOPC_RUNTIME_REGISTRY_H_
 #define UOPC_RUNTIME_REGISTRY_H_
 
@@ -31,9 +32,14 @@ using DeviceFactory = std::function<absl::StatusOr<std::unique_ptr<Device>>()>;
 bool RegisterDevice(absl::string_view name, DeviceFactory factory);
 
 // The device called `name` (tinygrad's canonical form: upper case, "CPU:0" is "CPU"), made on first use.
+// "KIND:N" with N > 0 is another instance of a registered KIND, made by its factory (tinygrad's device
+// index: sharded tensors run on "CPU" and "CPU:1").
 // Errors: a uopc device that is not linked into this program (naming the target to add), another unknown
 // name, or the factory's error (not cached: a later call tries again).
 absl::StatusOr<Device*> GetDevice(absl::string_view name);
+
+// tinygrad's Device.canonicalize: upper case, without an index of 0 ("cpu:0" is "CPU", "cpu:1" "CPU:1").
+std::string CanonicalDeviceName(absl::string_view name);
 
 // The registered names, sorted.
 std::vector<std::string> RegisteredDevices();

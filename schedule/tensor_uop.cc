@@ -6,7 +6,10 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "shapetracker/sint.h"
 #include "uop/check.h"
 #include "uop/ops.h"
@@ -148,6 +151,42 @@ absl::StatusOr<const ShapeTracker*> TensorShapes::TrySt(const UOpPtr& root) {
         fail("arg is not a size");
       else
         entry.st = *ShapeTracker::FromShape({Sint(a.as_int())});
+    } else if (op == Ops::MULTI) {
+      // The shards' shape, with the sharded axis (the arg; none for copies) their sizes summed.
+      const Arg& axis = u->arg();
+      SintVec shape;
+      for (const UOpPtr& s : u->src()) {
+        const Entry& e = src_st(s.get());
+        if (!e.status.ok()) {
+          entry.status = e.status;
+          break;
+        }
+        if (!e.st) {
+          fail("a shard has no shape");
+          break;
+        }
+        if (&s == &u->src()[0]) {
+          shape = e.st->shape();
+          if (axis.is_int() && (axis.as_int() < 0 || axis.as_int() >= static_cast<int64_t>(shape.size()))) {
+            fail(absl::StrCat("axis ", axis.as_int(), " out of range for shape ", TupleString(shape)));
+            break;
+          }
+          continue;
+        }
+        const SintVec& other = e.st->shape();
+        bool same = other.size() == shape.size();
+        for (size_t a = 0; same && a < shape.size(); ++a) {
+          if (axis.is_int() && static_cast<int64_t>(a) == axis.as_int()) continue;
+          same = other[a] == shape[a];
+        }
+        if (!same) {
+          fail(
+              absl::StrCat("shards have different shapes ", TupleString(shape), " and ", TupleString(other)));
+          break;
+        }
+        if (axis.is_int()) shape[axis.as_int()] = shape[axis.as_int()] + other[axis.as_int()];
+      }
+      if (entry.status.ok() && !u->src().empty()) entry.st = *ShapeTracker::FromShape(shape);
     } else if (op == Ops::KERNEL || op == Ops::SINK) {
       // A KERNEL's shape is its output's size, and a SINK's sources may have any shapes; nothing asks for
       // either.
@@ -235,7 +274,7 @@ std::string DeviceOf(const UOp* root) {
       stack.pop_back();
       continue;
     }
-    // BUFFER and COPY take their device from the second source only.
+    // BUFFER and COPY take their device from the second source only; MULTI's are its shards' devices.
     absl::Span<const UOpPtr> srcs = u->src();
     if ((u->op() == Ops::BUFFER || u->op() == Ops::COPY) && srcs.size() >= 2) srcs = srcs.subspan(1, 1);
     if (!expanded) {
@@ -247,6 +286,12 @@ std::string DeviceOf(const UOp* root) {
     }
     stack.pop_back();
     std::string device;
+    if (u->op() == Ops::MULTI) {
+      std::vector<std::string> devices;
+      for (const UOpPtr& s : srcs) devices.push_back(memo.at(s.get()));
+      memo[u] = absl::StrJoin(devices, ",");
+      continue;
+    }
     for (const UOpPtr& s : srcs) {
       if (const std::string& d = memo.at(s.get()); !d.empty()) {
         device = d;
@@ -356,6 +401,13 @@ UOpPtr TensorConst(DType dtype, ConstValue value, absl::Span<const int64_t> shap
 }
 
 UOpPtr TensorConst(DType dtype, ConstValue value, absl::Span<const Sint> shape, const std::string& device) {
+  if (absl::StrContains(device, ',')) {
+    std::vector<UOpPtr> copies;
+    for (absl::string_view d : absl::StrSplit(device, ',')) {
+      copies.push_back(TensorConst(dtype, value, shape, std::string(d)));
+    }
+    return UOp::New(Ops::MULTI, dtype, copies);
+  }
   UOpPtr view = UOp::New(Ops::VIEW, dtypes::kVoid, {UOp::New(Ops::DEVICE, dtypes::kVoid, {}, Arg(device))},
                          Arg(std::make_shared<ShapeTrackerArg>(*ShapeTracker::FromShape({}))));
   UOpPtr bare = UOp::Const(dtype, value);

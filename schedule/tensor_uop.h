@@ -60,7 +60,8 @@ const UOp* BaseOf(const UOp* u);
 inline UOpPtr BaseOf(const UOpPtr& u) { return BaseOf(u.get())->ref(); }
 
 // The device a node lives on: DEVICE's arg, a BUFFER's or COPY's second source's, else the first source that
-// has one; "" when none does.
+// has one; "" when none does. A MULTI lives on its shards' devices, written joined by commas ("CPU,CPU:1";
+// tinygrad's tuple), and so does every node above it.
 std::string DeviceOf(const UOp* u);
 
 // VIEW(base(x)) with `st` (UOp.view).
@@ -92,7 +93,8 @@ UOpPtr Alu(Ops op, absl::Span<const UOpPtr> src);
 // UOp.cast: x itself when it already has the dtype.
 UOpPtr CastTo(const UOpPtr& x, DType dtype);
 
-// A tensor constant of `shape` on `device`: CONST(VIEW(DEVICE)) reshaped to ones and expanded (UOp.metaop).
+// A tensor constant of `shape` on `device`: CONST(VIEW(DEVICE)) reshaped to ones and expanded (UOp.metaop);
+// on several devices ("CPU,CPU:1") a MULTI of one such constant per device, not sharded.
 UOpPtr TensorConst(DType dtype, ConstValue value, absl::Span<const int64_t> shape, const std::string& device);
 UOpPtr TensorConst(DType dtype, ConstValue value, absl::Span<const Sint> shape, const std::string& device);
 // x.const_like(value): TensorConst with x's dtype, shape and device, or a bare CONST when x has no device.

@@ -21,6 +21,7 @@
 #include "rewrite/pattern_matcher.h"
 #include "rewrite/upat.h"
 #include "schedule/tensor_uop.h"
+#include "tensor/multi.h"
 #include "tensor/tensor_internal.h"
 
 namespace uopc {
@@ -108,6 +109,8 @@ class GradientExpr {
   GradientExpr Reduce(Ops op, const Dims& axes) const {
     return Wrap(ReduceAxis(uop_, op, axes, context_->shapes));
   }
+
+  TensorShapes& shapes() const { return context_->shapes; }
 
   // A node another builder made, or this node when the builder failed (its error becomes the rule's).
   GradientExpr Built(absl::StatusOr<UOpPtr> uop) const {
@@ -260,6 +263,20 @@ std::optional<GradientList> CustomGradient(const GradientExpr& ctx, const Gradie
   return Grads(ctx, or_none(grads->first), or_none(grads->second));
 }
 
+// MULTI: the gradient sharded as the op is, each shard's to its source (UOp.shard).
+std::optional<GradientList> MultiGradient(const GradientExpr& ctx, const GradientExpr& ret) {
+  std::optional<int64_t> axis;
+  if (ret.arg().is_int()) axis = ret.arg().as_int();
+  std::vector<std::string> devices;
+  for (const UOpPtr& s : ret.uop()->src()) devices.push_back(DeviceOf(s.get()));
+  absl::StatusOr<UOpPtr> sharded = tensor_internal::ShardUOp(ctx.uop(), devices, axis, ctx.shapes());
+  GradientList grads;
+  for (size_t i = 0; i < devices.size(); ++i) {
+    grads.push_back(sharded.ok() ? ctx.Built((*sharded)->src()[i]) : ctx.Built(sharded.status()));
+  }
+  return grads;
+}
+
 // ctx is the gradient flowing into the op, ret the op.
 const PatternMatcher& GradientRules() {
   static const PatternMatcher* rules = new PatternMatcher({
@@ -310,6 +327,7 @@ const PatternMatcher& GradientRules() {
             return Grads(
                 ctx.Cast(SumAccDType(ctx.dtype())).Reduce(Ops::ADD, ExpandedAxes(ret)).Cast(ctx.dtype()));
           }),
+      GradientRule({Ops::MULTI}, [](auto ctx, auto ret) { return MultiGradient(ctx, ret); }),
       // a bitcast has no gradient
       GradientRule({Ops::BITCAST}, [](auto, auto) { return Grads(None()); }),
   });

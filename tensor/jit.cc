@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -28,6 +29,15 @@ const UOp* WholeBufferOf(const Tensor& t) {
     return st != nullptr && st->contiguous();
   });
   return contiguous && t.numel() == base->arg().as_int() ? base : nullptr;
+}
+
+// The whole buffers of a tensor: WholeBufferOf it, or of each shard of a tensor on several devices; null
+// where one is not.
+std::vector<const UOp*> WholeBuffersOf(const Tensor& t) {
+  if (t.uop()->op() != Ops::MULTI) return {WholeBufferOf(t)};
+  std::vector<const UOp*> out;
+  for (const UOpPtr& shard : t.uop()->src()) out.push_back(WholeBufferOf(Tensor(shard)));
+  return out;
 }
 
 // The bound variables' DEFINE_VARs and values (by name); an error naming the one that is not a Bind result.
@@ -78,7 +88,7 @@ absl::StatusOr<TinyJit::StagedInputs> TinyJit::StageInputs(absl::Span<const Tens
   std::vector<Tensor> staged(inputs.begin(), inputs.end());
   std::vector<Tensor> to_realize;
   for (Tensor& t : staged) {
-    if (WholeBufferOf(t) == nullptr) {
+    if (absl::c_linear_search(WholeBuffersOf(t), nullptr)) {
       t = t.Contiguous();
       to_realize.push_back(t);
     }
@@ -87,13 +97,15 @@ absl::StatusOr<TinyJit::StagedInputs> TinyJit::StageInputs(absl::Span<const Tens
   std::vector<UOpPtr> buffers;
   buffers.reserve(staged.size());
   for (size_t i = 0; i < staged.size(); ++i) {
-    const UOp* b = WholeBufferOf(staged[i]);
-    if (b == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat("TinyJit: input ", i, " of shape ",
-                                                     TupleString(staged[i].Shape()),
-                                                     " did not realize to a buffer (a constant?)"));
+    // A tensor on several devices is a buffer per device, in order.
+    for (const UOp* b : WholeBuffersOf(staged[i])) {
+      if (b == nullptr) {
+        return absl::InvalidArgumentError(absl::StrCat("TinyJit: input ", i, " of shape ",
+                                                       TupleString(staged[i].Shape()),
+                                                       " did not realize to a buffer (a constant?)"));
+      }
+      buffers.push_back(b->ref());
     }
-    buffers.push_back(b->ref());
   }
   return StagedInputs{std::move(staged), std::move(buffers)};
 }

@@ -318,8 +318,27 @@ class Tensor {
   // `equal_nan`.
   Tensor IsClose(const Tensor& other, double rtol = 1e-05, double atol = 1e-08, bool equal_nan = false) const;
   Tensor Contiguous() const;
-  // A copy on another device (COPY), or this tensor when it is already there.
+  // A copy on another device (COPY), or this tensor when it is already there. Several devices joined by
+  // commas ("CPU,CPU:1") are Shard(them) (tinygrad's to with a tuple).
   Tensor To(const std::string& device) const;
+
+  // ---- several devices (tensor/multi.h): tinygrad's shard and MULTI ----
+  // A tensor on several devices reads Device() as their names joined by commas, "CPU,CPU:1" (tinygrad's
+  // tuple); "CPU:1" is a second instance of CPU with its own memory (runtime/registry.h). Ops on it run on
+  // every device, and a reduction across the sharded axis all-reduces the partial results (RING,
+  // RING_ALLREDUCE_THRESHOLD); reading its values reads the whole tensor.
+  //
+  // This tensor (on one device) on each of `devices` (tinygrad's shard): all of it on each, or with `axis`
+  // consecutive equal slices of that axis, one per device in order. An axis whose size the number of devices
+  // does not divide, or a tensor already on several devices, is an error.
+  Tensor Shard(const std::vector<std::string>& devices, std::optional<int64_t> axis = std::nullopt) const;
+  // Shard in place (tinygrad's shard_). Returns this tensor, or the error (this tensor is then unchanged).
+  Tensor Shard_(const std::vector<std::string>& devices, std::optional<int64_t> axis = std::nullopt) const;
+  // The devices this tensor is on: one, or each shard's in order.
+  std::vector<std::string> Devices() const;
+  // The axis a tensor on several devices is split along (tinygrad's lazydata.axis); nullopt when every
+  // device holds all of it or the tensor is on one device.
+  std::optional<int64_t> ShardAxis() const;
   // A copy in a buffer of its own (COPY to its own device), with this tensor's requires_grad and a clone of
   // its Grad() (tinygrad's clone).
   Tensor Clone() const;

@@ -5,9 +5,11 @@
 #include <map>
 #include <mutex>
 
+#include "absl/strings/match.h"
 #include "runtime/registry.h"
 #include "runtime/sha256.h"
 #include "shapetracker/shapetracker.h"
+#include "tensor/multi.h"
 #include "tensor/tensor.h"
 #include "tensor/tensor_internal.h"
 #include "uop/util.h"
@@ -17,6 +19,7 @@ namespace uopc {
 using tensor_internal::CeilDiv;
 using tensor_internal::Error;
 using tensor_internal::PackValues;
+using tensor_internal::SplitDevices;
 
 namespace {
 
@@ -134,6 +137,10 @@ Tensor Tensor::FromBytes(std::vector<uint8_t> bytes, const Dims& shape, DType dt
   }
   for (int64_t s : shape)
     if (s < 0) return Error("FromVector", "negative size in shape " + TupleString(shape));
+  // On several devices: on the first, then copied to the others.
+  if (std::vector<std::string> devices = SplitDevices(device); devices.size() > 1) {
+    return FromBytes(std::move(bytes), shape, dtype, devices[0]).Shard(devices);
+  }
   UOpPtr buffer = NewBuffer(device, n, dtype);
   tensor_internal::AddHostData(buffer, std::move(bytes));
   if (shape.size() == 1) return Tensor(buffer);
@@ -149,6 +156,8 @@ Tensor Tensor::LiteralBytes(std::vector<uint8_t> bytes, const Dims& shape, DType
   tensor_internal::AddHostData(buffer, std::move(bytes));
   Tensor t = tensor_internal::Movement(Tensor(buffer), Ops::RESHAPE, shape);
   if (!t.ok()) return t;
+  // On several devices, the host values copied to each (tinygrad shards a list on a tuple of devices).
+  if (std::vector<std::string> devices = SplitDevices(device); devices.size() > 1) return t.Shard(devices);
   return Tensor(UOp::New(Ops::COPY, dtype, {t.uop(), UOp::New(Ops::DEVICE, dtypes::kVoid, {}, Arg(device))}));
 }
 
@@ -183,6 +192,9 @@ Tensor Tensor::Literal(const std::vector<double>& values, std::optional<DType> d
 Tensor Tensor::Const(Scalar value, std::optional<DType> dtype, const std::string& device_in) {
   const std::string device = Dev(device_in);
   DType dt = dtype.value_or(value.PyDType());
+  // On several devices, one constant on each (MULTI, not sharded).
+  if (absl::StrContains(device, ','))
+    return Tensor(TensorConst(dt, AsConst(value.value, dt), Dims{}, device));
   // CONST(VIEW(DEVICE)) with the 0-d ShapeTracker (UOp.metaop for shape ()).
   UOpPtr view = UOp::New(Ops::VIEW, dtypes::kVoid, {UOp::New(Ops::DEVICE, dtypes::kVoid, {}, Arg(device))},
                          Arg(std::make_shared<ShapeTrackerArg>(*ShapeTracker::FromShape({}))));
@@ -207,6 +219,16 @@ Tensor Tensor::Empty(const Dims& shape, DType dtype, const std::string& device_i
   const std::string device = Dev(device_in);
   for (int64_t s : shape)
     if (s < 0) return Error("Empty", "negative size in shape " + TupleString(shape));
+  if (std::vector<std::string> devices = SplitDevices(device); devices.size() > 1) {
+    // A buffer on each device, not sharded (tinygrad's empty on a tuple).
+    std::vector<UOpPtr> buffers;
+    for (const std::string& d : devices) {
+      Tensor one = Empty(shape, dtype, d);
+      UOPC_TENSOR_PROPAGATE(&one);
+      buffers.push_back(one.uop());
+    }
+    return Tensor(UOp::New(Ops::MULTI, dtype, buffers));
+  }
   return Tensor(NewBuffer(device, tensor_internal::NumElements(shape), dtype)).Reshape(shape);
 }
 

@@ -3,7 +3,10 @@
 // x * sign(x)).
 #include <cmath>
 
+#include "absl/strings/str_join.h"
 #include "absl/types/span.h"
+#include "runtime/registry.h"
+#include "tensor/multi.h"
 #include "tensor/tensor.h"
 #include "tensor/tensor_internal.h"
 #include "uop/util.h"
@@ -311,9 +314,14 @@ Tensor Tensor::IsClose(const Tensor& other, double rtol, double atol, bool equal
   return finite_close | infinite_close | nan_close;
 }
 Tensor Tensor::Contiguous() const { return Unary(*this, Ops::CONTIGUOUS); }
-Tensor Tensor::To(const std::string& device) const {
+Tensor Tensor::To(const std::string& device_in) const {
   UOPC_TENSOR_PROPAGATE(this);
+  std::vector<std::string> devices;
+  for (const std::string& d : tensor_internal::SplitDevices(device_in))
+    devices.push_back(CanonicalDeviceName(d));
+  const std::string device = absl::StrJoin(devices, ",");
   if (Device() == device) return *this;
+  if (devices.size() > 1) return Shard(devices);
   return Tensor(UOp::New(Ops::COPY, dtype(), {uop(), UOp::New(Ops::DEVICE, dtypes::kVoid, {}, Arg(device))}));
 }
 

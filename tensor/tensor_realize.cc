@@ -2,12 +2,14 @@
 // steps, or those that make the kernel graph for Kernelize), the becomes_map is applied to every live Tensor
 // (tinygrad's Tensor.kernelize, schedule_with_vars, realize and _apply_map_to_tensors), and Realize runs the
 // schedule; reading values makes a contiguous copy first, as tinygrad's Tensor._buffer does.
+#include "absl/algorithm/container.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "rewrite/graph_rewrite.h"
 #include "rewrite/pattern_matcher.h"
 #include "runtime/realize.h"
 #include "schedule/schedule.h"
+#include "tensor/multi.h"
 #include "tensor/tensor.h"
 #include "tensor/tensor_internal.h"
 #include "uop/status_macros.h"
@@ -87,7 +89,22 @@ absl::StatusOr<UOpPtr> SinkOf(absl::Span<const Tensor> tensors) {
   DropFuseMarks(UOp::Sink(roots));
   roots.clear();
   for (const Tensor& t : tensors) roots.push_back(t.uop());
-  return UOp::Sink(roots);
+  UOpPtr sink = UOp::Sink(roots);
+  // Sharded tensors: the multi rules give each device its own graph, and each shard is realized.
+  if (absl::c_any_of(sink->Toposort(), [](const UOp* u) { return u->op() == Ops::MULTI; })) {
+    UOPC_ASSIGN_OR_RETURN(UOpMap multi, tensor_internal::MultiMap(sink));
+    ApplyBecomesMap(multi);
+    roots.clear();
+    for (const Tensor& t : tensors) {
+      if (t.uop()->op() == Ops::MULTI) {
+        roots.insert(roots.end(), t.uop()->src().begin(), t.uop()->src().end());
+      } else {
+        roots.push_back(t.uop());
+      }
+    }
+    sink = UOp::Sink(roots);
+  }
+  return sink;
 }
 
 // tinygrad's get_becomes_map as kernelize applies it: each node of the input that became a kernel's output
@@ -175,6 +192,8 @@ absl::StatusOr<std::vector<uint8_t>> Tensor::ToBytes() const {
   int itemsize = dtype().itemsize();
   if (n == 0) return std::vector<uint8_t>{};
   Tensor c = Contiguous();
+  // A tensor on several devices is read whole from the first (tinygrad's copy to CPU).
+  if (std::vector<std::string> devices = Devices(); devices.size() > 1) c = c.To(devices[0]);
   UOPC_RETURN_IF_ERROR(c.Realize());
   UOpPtr u = c.uop();
   UOpPtr base = BaseOf(u);
