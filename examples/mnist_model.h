@@ -4,6 +4,8 @@
 #ifndef UOPC_EXAMPLES_MNIST_MODEL_H_
 #define UOPC_EXAMPLES_MNIST_MODEL_H_
 
+#include <string>
+
 #include "nn/layers.h"
 #include "nn/module.h"
 #include "tensor/tensor.h"
@@ -13,6 +15,11 @@ namespace uopc {
 // beautiful_mnist's Model, its layers named as tinygrad's list would name them.
 class MnistModel : public nn::Module {
  public:
+  // `sync_communicator`: the BatchNorms' training statistics over every process of it ("MPI"; the
+  // data-parallel training of examples/mnist.cc --mpi).
+  explicit MnistModel(const std::string& sync_communicator = "")
+      : norm1_(32, nn::BatchNormOptions{.sync_communicator = sync_communicator}),
+        norm2_(64, nn::BatchNormOptions{.sync_communicator = sync_communicator}) {}
   Tensor operator()(const Tensor& x) {
     Tensor h = conv1_(x).Relu();
     h = conv2_(h).Relu();
@@ -36,10 +43,10 @@ class MnistModel : public nn::Module {
   // Declared in tinygrad's order, so the weights draw the random stream in that order.
   nn::Conv2d conv1_{1, 32, {5}};
   nn::Conv2d conv2_{32, 32, {5}};
-  nn::BatchNorm norm1_{32};
+  nn::BatchNorm norm1_;
   nn::Conv2d conv3_{32, 64, {3}};
   nn::Conv2d conv4_{64, 64, {3}};
-  nn::BatchNorm norm2_{64};
+  nn::BatchNorm norm2_;
   nn::Linear linear_{576, 10};
 };
 

@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "runtime/collective.h"
 #include "uop/util.h"
 
 namespace uopc::nn {
@@ -219,6 +220,13 @@ Tensor BatchNorm::operator()(const Tensor& x) {
   const Dims mask = ChannelShape(x.ndim());
   Tensor mean, var;
   const bool use_running = options.track_running_stats && !Tensor::Training();
+  const bool synced = !options.sync_communicator.empty() && Tensor::Training();
+  int64_t processes = 1;
+  if (synced) {
+    absl::StatusOr<Communicator*> communicator = GetCommunicator(options.sync_communicator);
+    if (!communicator.ok()) return Tensor::FromError(communicator.status());
+    processes = (*communicator)->size();
+  }
   if (use_running) {
     if (running_mean->Shape() != Dims{shape[1]}) {
       return LayerError("BatchNorm", absl::StrCat("the input has ", shape[1], " channels, the layer ",
@@ -231,13 +239,19 @@ Tensor BatchNorm::operator()(const Tensor& x) {
     for (int64_t a = 0; a < x.ndim(); ++a) {
       if (a != 1) reduce_axes.push_back(a);
     }
-    mean = x.Mean(reduce_axes);
+    // The mean over the batch, or over every process's batch: the sums all-reduced, over all of their count.
+    const double count = static_cast<double>(x.numel() / shape[1] * processes);
+    auto batch_mean = [&](const Tensor& t) {
+      return synced ? t.Sum(reduce_axes).AllReduce(Ops::ADD, options.sync_communicator) * (1.0 / count)
+                    : t.Mean(reduce_axes);
+    };
+    mean = batch_mean(x);
     // The variance does not back-propagate into the mean (d var / d mean = 0).
     Tensor centered = x - mean.Detach().Reshape(mask);
-    var = (centered * centered).Mean(reduce_axes);
+    var = batch_mean(centered * centered);
   }
   if (options.track_running_stats && Tensor::Training()) {
-    const double n = static_cast<double>(x.numel());
+    const double n = static_cast<double>(x.numel() * processes);
     Tensor new_mean = (1 - options.momentum) * *running_mean + options.momentum * mean.Detach();
     Tensor new_var = (1 - options.momentum) * *running_var +
                      options.momentum * n / (n - static_cast<double>(shape[1])) * var.Detach();

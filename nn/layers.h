@@ -109,12 +109,15 @@ ConvTranspose2d ConvTranspose1d(int64_t in_channels, int64_t out_channels, int64
 // Batch normalization over axis 1 of a (N, C, ...) input (tinygrad's BatchNorm, also BatchNorm2d/3d). In
 // training mode (Tensor::Train) it normalizes with the batch's mean and biased variance and updates
 // running_mean, running_var (unbiased) and num_batches_tracked in place; otherwise it uses the running
-// statistics.
+// statistics. With `sync_communicator` ("MPI"), training statistics are those of the batch of every process
+// together (PyTorch's SyncBatchNorm): the sums all-reduced (Tensor::AllReduce), so data-parallel training
+// normalizes as one process with the whole batch does.
 struct BatchNormOptions {
   double eps = 1e-5;
   bool affine = true;
   bool track_running_stats = true;
   double momentum = 0.1;
+  std::string sync_communicator;
 };
 class BatchNorm : public Module {
  public:

@@ -90,13 +90,17 @@ absl::StatusOr<ExecItem> ExecItem::ForProgram(std::shared_ptr<Program> program, 
   return item;
 }
 
-absl::StatusOr<ExecItem> ExecItem::ForCopy(std::vector<UOpPtr> nodes, std::vector<Buffer*> buffers) {
+absl::StatusOr<ExecItem> ExecItem::ForCopy(std::vector<UOpPtr> nodes, std::vector<Buffer*> buffers,
+                                           std::optional<AllReduceSpec> all_reduce) {
   if (nodes.size() != 2 || buffers.size() != 2 || buffers[0]->nbytes() != buffers[1]->nbytes()) {
     return absl::InternalError("a COPY takes two buffers of one size");
   }
   ExecItem item;
-  item.name_ = absl::StrCat("copy ", buffers[0]->nbytes(), ", ", buffers[0]->device().name(), " <- ",
-                            buffers[1]->device().name());
+  item.name_ = all_reduce ? absl::StrCat("all_reduce ", buffers[0]->nbytes(), ", ", all_reduce->communicator,
+                                         " ", OpName(all_reduce->op))
+                          : absl::StrCat("copy ", buffers[0]->nbytes(), ", ", buffers[0]->device().name(),
+                                         " <- ", buffers[1]->device().name());
+  item.all_reduce_ = std::move(all_reduce);
   item.device_ = buffers[0]->device().name();
   item.bytes_ = item.lds_ = static_cast<double>(buffers[0]->nbytes());
   item.nodes_ = std::move(nodes);
@@ -115,6 +119,11 @@ absl::StatusOr<KernelRun> ExecItem::Run(const BufferReplacements& replace, const
   if (is_copy()) {
     auto start = std::chrono::steady_clock::now();
     UOPC_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, buffers[1]->ToBytes());
+    if (all_reduce_) {
+      UOPC_ASSIGN_OR_RETURN(Communicator * communicator, GetCommunicator(all_reduce_->communicator));
+      UOPC_RETURN_IF_ERROR(
+          communicator->AllReduce(absl::MakeSpan(bytes), buffers[0]->dtype(), all_reduce_->op));
+    }
     UOPC_RETURN_IF_ERROR(buffers[0]->CopyIn(bytes));
     if (options.timed) {
       run.run_seconds = SecondsSince(start);

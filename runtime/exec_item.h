@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "codegen/program_spec.h"
+#include "runtime/collective.h"
 #include "runtime/device.h"
 #include "uop/uop.h"
 
@@ -85,14 +87,17 @@ class ExecItem {
                                              std::vector<UOpPtr> nodes, std::vector<Buffer*> buffers,
                                              std::vector<int64_t> var_values);
   // A copy of buffers[1] into buffers[0] (`nodes` their BUFFER nodes). Errors: not two buffers of one size.
-  static absl::StatusOr<ExecItem> ForCopy(std::vector<UOpPtr> nodes, std::vector<Buffer*> buffers);
+  // With `all_reduce`, the bytes pass through the communicator's all-reduce on the way (the communicator is
+  // looked up when the item runs). Errors: not two buffers of one size.
+  static absl::StatusOr<ExecItem> ForCopy(std::vector<UOpPtr> nodes, std::vector<Buffer*> buffers,
+                                          std::optional<AllReduceSpec> all_reduce = std::nullopt);
 
   // Runs the item once, on its own buffers but for those `replace` names. Errors: the device's.
   absl::StatusOr<KernelRun> Run(const BufferReplacements& replace = {},
                                 const ExecOptions& options = {}) const;
 
   bool is_copy() const { return program_ == nullptr; }
-  // The kernel's name, or "copy N, DEST <- SRC".
+  // The kernel's name, "copy N, DEST <- SRC", or "all_reduce N, COMMUNICATOR ADD".
   const std::string& name() const { return name_; }
   // The device it runs on.
   const std::string& device() const { return device_; }
@@ -105,7 +110,8 @@ class ExecItem {
  private:
   ExecItem() = default;
 
-  std::shared_ptr<Program> program_;  // null for a copy
+  std::shared_ptr<Program> program_;         // null for a copy
+  std::optional<AllReduceSpec> all_reduce_;  // a copy through an all-reduce
   std::string name_;
   std::string device_;
   std::vector<UOpPtr> nodes_;

@@ -310,7 +310,8 @@ absl::StatusOr<LoweredItem> LowerScheduleItem(
     buffers.push_back(buffer);
   }
   if (item.ast->op() == Ops::COPY) {
-    UOPC_ASSIGN_OR_RETURN(ExecItem exec, ExecItem::ForCopy(item.bufs, std::move(buffers)));
+    UOPC_ASSIGN_OR_RETURN(ExecItem exec,
+                          ExecItem::ForCopy(item.bufs, std::move(buffers), AllReduceOf(item.ast->arg())));
     return LoweredItem{std::move(exec), nullptr, false};
   }
   if (item.ast->op() != Ops::SINK) {

@@ -310,10 +310,14 @@ const PatternMatcher& ScheduleSym() {
                        }},
                       {UPat(Ops::REDUCE_AXIS).src(UPat::Var("x")).named("reduce"), SimplifyStride0Reduce},
                       {UPat(Ops::REDUCE_AXIS).src(UPat::Var("x")).named("reduce"), SplitReduceop},
-                      // COPY of a constant is the constant on the other device
+                      // COPY of a constant is the constant on the other device (not an all-reduce's COPY,
+                      // whose arg names its communicator: a sum over processes is not the constant)
                       {UPat(Ops::COPY).src(UPat::Cvar("x"), UPat(Ops::DEVICE)).named("root"),
                        [](const Match& m) -> UOpPtr {
-                         if (m["x"]->op() != Ops::CONST || Ctx(m).St(m["root"]) == nullptr) return nullptr;
+                         if (m["x"]->op() != Ops::CONST || !m["root"]->arg().is_none() ||
+                             Ctx(m).St(m["root"]) == nullptr) {
+                           return nullptr;
+                         }
                          return ConstLike(m["root"], m["x"]->const_value(), Ctx(m).shapes);
                        }},
                       // a shrink is stored before the COPY, any other view applied after it

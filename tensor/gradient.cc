@@ -20,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "rewrite/pattern_matcher.h"
 #include "rewrite/upat.h"
+#include "runtime/collective.h"
 #include "schedule/tensor_uop.h"
 #include "tensor/multi.h"
 #include "tensor/tensor_internal.h"
@@ -277,6 +278,15 @@ std::optional<GradientList> MultiGradient(const GradientExpr& ctx, const Gradien
   return grads;
 }
 
+// An all-reduce's COPY: each process's output sums every process's input, so each input's gradient sums
+// every process's output gradient. A plain copy has no rule (as in tinygrad).
+std::optional<GradientList> AllReduceGradient(const GradientExpr& ctx, const GradientExpr& ret) {
+  std::optional<AllReduceSpec> spec = AllReduceOf(ret.arg());
+  if (!spec || spec->op != Ops::ADD) return std::nullopt;
+  return Grads(ctx.Built(UOp::New(Ops::COPY, ctx.dtype(), {ctx.uop(), ret.uop()->src()[1]}, ret.arg())),
+               None());
+}
+
 // ctx is the gradient flowing into the op, ret the op.
 const PatternMatcher& GradientRules() {
   static const PatternMatcher* rules = new PatternMatcher({
@@ -328,6 +338,7 @@ const PatternMatcher& GradientRules() {
                 ctx.Cast(SumAccDType(ctx.dtype())).Reduce(Ops::ADD, ExpandedAxes(ret)).Cast(ctx.dtype()));
           }),
       GradientRule({Ops::MULTI}, [](auto ctx, auto ret) { return MultiGradient(ctx, ret); }),
+      GradientRule({Ops::COPY}, [](auto ctx, auto ret) { return AllReduceGradient(ctx, ret); }),
       // a bitcast has no gradient
       GradientRule({Ops::BITCAST}, [](auto, auto) { return Grads(None()); }),
   });

@@ -334,6 +334,15 @@ class Tensor {
   Tensor Shard(const std::vector<std::string>& devices, std::optional<int64_t> axis = std::nullopt) const;
   // Shard in place (tinygrad's shard_). Returns this tensor, or the error (this tensor is then unchanged).
   Tensor Shard_(const std::vector<std::string>& devices, std::optional<int64_t> axis = std::nullopt) const;
+  // ---- across processes (runtime/collective.h) ----
+  // `op` (ADD, MUL or MAX) of this tensor over every process of `communicator` ("MPI": the processes of an
+  // `mpirun` job, with //runtime:mpi linked), element by element, on each process: its host copy reduced in
+  // place by the communicator when the kernels before it have run (an item of the schedule, replayed by
+  // TinyJit). Every process must realize the same all-reduces in the same order. The gradient of an ADD is
+  // the ADD all-reduce of the gradient (each process's sum reads every process's input). A tensor on several
+  // devices, or another op, is an error; a communicator that is not linked is one at realize.
+  Tensor AllReduce(Ops op = Ops::ADD, const std::string& communicator = "MPI") const;
+
   // The devices this tensor is on: one, or each shard's in order.
   std::vector<std::string> Devices() const;
   // The axis a tensor on several devices is split along (tinygrad's lazydata.axis); nullopt when every

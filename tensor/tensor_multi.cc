@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/collective.h"
 #include "runtime/registry.h"
 #include "tensor/multi.h"
 #include "tensor/tensor.h"
@@ -45,6 +46,20 @@ Tensor Tensor::Shard_(const std::vector<std::string>& devices, std::optional<int
   UOPC_TENSOR_PROPAGATE(&sharded);
   SetUOp(sharded.uop());
   return *this;
+}
+
+Tensor Tensor::AllReduce(Ops op, const std::string& communicator) const {
+  UOPC_TENSOR_PROPAGATE(this);
+  if (op != Ops::ADD && op != Ops::MUL && op != Ops::MAX) {
+    return tensor_internal::Error("AllReduce", absl::StrCat("reduces by ADD, MUL or MAX, not ", OpName(op)));
+  }
+  if (Devices().size() > 1) {
+    return tensor_internal::Error("AllReduce", "the tensor is on several devices (" + Device() + ")");
+  }
+  if (symbolic()) return tensor_internal::Error("AllReduce", "a symbolic shape cannot be all-reduced");
+  if (communicator.empty()) return tensor_internal::Error("AllReduce", "no communicator");
+  const UOpPtr device = UOp::New(Ops::DEVICE, dtypes::kVoid, {}, Arg(Device()));
+  return Tensor(UOp::New(Ops::COPY, dtype(), {uop(), device}, AllReduceArg(communicator, op)));
 }
 
 std::vector<std::string> Tensor::Devices() const {
