@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "absl/algorithm/container.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -52,19 +53,25 @@ std::vector<int64_t> IntsOf(const Arg& arg) {
 }
 
 // UOp.axis: the axis along which a node's value is sharded, nullopt when every device holds all of it.
-std::optional<int64_t> AxisOf(const UOpPtr& u, TensorShapes& shapes) {
+// Memoized per node (shared subgraphs are visited once).
+using AxisMemo = absl::flat_hash_map<const UOp*, std::optional<int64_t>>;
+
+std::optional<int64_t> AxisOf(const UOpPtr& u, TensorShapes& shapes, AxisMemo& memo);
+
+std::optional<int64_t> ComputeAxis(const UOpPtr& u, TensorShapes& shapes, AxisMemo& memo) {
   if (u->op() == Ops::MULTI) return ArgAxis(u.get());
   if (groups::kALU.contains(u->op())) {
     // The sources share the axis; the last distinct one wins, as in tinygrad.
     std::vector<int64_t> axes;
     for (const UOpPtr& s : u->src()) {
-      if (std::optional<int64_t> a = AxisOf(s, shapes); a && !absl::c_linear_search(axes, *a))
+      if (std::optional<int64_t> a = AxisOf(s, shapes, memo); a && !absl::c_linear_search(axes, *a)) {
         axes.push_back(*a);
+      }
     }
     return axes.empty() ? std::nullopt : std::optional<int64_t>(axes.back());
   }
   if (u->src().empty()) return std::nullopt;
-  std::optional<int64_t> src_axis = AxisOf(u->src()[0], shapes);
+  std::optional<int64_t> src_axis = AxisOf(u->src()[0], shapes, memo);
   if (!src_axis) return std::nullopt;
   switch (u->op()) {
     case Ops::REDUCE_AXIS: {
@@ -92,6 +99,18 @@ std::optional<int64_t> AxisOf(const UOpPtr& u, TensorShapes& shapes) {
     default:
       return src_axis;
   }
+}
+
+std::optional<int64_t> AxisOf(const UOpPtr& u, TensorShapes& shapes, AxisMemo& memo) {
+  if (auto it = memo.find(u.get()); it != memo.end()) return it->second;
+  std::optional<int64_t> axis = ComputeAxis(u, shapes, memo);
+  memo[u.get()] = axis;
+  return axis;
+}
+
+std::optional<int64_t> AxisOf(const UOpPtr& u, TensorShapes& shapes) {
+  AxisMemo memo;
+  return AxisOf(u, shapes, memo);
 }
 
 Bounds BoundsOf(const UOp* multi, TensorShapes& shapes) {
@@ -433,6 +452,8 @@ const PatternMatcher& MultiRules() {
 }  // namespace
 
 std::vector<std::string> SplitDevices(const std::string& device) { return absl::StrSplit(device, ','); }
+
+std::optional<int64_t> ShardAxisOf(const UOpPtr& u, TensorShapes& shapes) { return AxisOf(u, shapes); }
 
 absl::StatusOr<UOpPtr> ShardUOp(const UOpPtr& x, absl::Span<const std::string> devices,
                                 std::optional<int64_t> axis, TensorShapes& shapes) {

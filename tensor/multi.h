@@ -29,6 +29,10 @@ std::vector<std::string> SplitDevices(const std::string& device);
 absl::StatusOr<UOpPtr> ShardUOp(const UOpPtr& x, absl::Span<const std::string> devices,
                                 std::optional<int64_t> axis, TensorShapes& shapes);
 
+// The axis a node's value is split along over its devices (tinygrad's UOp.axis): a MULTI's arg, carried
+// through the ops above it; nullopt when every device holds all of it.
+std::optional<int64_t> ShardAxisOf(const UOpPtr& u, TensorShapes& shapes);
+
 // tinygrad's all_reduce: each shard's `op` (ADD, MAX, ...) with every other shard's, one result per shard on
 // its device. Naive (every shard copied to every device) unless RING >= 2, or RING >= 1 with more than two
 // shards of more than RING_ALLREDUCE_THRESHOLD (256,000) elements: then the ring's scatter-reduce and

@@ -141,6 +141,14 @@ const std::map<std::string, Program>& Programs() {
        [] {
          return std::vector<Tensor>{R({4, 8}).Shard(D2, 1).Matmul(R({8, 3}, f, 1).Shard(D2, 0))};
        }},
+      {"rand_like_replicated",
+       [] {
+         return std::vector<Tensor>{R({4, 2}).Shard(D2).RandLike()};
+       }},
+      {"rand_like_sharded",
+       [] {
+         return std::vector<Tensor>{(R({4, 2}).Shard(D2, 0) + 1).RandLike()};
+       }},
       {"contiguous_cast",
        [] {
          return std::vector<Tensor>{R({4, 2}).Shard(D2, 0).Contiguous().Cast(dtypes::kInt32)};
@@ -185,6 +193,7 @@ TEST(MultiTest, GraphsDevicesAndValuesAreTinygrads) {
     SCOPED_TRACE(name);
     ASSERT_TRUE(Programs().contains(name));
     ProgramEnvironment env(line);
+    Tensor::ManualSeed(0);  // as the harvest script, before each program
     std::vector<Tensor> outs = Programs().at(name)();
     for (const Tensor& t : outs) ASSERT_TRUE(t.ok()) << t.status();
     for (size_t i = 0; i < outs.size(); ++i) {
@@ -208,6 +217,7 @@ TEST(MultiTest, ScheduleHasTinygradsKernels) {
   for (const auto& [name, line] : ReadJsonlByProgram(kGraphs)) {
     SCOPED_TRACE(name);
     ProgramEnvironment env(line);
+    Tensor::ManualSeed(0);
     std::vector<Tensor> outs = Programs().at(name)();
     ASSERT_TRUE(outs[0].ok()) << outs[0].status();
     absl::StatusOr<std::vector<ScheduleItem>> items = outs[0].Schedule(absl::MakeConstSpan(outs).subspan(1));
@@ -230,6 +240,9 @@ TEST(MultiTest, DevicesAreInstancesWithTheirOwnMemory) {
   EXPECT_THAT(t.Devices(), ElementsAre("CPU", "CPU:1"));
   EXPECT_EQ(t.ShardAxis(), 0);
   EXPECT_EQ(R({4, 2}).Shard(D2).ShardAxis(), std::nullopt);
+  EXPECT_EQ((t.Permute({1, 0}) * 2).ShardAxis(), 1);
+  EXPECT_EQ(t.Sum(0).ShardAxis(), std::nullopt);
+  EXPECT_EQ(R({4, 2}).ShardAxis(), std::nullopt);
 }
 
 TEST(MultiTest, ShardInPlaceAndRealizeEachShard) {
@@ -255,6 +268,7 @@ TEST(MultiErrorTest, BadShardsAreErrors) {
   EXPECT_THAT(Message(R({4, 2}).Shard({})), HasSubstr("no devices"));
   EXPECT_THAT(Message(R({4, 2}).Shard(D2).Shard(D2)), HasSubstr("several devices already"));
   EXPECT_THAT(Message(R({4, 2}).Shard({"CPU", ""})), HasSubstr("bad device name"));
+  EXPECT_THAT(Message(Tensor::Rand({4}, dtypes::kFloat32, "CPU,CPU:1")), HasSubstr("a single device"));
 }
 
 TEST(MultiErrorTest, OpsTheShardsCannotTakeAreErrorsAtRealize) {

@@ -345,6 +345,10 @@ DType UIntOfSize(int size) {
 Tensor Tensor::Rand(const Dims& shape, DType dtype, const std::string& device_in, bool contiguous) {
   const std::string device = Dev(device_in);
   if (!dtype.is_float()) return Error("Rand", "rand only supports float dtypes, got " + dtype.ToString());
+  if (SplitDevices(device).size() > 1) {
+    return Error("Rand",
+                 "rand only supports a single device, got " + device + " (RandLike of a sharded tensor)");
+  }
   for (int64_t s : shape)
     if (s < 0) return Error("Rand", "invalid shape " + TupleString(shape));
   int64_t numel = tensor_internal::NumElements(shape);

@@ -58,8 +58,11 @@ Tensor Tensor::AllReduce(Ops op, const std::string& communicator) const {
   }
   if (symbolic()) return tensor_internal::Error("AllReduce", "a symbolic shape cannot be all-reduced");
   if (communicator.empty()) return tensor_internal::Error("AllReduce", "no communicator");
+  // The source contiguous, so that the item reduces exactly the tensor's elements (an expanded constant has
+  // fewer, a padded view more; a kernel's output or a whole buffer costs nothing more).
+  const Tensor source = Contiguous();
   const UOpPtr device = UOp::New(Ops::DEVICE, dtypes::kVoid, {}, Arg(Device()));
-  return Tensor(UOp::New(Ops::COPY, dtype(), {uop(), device}, AllReduceArg(communicator, op)));
+  return Tensor(UOp::New(Ops::COPY, dtype(), {source.uop(), device}, AllReduceArg(communicator, op)));
 }
 
 std::vector<std::string> Tensor::Devices() const {
@@ -68,8 +71,9 @@ std::vector<std::string> Tensor::Devices() const {
 }
 
 std::optional<int64_t> Tensor::ShardAxis() const {
-  if (!ok() || uop()->op() != Ops::MULTI || !uop()->arg().is_int()) return std::nullopt;
-  return uop()->arg().as_int();
+  if (!ok() || Devices().size() < 2) return std::nullopt;
+  return tensor_internal::WithShapes(
+      [&](TensorShapes& shapes) { return tensor_internal::ShardAxisOf(uop(), shapes); });
 }
 
 }  // namespace uopc

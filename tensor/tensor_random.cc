@@ -16,7 +16,22 @@ using tensor_internal::Error;
 
 Tensor Tensor::RandLike(std::optional<DType> dtype, bool contiguous) const {
   UOPC_TENSOR_PROPAGATE(this);
-  return Rand(Shape(), dtype.value_or(this->dtype()), Device(), contiguous);
+  const DType dt = dtype.value_or(this->dtype());
+  const std::vector<std::string> devices = Devices();
+  if (devices.size() == 1) return Rand(Shape(), dt, Device(), contiguous);
+  // On several devices, as tinygrad: whole, drawn on the default device and copied to each; sharded, each
+  // shard drawn on its device.
+  const std::optional<int64_t> axis = ShardAxis();
+  if (!axis) return Rand(Shape(), dt, "", contiguous).Shard(devices);
+  Dims shard_shape = Shape();
+  shard_shape[*axis] /= static_cast<int64_t>(devices.size());
+  std::vector<UOpPtr> shards;
+  for (const std::string& d : devices) {
+    Tensor shard = Rand(shard_shape, dt, d, contiguous);
+    UOPC_TENSOR_PROPAGATE(&shard);
+    shards.push_back(shard.uop());
+  }
+  return Tensor(UOp::New(Ops::MULTI, dt, shards, Arg(*axis)));
 }
 
 Tensor Tensor::RandnLike(std::optional<DType> dtype) const {

@@ -49,6 +49,8 @@ PROGRAMS = {
   "to_tuple": ("R(2, 3).to(D2) * 2", {}),
   "matmul_batch_sharded": ("R(4, 8).shard(D2, axis=0) @ R(8, 3, seed=1).shard(D2)", {}),
   "matmul_k_sharded": ("R(4, 8).shard(D2, axis=1) @ R(8, 3, seed=1).shard(D2, axis=0)", {}),
+  "rand_like_replicated": ("R(4, 2).shard(D2).rand_like()", {}),
+  "rand_like_sharded": ("(R(4, 2).shard(D2, axis=0) + 1).rand_like()", {}),
   "contiguous_cast": ("R(4, 2).shard(D2, axis=0).contiguous().cast(dtypes.int32)", {}),
   "grad_replicated_weight": ("grad((R(4, 8).shard(D2, axis=0) @ R(8, 3, seed=1).shard(D2).requires_grad_()).relu().sum(), W)", {"W": True}),
   "grad_sharded_input": ("grad((X * R(4, 3).shard(D2, axis=0)).exp().sum(), X)", {"X": True}),
