@@ -9,6 +9,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -504,22 +505,51 @@ absl::Status CapturedRuns::Replay(const absl::flat_hash_map<const UOp*, UOpPtr>&
     replaced.emplace(from, b);
   }
   // Kernels are timed where that does not wait for each (Device::TimingWaits): a GPU's replay stays one
-  // stream of launches.
+  // stream of launches. Decided per device before any thread starts.
   absl::flat_hash_map<std::string, bool> timed_on;
-  auto timed = [&](const ExecItem& item) {
-    auto [it, added] = timed_on.try_emplace(item.device(), false);
-    if (added) {
-      absl::StatusOr<Device*> device = GetDevice(item.device());
-      it->second = device.ok() && !(*device)->TimingWaits();
-    }
-    return it->second;
-  };
-  double total = 0;
   for (const ExecItem& item : items_) {
-    UOPC_ASSIGN_OR_RETURN(KernelRun run,
-                          item.Run(replaced, {.timed = kernel_seconds != nullptr && timed(item),
-                                              .var_values = var_values.empty() ? nullptr : &var_values}));
-    if (!item.is_copy()) total += run.run_seconds;
+    if (auto [it, added] = timed_on.try_emplace(item.device(), false); added) {
+      absl::StatusOr<Device*> device = GetDevice(item.device());
+      it->second = kernel_seconds != nullptr && device.ok() && !(*device)->TimingWaits();
+    }
+  }
+  // Runs items in order; adds their kernels' seconds to `*seconds`.
+  auto run_in_order = [&](absl::Span<const ExecItem* const> items, double* seconds) -> absl::Status {
+    for (const ExecItem* item : items) {
+      UOPC_ASSIGN_OR_RETURN(KernelRun run,
+                            item->Run(replaced, {.timed = timed_on.at(item->device()),
+                                                 .var_values = var_values.empty() ? nullptr : &var_values}));
+      if (!item->is_copy()) *seconds += run.run_seconds;
+    }
+    return absl::OkStatus();
+  };
+  // Between two copies, a kernel touches only its own device's memory. Where such a stretch spans several
+  // devices (sharded tensors), each device's kernels run in order on a thread of their own, all of them
+  // concurrently, and the stretch ends when all have; its kernel time is the longest device's.
+  double total = 0;
+  for (size_t begin = 0; begin < items_.size();) {
+    size_t end = begin + 1;
+    std::vector<std::string> devices = {items_[begin].device()};
+    absl::flat_hash_map<std::string, std::vector<const ExecItem*>> by_device;
+    by_device[items_[begin].device()].push_back(&items_[begin]);
+    if (!items_[begin].is_copy()) {
+      for (; end < items_.size() && !items_[end].is_copy(); ++end) {
+        std::vector<const ExecItem*>& run = by_device[items_[end].device()];
+        if (run.empty()) devices.push_back(items_[end].device());
+        run.push_back(&items_[end]);
+      }
+    }
+    std::vector<double> seconds(devices.size(), 0);
+    std::vector<absl::Status> statuses(devices.size());
+    std::vector<std::thread> threads;
+    for (size_t d = 1; d < devices.size(); ++d) {
+      threads.emplace_back([&, d] { statuses[d] = run_in_order(by_device.at(devices[d]), &seconds[d]); });
+    }
+    statuses[0] = run_in_order(by_device.at(devices[0]), &seconds[0]);
+    for (std::thread& t : threads) t.join();
+    for (const absl::Status& status : statuses) UOPC_RETURN_IF_ERROR(status);
+    total += *std::max_element(seconds.begin(), seconds.end());
+    begin = end;
   }
   if (kernel_seconds != nullptr) *kernel_seconds = total;
   return absl::OkStatus();

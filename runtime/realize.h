@@ -101,6 +101,8 @@ class CapturedRuns {
   // the summed execution time of the kernels as the devices measure it, where measuring does not make the
   // host wait for each kernel (Device::TimingWaits: a GPU's kernels count 0).
   // `var_values` gives the variables (by name) new values for this replay; others keep their recorded ones.
+  // Between two copies the items of different devices touch disjoint memory: each device's run of them goes
+  // on a thread of its own, concurrently (sharded tensors); the kernel seconds count the longest of them.
   absl::Status Replay(const absl::flat_hash_map<const UOp*, UOpPtr>& replace = {},
                       double* kernel_seconds = nullptr,
                       const absl::flat_hash_map<std::string, int64_t>& var_values = {}) const;
