@@ -560,7 +560,20 @@ absl::StatusOr<std::vector<UOpPtr>> AllReduce(Ops op, absl::Span<const UOpPtr> s
   return out;
 }
 
+// Whether an arg holds only integers and bools (no symbolic size).
+bool IntegerArg(const Arg& arg) {
+  if (arg.is_int() || arg.is_bool()) return true;
+  return arg.is_tuple() && absl::c_all_of(arg.as_tuple(), IntegerArg);
+}
+
 absl::StatusOr<UOpMap> MultiMap(const UOpPtr& sink) {
+  // The rules take integer shapes, as tinygrad's (it asserts all_int).
+  for (const UOp* u : sink->Toposort()) {
+    if (groups::kMovement.contains(u->op()) && !IntegerArg(u->arg())) {
+      return absl::UnimplementedError(
+          absl::StrCat(OpName(u->op()), " with a symbolic size in a graph with sharded tensors"));
+    }
+  }
   MultiContext ctx;
   RewriteOptions options;
   options.ctx = &ctx;

@@ -269,6 +269,12 @@ TEST(MultiErrorTest, BadShardsAreErrors) {
   EXPECT_THAT(Message(R({4, 2}).Shard(D2).Shard(D2)), HasSubstr("several devices already"));
   EXPECT_THAT(Message(R({4, 2}).Shard({"CPU", ""})), HasSubstr("bad device name"));
   EXPECT_THAT(Message(Tensor::Rand({4}, dtypes::kFloat32, "CPU,CPU:1")), HasSubstr("a single device"));
+  // A symbolic size anywhere in a graph with sharded tensors is refused at realize, as tinygrad asserts.
+  absl::StatusOr<Sint> n = Bind(Variable("n", 1, 4), 2);
+  ASSERT_TRUE(n.ok());
+  Tensor sym = R({4, 4}).Shard(D2, 0).Shrink(std::vector<SintPair>{{0, 4}, {0, *n}});
+  ASSERT_TRUE(sym.ok()) << sym.status();
+  EXPECT_EQ(sym.Realize().code(), absl::StatusCode::kUnimplemented);
 }
 
 TEST(MultiErrorTest, OpsTheShardsCannotTakeAreErrorsAtRealize) {
