@@ -2,7 +2,6 @@
 // steps, or those that make the kernel graph for Kernelize), the becomes_map is applied to every live Tensor
 // (tinygrad's Tensor.kernelize, schedule_with_vars, realize and _apply_map_to_tensors), and Realize runs the
 // schedule; reading values makes a contiguous copy first, as tinygrad's Tensor._buffer does.
-#include "absl/algorithm/container.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "rewrite/graph_rewrite.h"
@@ -69,29 +68,36 @@ void ApplyBecomesMap(const absl::flat_hash_map<const UOp*, UOpPtr>& becomes) {
 // uopc's scheduler has no fusion pass (tinygrad's do_fuse in the grouper): the FUSE marks are dropped from
 // every live Tensor before scheduling, so the values are the same and the kernels those of the graph without
 // them.
-void DropFuseMarks(const UOpPtr& sink) {
-  bool marked = false;
-  for (const UOp* u : sink->Toposort()) marked |= u->op() == Ops::FUSE;
-  if (!marked) return;
+void DropFuseMarks() {
   static const PatternMatcher* const drop = new PatternMatcher({
       {UPat(Ops::FUSE).named("x"), [](const Match& m) -> UOpPtr { return m["x"]->src()[0]; }},
   });
   RewriteLiveTensors([](const UOpPtr& all) { return GraphRewrite(all, *drop); });
 }
 
-// The SINK of the tensors' UOps, their FUSE marks dropped first.
+// The SINK of the tensors' UOps, their FUSE marks dropped first; with sharded tensors, the SINK of their
+// shards after the multi rules.
 absl::StatusOr<UOpPtr> SinkOf(absl::Span<const Tensor> tensors) {
   std::vector<UOpPtr> roots;
   for (const Tensor& t : tensors) {
     UOPC_RETURN_IF_ERROR(t.status());
     roots.push_back(t.uop());
   }
-  DropFuseMarks(UOp::Sink(roots));
-  roots.clear();
-  for (const Tensor& t : tensors) roots.push_back(t.uop());
   UOpPtr sink = UOp::Sink(roots);
+  // One walk of the graph finds both kinds of node that need a pass before scheduling.
+  bool fused = false, sharded = false;
+  for (const UOp* u : sink->Toposort()) {
+    fused |= u->op() == Ops::FUSE;
+    sharded |= u->op() == Ops::MULTI;
+  }
+  if (fused) {
+    DropFuseMarks();
+    roots.clear();
+    for (const Tensor& t : tensors) roots.push_back(t.uop());
+    sink = UOp::Sink(roots);
+  }
   // Sharded tensors: the multi rules give each device its own graph, and each shard is realized.
-  if (absl::c_any_of(sink->Toposort(), [](const UOp* u) { return u->op() == Ops::MULTI; })) {
+  if (sharded) {
     UOPC_ASSIGN_OR_RETURN(UOpMap multi, tensor_internal::MultiMap(sink));
     ApplyBecomesMap(multi);
     roots.clear();
