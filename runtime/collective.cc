@@ -1,6 +1,9 @@
 #include "runtime/collective.h"
 
+#include <memory>
 #include <mutex>
+#include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -10,6 +13,17 @@ namespace uopc {
 namespace {
 
 constexpr absl::string_view kAllReduce = "all_reduce";
+
+// What a communicator without a non-blocking all-reduce starts: one already complete.
+class CompletedAllReduce : public PendingAllReduce {
+ public:
+  explicit CompletedAllReduce(std::vector<uint8_t> bytes) : bytes_(std::move(bytes)) {}
+  absl::StatusOr<bool> Test() override { return true; }
+  absl::StatusOr<std::vector<uint8_t>> Wait() override { return std::move(bytes_); }
+
+ private:
+  std::vector<uint8_t> bytes_;
+};
 
 struct Entry {
   CommunicatorFactory factory;
@@ -28,6 +42,12 @@ Registry& TheRegistry() {
 }
 
 }  // namespace
+
+absl::StatusOr<std::unique_ptr<PendingAllReduce>> Communicator::StartAllReduce(std::vector<uint8_t> bytes,
+                                                                               DType dtype, Ops op) {
+  UOPC_RETURN_IF_ERROR(AllReduce(absl::MakeSpan(bytes), dtype, op));
+  return std::make_unique<CompletedAllReduce>(std::move(bytes));
+}
 
 bool RegisterCommunicator(absl::string_view name, CommunicatorFactory factory) {
   Registry& registry = TheRegistry();

@@ -5,7 +5,9 @@
 // //runtime:mpi registers "MPI" (MPI_COMM_WORLD of an `mpirun` job). A schedule's all-reduce item (a COPY
 // whose arg is AllReduceArg) reads its source buffer to the host, hands the bytes to the communicator, which
 // replaces them in place with the reduction over every process, and writes them to its output buffer; a
-// TinyJit capture replays it like any other item.
+// TinyJit capture replays it like any other item. A run starts the collective and goes on with the next items
+// (StartAllReduce: MPI's non-blocking all-reduce), and writes the output before the first item that touches
+// it.
 //
 //   const bool registered = RegisterCommunicator("MPI", [] { return MakeMpiCommunicator(); });
 //   absl::StatusOr<Communicator*> world = GetCommunicator("MPI");
@@ -17,6 +19,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -28,6 +31,17 @@
 
 namespace uopc {
 
+// An all-reduce that has started and not been waited for (Communicator::StartAllReduce). It owns its bytes.
+class PendingAllReduce {
+ public:
+  // One not waited for is waited for here, as the communicator's time limit allows.
+  virtual ~PendingAllReduce() = default;
+  // Lets the collective advance (MPI's progresses only inside MPI's calls) and says whether it is complete.
+  virtual absl::StatusOr<bool> Test() = 0;
+  // Waits for it (at most the communicator's time limit) and returns the reduced bytes. Call it once.
+  virtual absl::StatusOr<std::vector<uint8_t>> Wait() = 0;
+};
+
 class Communicator {
  public:
   virtual ~Communicator() = default;
@@ -38,6 +52,10 @@ class Communicator {
   // bytes, element by element. Errors: an op or dtype it cannot reduce, a process that does not join within
   // the communicator's time limit, the library's own errors.
   virtual absl::Status AllReduce(absl::Span<uint8_t> bytes, DType dtype, Ops op) = 0;
+  // Starts the same all-reduce and returns without waiting where the library can (the default runs AllReduce
+  // to completion). Every process starts its collectives in one order; they may complete in any.
+  virtual absl::StatusOr<std::unique_ptr<PendingAllReduce>> StartAllReduce(std::vector<uint8_t> bytes,
+                                                                           DType dtype, Ops op);
   // Ends every process with `code` (what a process that failed does, so that no other waits for it).
   [[noreturn]] virtual void Abort(int code) = 0;
 };

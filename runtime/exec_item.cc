@@ -28,6 +28,18 @@ DebugCounters& Counters() {
   return *counters;
 }
 
+// Completes a run's record after it ran: the memory in use, and at DEBUG=2 its numbered line.
+void ReportRun(KernelRun& run, const ExecOptions& options) {
+  run.mem_used = DeviceMemoryUsed();
+  if (options.debug >= 2) {
+    DebugCounters& counters = Counters();
+    std::lock_guard<std::mutex> lock(counters.mu);
+    counters.runs += 1;
+    counters.seconds += run.run_seconds;
+    EmitDebugText(KernelRunLine(run, counters.runs, counters.seconds) + "\n", options.debug_out);
+  }
+}
+
 }  // namespace
 
 LaunchParams LaunchDims(const ProgramSpec& spec) {
@@ -108,26 +120,64 @@ absl::StatusOr<ExecItem> ExecItem::ForCopy(std::vector<UOpPtr> nodes, std::vecto
   return item;
 }
 
-absl::StatusOr<KernelRun> ExecItem::Run(const BufferReplacements& replace, const ExecOptions& options) const {
+std::vector<Buffer*> ExecItem::BuffersWith(const BufferReplacements& replace) const {
   std::vector<Buffer*> buffers = buffers_;
   if (!replace.empty()) {
     for (size_t i = 0; i < buffers.size(); ++i) {
       if (auto it = replace.find(nodes_[i].get()); it != replace.end()) buffers[i] = it->second;
     }
   }
+  return buffers;
+}
+
+KernelRun ExecItem::RunRecord(int num_buffers) const {
   KernelRun run;
+  run.name = name_;
+  run.device = device_;
+  // The estimates are the recorded values' (a replay at another value reports those).
+  run.flops = flops_;
+  run.bytes = bytes_;
+  run.lds = lds_;
+  run.num_buffers = num_buffers;
+  return run;
+}
+
+absl::StatusOr<StartedAllReduce> ExecItem::StartAllReduce(const BufferReplacements& replace) const {
+  if (!all_reduce_) return absl::InternalError(absl::StrCat(name_, " is not an all-reduce"));
+  std::vector<Buffer*> buffers = BuffersWith(replace);
+  StartedAllReduce started;
+  const auto start = std::chrono::steady_clock::now();
+  UOPC_ASSIGN_OR_RETURN(Communicator * communicator, GetCommunicator(all_reduce_->communicator));
+  UOPC_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, buffers[1]->ToBytes());
+  UOPC_ASSIGN_OR_RETURN(started.pending_,
+                        communicator->StartAllReduce(std::move(bytes), buffers[0]->dtype(), all_reduce_->op));
+  started.output_ = buffers[0];
+  started.run_ = RunRecord(static_cast<int>(buffers.size()));
+  started.start_seconds_ = SecondsSince(start);
+  return started;
+}
+
+absl::StatusOr<KernelRun> StartedAllReduce::Finish(const ExecOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  UOPC_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, pending_->Wait());
+  UOPC_RETURN_IF_ERROR(output_->CopyIn(bytes));
+  if (options.timed) run_.run_seconds = start_seconds_ + SecondsSince(start);
+  ReportRun(run_, options);
+  return std::move(run_);
+}
+
+absl::StatusOr<KernelRun> ExecItem::Run(const BufferReplacements& replace, const ExecOptions& options) const {
+  if (all_reduce_) {
+    UOPC_ASSIGN_OR_RETURN(StartedAllReduce started, StartAllReduce(replace));
+    return started.Finish(options);
+  }
+  std::vector<Buffer*> buffers = BuffersWith(replace);
+  KernelRun run = RunRecord(static_cast<int>(buffers.size()));
   if (is_copy()) {
     auto start = std::chrono::steady_clock::now();
     UOPC_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, buffers[1]->ToBytes());
-    if (all_reduce_) {
-      UOPC_ASSIGN_OR_RETURN(Communicator * communicator, GetCommunicator(all_reduce_->communicator));
-      UOPC_RETURN_IF_ERROR(
-          communicator->AllReduce(absl::MakeSpan(bytes), buffers[0]->dtype(), all_reduce_->op));
-    }
     UOPC_RETURN_IF_ERROR(buffers[0]->CopyIn(bytes));
-    if (options.timed) {
-      run.run_seconds = SecondsSince(start);
-    }
+    if (options.timed) run.run_seconds = SecondsSince(start);
   } else {
     std::vector<int64_t> var_values = var_values_;
     if (options.var_values != nullptr) {
@@ -140,21 +190,7 @@ absl::StatusOr<KernelRun> ExecItem::Run(const BufferReplacements& replace, const
     UOPC_RETURN_IF_ERROR(
         program_->Launch(buffers, var_values, launch_, options.timed ? &run.run_seconds : nullptr));
   }
-  run.name = name_;
-  run.device = device_;
-  // The estimates are the recorded values' (a replay at another value reports those).
-  run.flops = flops_;
-  run.bytes = bytes_;
-  run.lds = lds_;
-  run.num_buffers = static_cast<int>(buffers.size());
-  run.mem_used = DeviceMemoryUsed();
-  if (options.debug >= 2) {
-    DebugCounters& counters = Counters();
-    std::lock_guard<std::mutex> lock(counters.mu);
-    counters.runs += 1;
-    counters.seconds += run.run_seconds;
-    EmitDebugText(KernelRunLine(run, counters.runs, counters.seconds) + "\n", options.debug_out);
-  }
+  ReportRun(run, options);
   return run;
 }
 

@@ -78,6 +78,28 @@ struct ExecOptions {
   const absl::flat_hash_map<std::string, int64_t>* var_values = nullptr;
 };
 
+// An all-reduce item that has started (ExecItem::StartAllReduce): its source is read and the collective is in
+// flight; Finish writes its output buffer, which nothing may touch until then.
+class StartedAllReduce {
+ public:
+  // The buffer Finish writes.
+  Buffer* output() const { return output_; }
+  // Lets the collective advance; true when Finish will not wait.
+  absl::StatusOr<bool> Ready() { return pending_->Test(); }
+  // Waits for the collective and writes the output. The run's time is the host's in the item: reading the
+  // source and starting, then waiting and writing (not the items run in between); it is printed at DEBUG=2
+  // as ExecItem::Run prints. Call it once.
+  absl::StatusOr<KernelRun> Finish(const ExecOptions& options = {});
+
+ private:
+  friend class ExecItem;
+  StartedAllReduce() = default;
+  std::unique_ptr<PendingAllReduce> pending_;
+  Buffer* output_ = nullptr;
+  KernelRun run_;
+  double start_seconds_ = 0;  // the host's time in StartAllReduce
+};
+
 class ExecItem {
  public:
   // A program of `device` launched on `buffers` (its parameters, in order; `nodes` their BUFFER nodes) with
@@ -88,15 +110,21 @@ class ExecItem {
                                              std::vector<int64_t> var_values);
   // A copy of buffers[1] into buffers[0] (`nodes` their BUFFER nodes). Errors: not two buffers of one size.
   // With `all_reduce`, the bytes pass through the communicator's all-reduce on the way (the communicator is
-  // looked up when the item runs). Errors: not two buffers of one size.
+  // looked up when the item runs).
   static absl::StatusOr<ExecItem> ForCopy(std::vector<UOpPtr> nodes, std::vector<Buffer*> buffers,
                                           std::optional<AllReduceSpec> all_reduce = std::nullopt);
 
   // Runs the item once, on its own buffers but for those `replace` names. Errors: the device's.
   absl::StatusOr<KernelRun> Run(const BufferReplacements& replace = {},
                                 const ExecOptions& options = {}) const;
+  // An all-reduce item's run in two halves: reads the source and starts the collective; the result's Finish
+  // writes the output. Run is the two at once. Errors: not an all-reduce, the communicator's.
+  absl::StatusOr<StartedAllReduce> StartAllReduce(const BufferReplacements& replace = {}) const;
+  // The memory the item reads and writes: its buffers, but for those `replace` names.
+  std::vector<Buffer*> BuffersWith(const BufferReplacements& replace) const;
 
   bool is_copy() const { return program_ == nullptr; }
+  bool is_all_reduce() const { return all_reduce_.has_value(); }
   // The kernel's name, "copy N, DEST <- SRC", or "all_reduce N, COMMUNICATOR ADD".
   const std::string& name() const { return name_; }
   // The device it runs on.
@@ -109,6 +137,8 @@ class ExecItem {
 
  private:
   ExecItem() = default;
+  // A run's record before it runs: name, device, estimates.
+  KernelRun RunRecord(int num_buffers) const;
 
   std::shared_ptr<Program> program_;         // null for a copy
   std::optional<AllReduceSpec> all_reduce_;  // a copy through an all-reduce

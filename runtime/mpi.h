@@ -22,8 +22,9 @@ namespace uopc::mpi {
 // The name the MPI communicator is registered under.
 inline constexpr char kCommunicator[] = "MPI";
 
-// Starts MPI if it has not started (MPI_Init_thread, funneled: only the thread that calls uopc uses MPI) and
-// returns MPI_COMM_WORLD's communicator. Errors: MPI's, when it cannot start.
+// Starts MPI if it has not started (MPI_Init_thread, serialized: the thread that calls uopc and the thread
+// that advances the collectives in flight take turns) and returns MPI_COMM_WORLD's communicator. Errors:
+// MPI's, when it cannot start.
 absl::StatusOr<Communicator*> World();
 
 // Ends every process of the job with `code` (MPI_Abort); started or not, it does not return.

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <functional>
+#include <list>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -376,6 +377,58 @@ std::string KernelDebugText(const ScheduleItem& item, const ProgramSpec& spec, b
   return text;
 }
 
+// The all-reduces of a run that have started and not finished. Each finishes before the first later item
+// that touches its output buffer, and all before the run returns; polled between items (where a communicator
+// has no thread of its own, that is where its collectives advance), one that completed finishes then. Their
+// collectives thus overlap the kernels in between. Used only from the thread that runs the schedule.
+class AllReducesInFlight {
+ public:
+  // `done` receives each finished all-reduce's run.
+  AllReducesInFlight(ExecOptions options, std::function<void(KernelRun)> done)
+      : options_(options), done_(std::move(done)) {}
+
+  // Starts `item`'s all-reduce, after finishing those whose output it reads or writes.
+  absl::Status Start(const ExecItem& item, const BufferReplacements& replace) {
+    UOPC_RETURN_IF_ERROR(FinishTouching(item.BuffersWith(replace)));
+    UOPC_ASSIGN_OR_RETURN(StartedAllReduce started, item.StartAllReduce(replace));
+    started_.push_back(std::move(started));
+    return Poll();
+  }
+
+  // Finishes those whose output is among `buffers`.
+  absl::Status FinishTouching(absl::Span<Buffer* const> buffers) {
+    return FinishWhere([&](StartedAllReduce& s) -> absl::StatusOr<bool> {
+      return std::find(buffers.begin(), buffers.end(), s.output()) != buffers.end();
+    });
+  }
+  // Finishes those that completed.
+  absl::Status Poll() {
+    return FinishWhere([](StartedAllReduce& s) { return s.Ready(); });
+  }
+  absl::Status FinishAll() {
+    return FinishWhere([](StartedAllReduce&) -> absl::StatusOr<bool> { return true; });
+  }
+
+ private:
+  absl::Status FinishWhere(absl::FunctionRef<absl::StatusOr<bool>(StartedAllReduce&)> finish_now) {
+    for (auto it = started_.begin(); it != started_.end();) {
+      UOPC_ASSIGN_OR_RETURN(bool now, finish_now(*it));
+      if (!now) {
+        ++it;
+        continue;
+      }
+      UOPC_ASSIGN_OR_RETURN(KernelRun run, it->Finish(options_));
+      it = started_.erase(it);
+      done_(std::move(run));
+    }
+    return absl::OkStatus();
+  }
+
+  ExecOptions options_;
+  std::function<void(KernelRun)> done_;
+  std::list<StartedAllReduce> started_;
+};
+
 }  // namespace
 
 void ResetKernelCacheForTesting() { KernelCache::Global().Clear(); }
@@ -447,22 +500,33 @@ absl::StatusOr<std::vector<KernelRun>> RunSchedule(const Schedule& schedule, con
   const absl::flat_hash_map<KernelCache::Key, absl::Status> compile_failures =
       CompileAhead(schedule, choice, options.compile_threads);
   std::vector<KernelRun> runs;
+  auto report = [&](KernelRun run) {
+    if (Listener()) Listener()(run);
+    runs.push_back(std::move(run));
+  };
+  AllReducesInFlight in_flight({.debug = options.debug, .debug_out = options.debug_out}, report);
   for (const ScheduleItem& item : schedule.items) {
     UOPC_ASSIGN_OR_RETURN(LoweredItem lowered, LowerScheduleItem(item, schedule, choice, compile_failures));
     if (lowered.kernel != nullptr && options.debug >= 3) {
       EmitDebugText(KernelDebugText(item, lowered.kernel->spec, lowered.fresh, options.debug),
                     options.debug_out);
     }
-    UOPC_ASSIGN_OR_RETURN(KernelRun run,
-                          lowered.exec.Run({}, {.debug = options.debug, .debug_out = options.debug_out}));
-    if (lowered.kernel != nullptr) {
-      run.compile_seconds = lowered.fresh ? lowered.kernel->compile_seconds : 0;
-      run.src = lowered.kernel->spec.src;
+    if (lowered.exec.is_all_reduce()) {
+      UOPC_RETURN_IF_ERROR(in_flight.Start(lowered.exec, {}));
+    } else {
+      UOPC_RETURN_IF_ERROR(in_flight.FinishTouching(lowered.exec.BuffersWith({})));
+      UOPC_ASSIGN_OR_RETURN(KernelRun run,
+                            lowered.exec.Run({}, {.debug = options.debug, .debug_out = options.debug_out}));
+      if (lowered.kernel != nullptr) {
+        run.compile_seconds = lowered.fresh ? lowered.kernel->compile_seconds : 0;
+        run.src = lowered.kernel->spec.src;
+      }
+      report(std::move(run));
+      UOPC_RETURN_IF_ERROR(in_flight.Poll());
     }
     if (active_capture != nullptr) active_capture->Add(std::move(lowered.exec));
-    if (Listener()) Listener()(run);
-    runs.push_back(std::move(run));
   }
+  UOPC_RETURN_IF_ERROR(in_flight.FinishAll());
   return runs;
 }
 
@@ -513,13 +577,20 @@ absl::Status CapturedRuns::Replay(const absl::flat_hash_map<const UOp*, UOpPtr>&
       it->second = kernel_seconds != nullptr && device.ok() && !(*device)->TimingWaits();
     }
   }
-  // Runs items in order; adds their kernels' seconds to `*seconds`.
-  auto run_in_order = [&](absl::Span<const ExecItem* const> items, double* seconds) -> absl::Status {
+  // All-reduces start where they stand and finish before the first item that touches their output
+  // (AllReducesInFlight): the kernels between overlap their collectives.
+  AllReducesInFlight in_flight({.timed = false}, [](KernelRun) {});
+  // Runs items in order; adds their kernels' seconds to `*seconds`. With `in_flight` (on this thread only),
+  // finishes the all-reduces each item needs first and polls the others after it.
+  auto run_in_order = [&](absl::Span<const ExecItem* const> items, double* seconds,
+                          AllReducesInFlight* in_flight) -> absl::Status {
     for (const ExecItem* item : items) {
+      if (in_flight != nullptr) UOPC_RETURN_IF_ERROR(in_flight->FinishTouching(item->BuffersWith(replaced)));
       UOPC_ASSIGN_OR_RETURN(KernelRun run,
                             item->Run(replaced, {.timed = timed_on.at(item->device()),
                                                  .var_values = var_values.empty() ? nullptr : &var_values}));
       if (!item->is_copy()) *seconds += run.run_seconds;
+      if (in_flight != nullptr) UOPC_RETURN_IF_ERROR(in_flight->Poll());
     }
     return absl::OkStatus();
   };
@@ -528,6 +599,11 @@ absl::Status CapturedRuns::Replay(const absl::flat_hash_map<const UOp*, UOpPtr>&
   // concurrently, and the stretch ends when all have; its kernel time is the longest device's.
   double total = 0;
   for (size_t begin = 0; begin < items_.size();) {
+    if (items_[begin].is_all_reduce()) {
+      UOPC_RETURN_IF_ERROR(in_flight.Start(items_[begin], replaced));
+      ++begin;
+      continue;
+    }
     size_t end = begin + 1;
     std::vector<std::string> devices = {items_[begin].device()};
     absl::flat_hash_map<std::string, std::vector<const ExecItem*>> by_device;
@@ -539,18 +615,31 @@ absl::Status CapturedRuns::Replay(const absl::flat_hash_map<const UOp*, UOpPtr>&
         run.push_back(&items_[end]);
       }
     }
+    if (devices.size() == 1) {
+      double seconds = 0;
+      UOPC_RETURN_IF_ERROR(run_in_order(by_device.at(devices[0]), &seconds, &in_flight));
+      total += seconds;
+      begin = end;
+      continue;
+    }
+    // The threads' memory is free of all-reduces in flight before they start.
+    for (size_t i = begin; i < end; ++i) {
+      UOPC_RETURN_IF_ERROR(in_flight.FinishTouching(items_[i].BuffersWith(replaced)));
+    }
     std::vector<double> seconds(devices.size(), 0);
     std::vector<absl::Status> statuses(devices.size());
     std::vector<std::thread> threads;
     for (size_t d = 1; d < devices.size(); ++d) {
-      threads.emplace_back([&, d] { statuses[d] = run_in_order(by_device.at(devices[d]), &seconds[d]); });
+      threads.emplace_back(
+          [&, d] { statuses[d] = run_in_order(by_device.at(devices[d]), &seconds[d], nullptr); });
     }
-    statuses[0] = run_in_order(by_device.at(devices[0]), &seconds[0]);
+    statuses[0] = run_in_order(by_device.at(devices[0]), &seconds[0], nullptr);
     for (std::thread& t : threads) t.join();
     for (const absl::Status& status : statuses) UOPC_RETURN_IF_ERROR(status);
     total += *std::max_element(seconds.begin(), seconds.end());
     begin = end;
   }
+  UOPC_RETURN_IF_ERROR(in_flight.FinishAll());
   if (kernel_seconds != nullptr) *kernel_seconds = total;
   return absl::OkStatus();
 }

@@ -84,6 +84,9 @@ struct RealizeOptions {
 // quickstart); an empty function removes it. Set it before running, not while.
 void SetKernelRunListener(std::function<void(const KernelRun&)> listener);
 
+// Runs the schedule's items in order, and returns (and reports to the listener) their runs. An all-reduce
+// (Tensor::AllReduce) starts where it stands and finishes before the first later item that reads or writes
+// its output, or at the end: the items between overlap its collective, and its run comes when it finishes.
 absl::StatusOr<std::vector<KernelRun>> RunSchedule(const Schedule& schedule,
                                                    const RealizeOptions& options = {});
 
@@ -103,6 +106,7 @@ class CapturedRuns {
   // `var_values` gives the variables (by name) new values for this replay; others keep their recorded ones.
   // Between two copies the items of different devices touch disjoint memory: each device's run of them goes
   // on a thread of its own, concurrently (sharded tensors); the kernel seconds count the longest of them.
+  // All-reduces overlap the items after them as in RunSchedule.
   absl::Status Replay(const absl::flat_hash_map<const UOp*, UOpPtr>& replace = {},
                       double* kernel_seconds = nullptr,
                       const absl::flat_hash_map<std::string, int64_t>& var_values = {}) const;

@@ -1,8 +1,11 @@
 // Tensor::AllReduce without MPI: a stand-in communicator ("TWINS", two processes that hold the same values,
 // so a sum doubles each element) checks the schedule item, the TinyJit replay, the gradient and the errors;
 // //nn:mpi_test runs the real one under mpirun.
+#include <algorithm>
 #include <cmath>
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -46,6 +49,53 @@ class Failing : public Communicator {
   [[noreturn]] void Abort(int code) override { std::abort(); }
 };
 
+// Twins whose all-reduces complete late: a Test never completes one ("LATE"), or the `tests`-th does
+// ("SOON"); the doubling happens only then. Counts those in flight at once.
+class LateTwins : public Twins {
+ public:
+  explicit LateTwins(int tests) : tests_(tests) {}
+  class Pending : public PendingAllReduce {
+   public:
+    Pending(std::vector<uint8_t> bytes, int tests) : bytes_(std::move(bytes)), tests_left_(tests) {
+      most_in_flight = std::max(most_in_flight, ++in_flight);
+    }
+    ~Pending() override { EXPECT_TRUE(done_) << "an all-reduce was never waited for"; }
+    absl::StatusOr<bool> Test() override {
+      if (!done_ && --tests_left_ == 0) Complete();
+      return done_;
+    }
+    absl::StatusOr<std::vector<uint8_t>> Wait() override {
+      if (!done_) Complete();
+      return std::move(bytes_);
+    }
+
+   private:
+    void Complete() {
+      float* values = reinterpret_cast<float*>(bytes_.data());
+      for (size_t i = 0; i < bytes_.size() / sizeof(float); ++i) values[i] *= 2;
+      done_ = true;
+      --in_flight;
+    }
+    std::vector<uint8_t> bytes_;
+    int tests_left_;
+    bool done_ = false;
+  };
+  absl::StatusOr<std::unique_ptr<PendingAllReduce>> StartAllReduce(std::vector<uint8_t> bytes, DType dtype,
+                                                                   Ops op) override {
+    if (dtype != dtypes::kFloat32 || op != Ops::ADD) return absl::UnimplementedError("late twins add floats");
+    return std::make_unique<Pending>(std::move(bytes), tests_);
+  }
+  static inline int in_flight = 0, most_in_flight = 0;
+
+ private:
+  int tests_;
+};
+
+const bool late_registered = RegisterCommunicator(
+    "LATE",
+    []() -> absl::StatusOr<std::unique_ptr<Communicator>> { return std::make_unique<LateTwins>(-1); });
+const bool soon_registered = RegisterCommunicator(
+    "SOON", []() -> absl::StatusOr<std::unique_ptr<Communicator>> { return std::make_unique<LateTwins>(2); });
 const bool twins_registered = RegisterCommunicator(
     "TWINS", []() -> absl::StatusOr<std::unique_ptr<Communicator>> { return std::make_unique<Twins>(); });
 const bool failing_registered = RegisterCommunicator(
@@ -93,6 +143,32 @@ TEST(AllReduceTest, AJitReplaysIt) {
     EXPECT_EQ(Twins::calls, before + 1) << "call " << call;
   }
   EXPECT_TRUE(jit.captured());
+}
+
+// A run starts an all-reduce and goes on; it writes the output before the first item that reads it.
+TEST(AllReduceTest, AllReducesOverlapTheItemsThatDoNotNeedThem) {
+  for (const char* communicator : {"LATE", "SOON"}) {
+    SCOPED_TRACE(communicator);
+    auto step = [&](absl::Span<const Tensor> in) -> absl::StatusOr<std::vector<Tensor>> {
+      Tensor a = (in[0] + 1).AllReduce(Ops::ADD, communicator);
+      Tensor b = (in[1] * 3).AllReduce(Ops::ADD, communicator);
+      return std::vector<Tensor>{a * b, a.AllReduce(Ops::ADD, communicator) - 1};
+    };
+    TinyJit jit(step);
+    for (int call = 0; call < 4; ++call) {
+      const float v = static_cast<float>(call);
+      LateTwins::most_in_flight = 0;
+      absl::StatusOr<std::vector<Tensor>> out =
+          jit({Tensor::FromVector<float>({v, 1}, {2}), Tensor::FromVector<float>({2, v}, {2})});
+      ASSERT_TRUE(out.ok()) << out.status();
+      EXPECT_THAT(Values((*out)[0]), ElementsAre(2 * (v + 1) * 12, 4 * 6 * v)) << "call " << call;
+      EXPECT_THAT(Values((*out)[1]), ElementsAre(4 * (v + 1) - 1, 7)) << "call " << call;
+      EXPECT_EQ(LateTwins::in_flight, 0) << "call " << call;
+      // a and b are both in flight before the product waits for them (only once a Test completes none).
+      if (std::string(communicator) == "LATE") EXPECT_EQ(LateTwins::most_in_flight, 2) << "call " << call;
+    }
+    EXPECT_TRUE(jit.captured());
+  }
 }
 
 TEST(AllReduceTest, TheGradientOfASumIsTheSumOfTheGradient) {
