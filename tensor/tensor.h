@@ -56,8 +56,9 @@ using Dims = std::vector<int64_t>;
 //   ASSIGN_OR_RETURN(Sint start_pos, Bind(Variable("start_pos", 1, 127), pos));
 //   Tensor keys = cache.Shrink({{0, start_pos + 1}, {0, 64}});   // shape (start_pos+1, 64)
 // The kernels take the variable as a parameter, so a TinyJit capture replays for every value. Movement
-// (Reshape, Expand, Shrink, Permute), elementwise ops with broadcasting, Sum/Max/Softmax and Dot/Matmul take
-// symbolic shapes; other operations see a symbolic size as -1 in Shape() and are not supported on them.
+// (Reshape, Expand, Shrink, Permute), indexing (Index with a bound variable or a Slice of symbolic bounds),
+// elementwise ops with broadcasting, Sum/Max/Softmax, Mean/Var/Std and Dot/Matmul take symbolic shapes; other
+// operations see a symbolic size as -1 in Shape() and are not supported on them.
 Sint Variable(const std::string& name, int64_t min, int64_t max);
 // `variable` (a DEFINE_VAR) bound to `value`; an error outside its range or for anything but a Variable.
 absl::StatusOr<Sint> Bind(const Sint& variable, int64_t value);
@@ -79,10 +80,12 @@ struct Scalar {
 
 class Tensor;
 
-// One index of `Tensor::Index` (Python's `t[...]`): an int, a slice, None (a new axis of size 1), or an int
-// tensor.
+// One index of `Tensor::Index` (Python's `t[...]`): an int or a bound variable, a slice, None (a new axis of
+// size 1), or an int tensor. A slice's start and stop may be symbolic (tinygrad's `t[v:v+2]`): then both are
+// given, with no step, and stop - start is positive over the variables' ranges.
 struct Slice {
-  std::optional<int64_t> start, stop, step;
+  std::optional<Sint> start, stop;
+  std::optional<int64_t> step;
 };
 struct NewAxis {};
 struct Ellipsis {};
@@ -100,7 +103,7 @@ struct ConvOptions {
 
 class Tensor {
  public:
-  using IndexItem = std::variant<int64_t, Slice, NewAxis, Ellipsis, std::shared_ptr<Tensor>>;
+  using IndexItem = std::variant<int64_t, Sint, Slice, NewAxis, Ellipsis, std::shared_ptr<Tensor>>;
 
   // An empty Tensor: errored ("uninitialized Tensor").
   Tensor();
@@ -157,6 +160,10 @@ class Tensor {
   // A scalar tensor (Tensor(3.0)).
   static Tensor Const(Scalar value, std::optional<DType> dtype = std::nullopt,
                       const std::string& device = "");
+  // A 0-d int32 tensor of a size (tinygrad's Tensor.from_uop): a bound variable is BIND(DEFINE_VAR, CONST) on
+  // the device, an integer a constant, and a sum or product the sum or product of its operands' tensors. What
+  // a mean over a symbolic axis divides by. Errors: any other expression (tinygrad's "unhandled UOp").
+  static Tensor FromSint(const Sint& value, const std::string& device = "");
   // The shape may be symbolic (tinygrad's Tensor.full of a sint shape); the int overloads give the same
   // graph.
   static Tensor Full(const SintVec& shape, Scalar value, std::optional<DType> dtype = std::nullopt,

@@ -201,6 +201,42 @@ Tensor Tensor::Const(Scalar value, std::optional<DType> dtype, const std::string
   return Tensor(UOp::New(Ops::CONST, dt, {view}, UOp::Const(dt, AsConst(value.value, dt))->arg()));
 }
 
+namespace {
+
+Tensor SizeTensor(const UOp* size, const std::string& device) {
+  switch (size->op()) {
+    case Ops::CONST:
+      return Tensor::Const(size->const_value().AsInt64(), std::nullopt, device);
+    case Ops::BIND: {
+      // BIND(DEFINE_VAR(VIEW(DEVICE)), CONST(VIEW(DEVICE))): UOp.metaop's variable on a device.
+      UOpPtr view =
+          UOp::New(Ops::VIEW, dtypes::kVoid, {UOp::New(Ops::DEVICE, dtypes::kVoid, {}, Arg(device))},
+                   Arg(std::make_shared<ShapeTrackerArg>(*ShapeTracker::FromShape({}))));
+      const UOp* var = size->src(0);
+      const UOp* value = size->src(1);
+      return Tensor(UOp::New(Ops::BIND, var->dtype(),
+                             {UOp::New(Ops::DEFINE_VAR, var->dtype(), {view}, var->arg()),
+                              UOp::New(Ops::CONST, value->dtype(), {view}, value->arg())}));
+    }
+    case Ops::ADD:
+      return SizeTensor(size->src(0), device) + SizeTensor(size->src(1), device);
+    case Ops::MUL:
+      return SizeTensor(size->src(0), device) * SizeTensor(size->src(1), device);
+    default:
+      return tensor_internal::Error("FromSint",
+                                    absl::StrCat("a size of ", Sint::FromUOp(size->ref()).ToString(),
+                                                 " has no tensor: only bound variables, integers, "
+                                                 "and their sums and products have"));
+  }
+}
+
+}  // namespace
+
+Tensor Tensor::FromSint(const Sint& value, const std::string& device) {
+  if (value.is_int()) return Const(value.value(), std::nullopt, device);
+  return SizeTensor(value.uop().get(), Dev(device));
+}
+
 Tensor Tensor::Full(const SintVec& shape, Scalar value, std::optional<DType> dtype,
                     const std::string& device) {
   for (const Sint& s : shape)

@@ -365,12 +365,12 @@ Tensor Tensor::Repeat(const Dims& repeats) const {
 
 namespace {
 
-// Python's slice.indices(size).
+// Python's slice.indices(size), for a slice of integers.
 void SliceIndices(const Slice& s, int64_t size, int64_t* start, int64_t* stop, int64_t* step) {
   *step = s.step.value_or(1);
-  auto clamp = [&](std::optional<int64_t> v, bool is_start) {
+  auto clamp = [&](const std::optional<Sint>& v, bool is_start) {
     if (!v) return is_start ? (*step < 0 ? size - 1 : 0) : (*step < 0 ? int64_t{-1} : size);
-    int64_t x = *v;
+    int64_t x = v->value();
     if (x < 0) {
       x += size;
       if (x < 0) x = *step < 0 ? -1 : 0;
@@ -385,12 +385,13 @@ void SliceIndices(const Slice& s, int64_t size, int64_t* start, int64_t* stop, i
 
 // tinygrad's _getitem: `self[indices]`. With `value`, instead the advanced setitem's result (needs a tensor
 // index): the basic view (`*view`: the slices, ints and Nones applied, movement ops only) with the places the
-// tensor indices name replaced by `value`.
+// tensor indices name replaced by `value`. Sizes and bounds may be symbolic (tinygrad's sint cases); where
+// tinygrad cannot decide a bound over the variables' ranges, that is an error here too.
 Tensor GetItem(const Tensor& self, const std::vector<Tensor::IndexItem>& indices_in, const Tensor* value,
                Tensor* view) {
   UOPC_TENSOR_PROPAGATE(&self);
   const int64_t ndim = self.ndim();
-  Dims shape = self.Shape();
+  const SintVec shape = self.SymShape();
   std::vector<Tensor::IndexItem> indices = indices_in;
   int64_t ellipses = 0, nones = 0;
   size_t fill = indices.size();
@@ -412,12 +413,13 @@ Tensor GetItem(const Tensor& self, const std::vector<Tensor::IndexItem>& indices
 
   struct Parsed {
     int kind;  // 0 int, 1 slice, 2 none, 3 tensor
-    int64_t size, b0, b1, stride;
+    Sint size, b0, b1;
+    int64_t stride;
     std::shared_ptr<Tensor> tensor;
   };
   std::vector<Parsed> parsed;
   int64_t dim = 0;
-  for (const Tensor::IndexItem& index : indices) {
+  for (Tensor::IndexItem index : indices) {
     Parsed p{1, 1, 0, 1, 1, nullptr};
     if (std::holds_alternative<NewAxis>(index)) {
       p.kind = 2;
@@ -426,47 +428,80 @@ Tensor GetItem(const Tensor& self, const std::vector<Tensor::IndexItem>& indices
       parsed.push_back(p);
       continue;
     }
-    int64_t size = shape[dim];
+    const Sint size = shape[dim];
     p.size = size;
     p.b0 = 0;
     p.b1 = size;
-    if (const int64_t* i = std::get_if<int64_t>(&index)) {
-      if (*i >= size || *i < -size) {
-        return Error("Index", absl::StrCat("index ", *i, " is out of bounds for axis ", dim, " with size ",
-                                           size, " (shape ", TupleString(shape), ")"));
+    if (const Sint* i = std::get_if<Sint>(&index); i != nullptr && i->is_int()) index = i->value();
+    if (std::holds_alternative<int64_t>(index) || std::holds_alternative<Sint>(index)) {
+      const Sint i =
+          std::holds_alternative<int64_t>(index) ? Sint(std::get<int64_t>(index)) : std::get<Sint>(index);
+      // Python's `index >= size or index < -size`, decided over the variables' ranges.
+      if (Resolve(Le(size, i), true) || Resolve(Lt(i, -size), true)) {
+        return Error("Index",
+                     absl::StrCat("index ", i.ToString(), " is out of bounds for axis ", dim, " with size ",
+                                  size.ToString(), " (shape ", TupleString(shape), ")",
+                                  i.is_int() && size.is_int() ? "" : " for some values of the variables"));
+      }
+      const std::optional<bool> non_negative = Le(0, i);
+      if (!non_negative) {
+        return Error("Index",
+                     absl::StrCat("index ", i.ToString(), " is negative for some values of its variables"));
       }
       p.kind = 0;
-      p.b0 = *i >= 0 ? *i : *i + size;
+      p.b0 = *non_negative ? i : i + size;
       p.b1 = p.b0 + 1;
     } else if (const Slice* s = std::get_if<Slice>(&index)) {
       if (s->step && *s->step == 0) return Error("Index", "a slice step cannot be 0");
-      int64_t start, stop, step;
-      SliceIndices(*s, size, &start, &stop, &step);
-      p.stride = step;
-      if (step * (stop - start) < 0) {
-        p.b0 = p.b1 = 0;
-      } else if (step < 0) {
-        p.b0 = stop + 1;
-        p.b1 = start + 1;
+      const bool int_bounds = (!s->start || s->start->is_int()) && (!s->stop || s->stop->is_int());
+      if (int_bounds && size.is_int()) {
+        int64_t start, stop, step;
+        SliceIndices(*s, size.value(), &start, &stop, &step);
+        p.stride = step;
+        if (step * (stop - start) < 0) {
+          p.b0 = p.b1 = 0;
+        } else if (step < 0) {
+          p.b0 = stop + 1;
+          p.b1 = start + 1;
+        } else {
+          p.b0 = start;
+          p.b1 = stop;
+        }
+        p.size = CeilDiv(p.b1.value() - p.b0.value(), std::abs(step));
+      } else if (!s->start && !s->stop && !s->step) {
+        // The whole of a symbolic axis (tinygrad cannot take a symbolic size's slice.indices).
+      } else if (int_bounds) {
+        return Error("Index",
+                     absl::StrCat("axis ", dim, " has the symbolic size ", size.ToString(),
+                                  ": only the whole of it, or a slice with symbolic bounds, is taken"));
       } else {
-        p.b0 = start;
-        p.b1 = stop;
+        // tinygrad's simple symbolic slice: both bounds, no step, and a positive size over the ranges.
+        if (!s->start || !s->stop || s->step || !Resolve(Lt(0, *s->stop - *s->start), false)) {
+          return Error("Index",
+                       absl::StrCat("a slice with a symbolic bound needs both bounds, no step, and a "
+                                    "stop past its start over the variables' ranges (axis ",
+                                    dim, ")"));
+        }
+        p.b0 = *s->start;
+        p.b1 = *s->stop;
+        p.size = *s->stop - *s->start;
       }
-      p.size = CeilDiv(p.b1 - p.b0, std::abs(step));
     } else if (const auto* t = std::get_if<std::shared_ptr<Tensor>>(&index)) {
       const Tensor& idx = **t;
       UOPC_TENSOR_PROPAGATE(&idx);
       if (!idx.dtype().is_int())
         return Error("Index", "index dtype " + idx.dtype().ToString() + " is not supported");
+      if (self.symbolic())
+        return Error("Index", "a tensor index into a tensor of a symbolic shape is not supported");
       p.kind = 3;
-      p.tensor = std::make_shared<Tensor>(idx.Lt(0).Where(idx + size, idx));
+      p.tensor = std::make_shared<Tensor>(idx.Lt(0).Where(idx + size.value(), idx));
     }
     parsed.push_back(p);
     ++dim;
   }
 
   Tensor x = self;
-  std::vector<std::pair<int64_t, int64_t>> shrinks;
+  std::vector<SintPair> shrinks;
   Dims strides, flips;
   for (const Parsed& p : parsed) {
     if (p.kind == 2) continue;
@@ -478,6 +513,10 @@ Tensor GetItem(const Tensor& self, const std::vector<Tensor::IndexItem>& indices
       if (strides[i] < 0) flips.push_back(i);
     x = x.Shrink(shrinks).Flip(flips);
     bool strided = std::any_of(strides.begin(), strides.end(), [](int64_t s) { return std::abs(s) != 1; });
+    if (strided && x.symbolic()) {
+      return Error("Index",
+                   "a slice with a step other than 1 or -1 on a tensor of a symbolic shape is not supported");
+    }
     if (strided) {
       Dims xs = x.Shape();
       std::vector<std::pair<int64_t, int64_t>> pads;
@@ -499,7 +538,7 @@ Tensor GetItem(const Tensor& self, const std::vector<Tensor::IndexItem>& indices
       x = x.Shrink(sh).Reshape(outer);
     }
   }
-  Dims final_shape;
+  SintVec final_shape;
   for (const Parsed& p : parsed)
     if (p.kind != 0) final_shape.push_back(p.size);
   x = x.Reshape(final_shape);

@@ -53,16 +53,33 @@ Tensor Reduce(const Tensor& t, Ops op, const Tensor::Axes& axis, bool keepdim) {
 }
 
 // The number of elements a reduction over `axis` combines.
-int64_t ReducedCount(const Tensor& t, const Tensor::Axes& axis) {
+// The sizes a reduction over `axis` sums, in axis order (what tinygrad's mean and var count).
+SintVec ReducedSizes(const Tensor& t, const Tensor::Axes& axis) {
   absl::StatusOr<Dims> axes = ResolveAxes(t, axis);
-  if (!axes.ok()) return 1;
-  Dims shape = t.Shape();
+  if (!axes.ok()) return {};
+  SintVec shape = t.SymShape();
   Dims uniq = *axes;
   std::sort(uniq.begin(), uniq.end());
   uniq.erase(std::unique(uniq.begin(), uniq.end()), uniq.end());
-  int64_t n = 1;
-  for (int64_t a : uniq) n *= shape[a];
-  return n;
+  SintVec sizes;
+  for (int64_t a : uniq) sizes.push_back(shape[a]);
+  return sizes;
+}
+
+// Python's prod of `sizes` (a fold from the integer 1 that becomes a UOp at the first symbolic size,
+// unsimplified) as Tensor.from_uop makes it a tensor: mean's divisor over a symbolic axis.
+Tensor SizeProductTensor(absl::Span<const Sint> sizes, const std::string& device) {
+  int64_t leading = 1;
+  std::optional<Tensor> product;
+  for (const Sint& size : sizes) {
+    if (!product && size.is_int()) {
+      leading *= size.value();
+      continue;
+    }
+    Tensor factor = Tensor::FromSint(size, device);
+    product = product ? *product * factor : Tensor::FromSint(leading, device) * factor;
+  }
+  return product ? *product : Tensor::FromSint(leading, device);
 }
 
 Tensor Inverse(const Tensor& t) {
@@ -220,14 +237,19 @@ Tensor Tensor::Mean(Axes axis, bool keepdim) const {
   DType out = dtype().is_float() ? dtype() : dtypes::kFloat32;
   Tensor numerator = Cast(SumAccDType(dtype())).Sum(axis, keepdim);
   UOPC_TENSOR_PROPAGATE(&numerator);
-  return numerator.Div(ReducedCount(*this, axis)).Cast(out);
+  const SintVec sizes = ReducedSizes(*this, axis);
+  if (AllInt(sizes)) return numerator.Div(uopc::Prod(sizes).value()).Cast(out);
+  return numerator.Div(SizeProductTensor(sizes, Device())).Cast(out);
 }
 
 Tensor Tensor::Var(Axes axis, bool keepdim, int64_t correction) const {
   UOPC_TENSOR_PROPAGATE(this);
   Tensor squares = (*this - Mean(axis, true)).Square();
-  int64_t n = ReducedCount(*this, axis);
-  return squares.Sum(axis, keepdim).Div(std::max<int64_t>(0, n - correction));
+  // tinygrad's smax([0, n - correction]), simplified: a symbolic count whose range stays non-negative
+  // becomes the count less the correction.
+  const Sint n = uopc::Max(Sint(0), uopc::Prod(ReducedSizes(*this, axis)) - correction);
+  Tensor sum = squares.Sum(axis, keepdim);
+  return n.is_int() ? sum.Div(n.value()) : sum.Div(FromSint(n, Device()));
 }
 
 Tensor Tensor::Std(Axes axis, bool keepdim, int64_t correction) const {

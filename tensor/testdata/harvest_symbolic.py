@@ -52,6 +52,18 @@ API = {
   "pad_value": (lambda i: A.shrink(((0, i), None)).pad(((1, 1), None), value=2.0).sum(0), (1, 10), [3, 6]),
   "pad_symbolic": (lambda i: A.shrink(((0, i), None)).pad(((0, 10 - i), None)).contiguous(), (1, 10), [3, 8]),
   "expand_rows": (lambda i: A.shrink(((0, 1), None)).expand(i, 4).sum(0), (1, 10), [5, 2]),
+  # a mean and variance over a symbolic axis: the count is a tensor of the bound variable (Tensor.from_uop)
+  "mean_rows": (lambda i: A.shrink(((0, i), None)).mean(0), (1, 10), [3, 10, 1]),
+  "var_rows": (lambda i: A.shrink(((0, i), None)).var(0), (2, 10), [3, 10, 2]),
+  "std_all": (lambda i: A.shrink(((0, i), None)).std(), (2, 10), [4, 9]),
+  "mean_window": (lambda i: C.shrink(((i, i + 2), None)).mean(0, keepdim=True) + C.shrink(((0, i + 1), None)).mean(),
+                  (1, 10), [2, 9]),
+  # indexing with a bound variable and slicing with symbolic bounds
+  "index_row": (lambda i: A[i] + 1, (1, 8), [3, 1, 8]),
+  "slice_rows": (lambda i: A[i:i + 2] * 2, (1, 8), [3, 8]),
+  "slice_prefix_sum": (lambda i: A[0:i].sum(0), (1, 8), [3, 8]),
+  "slice_of_slice": (lambda i: C[:, 0:1][i - 1:i + 1].contiguous(), (1, 8), [3, 1]),
+  "index_and_slice": (lambda i: A[i, 1:3] * 2, (1, 8), [5, 2]),
 }
 PROGRAMS.update(API)
 SEEDS.update({3: CACHE, 4: XQ, 5: KV})
