@@ -183,8 +183,7 @@ UOpPtr ShapeNewConstants(const UOpPtr& out, const UOp* root, Context& ctx) {
         if (!is_bare_const(s) && !DeviceOf(s.get()).empty() && ctx.St(s) != nullptr) shaped = &s;
       }
       if (shaped != nullptr) {
-        std::vector<int64_t> shape;
-        for (const Sint& d : ctx.shapes.Shape(*shaped)) shape.push_back(d.value());
+        const SintVec shape = ctx.shapes.Shape(*shaped);
         for (UOpPtr& s : src) {
           if (is_bare_const(s)) s = TensorConst(s->dtype(), s->const_value(), shape, DeviceOf(shaped->get()));
         }

@@ -154,7 +154,22 @@ class Parser {
   }
 
   size_t pos() const { return pos_; }
-  absl::StatusOr<Sint> ParseSymbolicInt() { return ParseSint(); }
+
+  absl::StatusOr<Sint> ParseSint() {
+    SkipWs();
+    if (Peek('-') || (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_])))) {
+      UOPC_ASSIGN_OR_RETURN(int64_t v, ParseInt());
+      return Sint(v);
+    }
+    refs_.clear();
+    size_t start = pos_;
+    UOPC_ASSIGN_OR_RETURN(UOpPtr u, ParseUOp(0));
+    if (u->dtype() != dtypes::kInt32) {
+      pos_ = start;
+      return Error("an int UOp");
+    }
+    return Sint::FromUOp(u);
+  }
 
  private:
   absl::Status Error(absl::string_view expected) const {
@@ -196,22 +211,6 @@ class Parser {
     }
     if (pos_ == start) return Error("a name");
     return std::string(text_.substr(start, pos_ - start));
-  }
-
-  absl::StatusOr<Sint> ParseSint() {
-    SkipWs();
-    if (Peek('-') || (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_])))) {
-      UOPC_ASSIGN_OR_RETURN(int64_t v, ParseInt());
-      return Sint(v);
-    }
-    refs_.clear();
-    size_t start = pos_;
-    UOPC_ASSIGN_OR_RETURN(UOpPtr u, ParseUOp(0));
-    if (u->dtype() != dtypes::kInt32) {
-      pos_ = start;
-      return Error("an int UOp");
-    }
-    return Sint::FromUOp(u);
   }
 
   absl::StatusOr<SintVec> ParseSintTuple() {
@@ -398,7 +397,7 @@ absl::StatusOr<PayloadParse> ParseShapeTrackerPayload(absl::string_view text) {
 
 absl::StatusOr<PayloadParse> ParseSintPayload(absl::string_view text) {
   Parser p(text);
-  UOPC_ASSIGN_OR_RETURN(Sint s, p.ParseSymbolicInt());
+  UOPC_ASSIGN_OR_RETURN(Sint s, p.ParseSint());
   if (s.is_int()) return absl::InvalidArgumentError("UOp: a symbolic int folded to a constant");
   return PayloadParse{std::make_shared<const SintArg>(s.uop()), p.pos()};
 }

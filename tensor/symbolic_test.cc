@@ -141,6 +141,23 @@ const std::map<std::string, ApiProgram>& ApiPrograms() {
        [](const Sint& i) {
          return Same(Rows().Index({i, Slice{1, 3}}) * 2);
        }},
+      {"cat_rows",
+       [](const Sint& i) {
+         static const Tensor b = R({4}, dtypes::kFloat32, 1);
+         return Same(Rows().Shrink({{0, i}, {0, 4}}).Cat({b.Reshape({1, 4})}).Sum(0));
+       }},
+      {"flatten_sum",
+       [](const Sint& i) {
+         return Same(Rows().Shrink({{0, i}, {0, 4}}).Flatten().Max());
+       }},
+      {"gelu_rows",
+       [](const Sint& i) {
+         return Same(Rows().Shrink({{0, i}, {0, 4}}).Gelu().Sum(0));
+       }},
+      {"layernorm_rows",
+       [](const Sint& i) {
+         return Same(Rows().Shrink({{0, i}, {0, 4}}).Layernorm({0}).Max(0));
+       }},
       {"mean_window",
        [](const Sint& i) {
          static const Tensor c = R({12, 3}, dtypes::kFloat32, 2);
@@ -194,9 +211,15 @@ TEST_P(SymbolicProgramTest, KernelsAndValuesMatchTinygradAndReplayAtOtherValues)
     std::tie(out, read) = ApiPrograms().at(GetParam())(*bound);
     ASSERT_TRUE(out.ok()) << out.status();
     const std::string graph = program["graph"].get<std::string>();
-    EXPECT_EQ(GraphDifference(CanonicalSink({out}),
-                              absl::StartsWith(GetParam(), "index_") ? WithoutNoOpFlips(graph) : graph),
-              "");
+    // tinygrad's Cat pads by running sums of the sizes left unsimplified (0 + i + 1 - (0 + i)), which uopc's
+    // IR cannot hold (its sizes simplify as they are made: the pad is by 1); only the kernels and values of
+    // "cat_rows" are compared (docs/parity.md).
+    const bool compare_graph = GetParam() != "cat_rows";
+    if (compare_graph) {
+      EXPECT_EQ(GraphDifference(CanonicalSink({out}),
+                                absl::StartsWith(GetParam(), "index_") ? WithoutNoOpFlips(graph) : graph),
+                "");
+    }
   } else {
     absl::StatusOr<std::vector<UOpPtr>> parsed = ParseIr(program["graph"].get<std::string>());
     ASSERT_TRUE(parsed.ok()) << parsed.status();
@@ -248,7 +271,8 @@ INSTANTIATE_TEST_SUITE_P(Harvested, SymbolicProgramTest,
                                          "attention", "kv_update", "full_sum", "ones_times_rows", "pad_value",
                                          "pad_symbolic", "expand_rows", "mean_rows", "var_rows", "std_all",
                                          "mean_window", "index_row", "slice_rows", "slice_prefix_sum",
-                                         "slice_of_slice", "index_and_slice"));
+                                         "slice_of_slice", "index_and_slice", "cat_rows", "flatten_sum",
+                                         "gelu_rows", "layernorm_rows"));
 
 TEST(VariableTest, BindChecksTheRange) {
   const Sint pos = Variable("start_pos", 1, 127);
@@ -302,6 +326,13 @@ TEST(SymbolicTensorTest, IndexingWithSymbolicBoundsChecksThemOverTheRange) {
   const Tensor first = rows.Index({Slice{0, i + 1}});
   EXPECT_EQ(first.Index({Slice{}, int64_t{1}}).SymShape(), (SintVec{i + 1}));
   EXPECT_THAT(message(first.Index({Slice{0, 2}})), testing::HasSubstr("symbolic size"));
+  // Operations that do not take symbolic shapes yet are errors, not wrong results.
+  EXPECT_FALSE(first.Cumsum(0).ok());
+  EXPECT_FALSE(first.Argmax(0).ok());
+  EXPECT_FALSE(first.Triu(1).ok());
+  EXPECT_FALSE(first.Repeat({2, 1}).ok());
+  // A symbolic shape has no data to read (tinygrad's data() asserts the same).
+  EXPECT_THAT(first.ToVector<float>().status().message(), testing::HasSubstr("has no data to read"));
   EXPECT_THAT(message(first.Index({std::make_shared<Tensor>(Tensor::FromVector<int32_t>({0}, {1}))})),
               testing::HasSubstr("symbolic shape"));
   // A mean divides by the count as a tensor of the variable: only sums and products of variables have one.

@@ -312,9 +312,9 @@ Tensor Tensor::Flatten(int64_t start_dim, int64_t end_dim) const {
   absl::Status err;
   int64_t s = ResolveDim(start_dim, false, &err), e = ResolveDim(end_dim, false, &err);
   if (!err.ok()) return FromError(err);
-  Dims cur = Shape(), out(cur.begin(), cur.begin() + s);
-  out.push_back(
-      tensor_internal::NumElements(absl::MakeConstSpan(cur).subspan(s, std::max<int64_t>(0, e + 1 - s))));
+  const SintVec cur = SymShape();
+  SintVec out(cur.begin(), cur.begin() + s);
+  out.push_back(uopc::Prod(absl::MakeConstSpan(cur).subspan(s, std::max<int64_t>(0, e + 1 - s))));
   out.insert(out.end(), cur.begin() + std::min<int64_t>(e + 1, cur.size()), cur.end());
   return Reshape(out);
 }
@@ -716,10 +716,10 @@ Tensor Tensor::Cat(const std::vector<Tensor>& others, int64_t dim_in) const {
   if (!err.ok()) return FromError(err);
   std::vector<Tensor> tensors = {*this};
   tensors.insert(tensors.end(), others.begin(), others.end());
-  Dims s0 = Shape();
-  Dims cum = {0};
+  const SintVec s0 = SymShape();
+  SintVec cum = {0};
   for (const Tensor& t : tensors) {
-    Dims s = t.Shape();
+    const SintVec s = t.SymShape();
     bool same = s.size() == s0.size();
     for (size_t i = 0; same && i < s.size(); ++i)
       if (static_cast<int64_t>(i) != dim && s[i] != s0[i]) same = false;
@@ -731,7 +731,7 @@ Tensor Tensor::Cat(const std::vector<Tensor>& others, int64_t dim_in) const {
   }
   Tensor out;
   for (size_t i = 0; i < tensors.size(); ++i) {
-    std::vector<std::pair<int64_t, int64_t>> pads(s0.size(), {0, 0});
+    std::vector<SintPair> pads(s0.size(), {0, 0});
     pads[dim] = {cum[i], cum.back() - cum[i + 1]};
     Tensor p = tensors[i].Pad(pads);
     out = i == 0 ? p : out + p;

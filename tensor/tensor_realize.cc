@@ -193,6 +193,12 @@ Tensor Tensor::Kernelize(absl::Span<const Tensor> others) const {
 
 absl::StatusOr<std::vector<uint8_t>> Tensor::ToBytes() const {
   UOPC_RETURN_IF_ERROR(status());
+  if (symbolic()) {
+    // As tinygrad's data(): the number of elements is not known.
+    return absl::FailedPreconditionError(
+        absl::StrCat("a tensor of the symbolic shape ", TupleString(SymShape()),
+                     " has no data to read; shrink it to integer sizes first"));
+  }
   Dims shape = Shape();
   int64_t n = tensor_internal::NumElements(shape);
   int itemsize = dtype().itemsize();

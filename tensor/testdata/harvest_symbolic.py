@@ -64,6 +64,11 @@ API = {
   "slice_prefix_sum": (lambda i: A[0:i].sum(0), (1, 8), [3, 8]),
   "slice_of_slice": (lambda i: C[:, 0:1][i - 1:i + 1].contiguous(), (1, 8), [3, 1]),
   "index_and_slice": (lambda i: A[i, 1:3] * 2, (1, 8), [5, 2]),
+  # other operations on a symbolic shape
+  "cat_rows": (lambda i: A.shrink(((0, i), None)).cat(B.reshape(1, 4)).sum(0), (1, 10), [3, 10]),
+  "flatten_sum": (lambda i: A.shrink(((0, i), None)).flatten().max(), (1, 10), [4, 9]),
+  "gelu_rows": (lambda i: A.shrink(((0, i), None)).gelu().sum(0), (1, 10), [3, 7]),
+  "layernorm_rows": (lambda i: A.shrink(((0, i), None)).layernorm(axis=0).max(0), (2, 10), [3, 10]),
 }
 PROGRAMS.update(API)
 SEEDS.update({3: CACHE, 4: XQ, 5: KV})
