@@ -341,24 +341,24 @@ Tensor Tensor::Unsqueeze(int64_t dim) const {
   absl::Status err;
   int64_t d = ResolveDim(dim, true, &err);
   if (!err.ok()) return FromError(err);
-  Dims out = Shape();
+  SintVec out = SymShape();
   out.insert(out.begin() + d, 1);
   return Reshape(out);
 }
 
 Tensor Tensor::Repeat(const Dims& repeats) const {
   UOPC_TENSOR_PROPAGATE(this);
-  Dims cur = Shape();
+  const SintVec cur = SymShape();
   if (repeats.size() < cur.size()) {
     return Error("Repeat", absl::StrCat(repeats.size(), " repeats for a tensor of shape ", TupleString(cur)));
   }
-  Dims base(repeats.size() - cur.size(), 1);
+  SintVec base(repeats.size() - cur.size(), 1);
   base.insert(base.end(), cur.begin(), cur.end());
-  Dims unsq, expd, fin;
+  SintVec unsq, expd, fin;
   for (size_t i = 0; i < base.size(); ++i) {
     unsq.insert(unsq.end(), {1, base[i]});
     expd.insert(expd.end(), {repeats[i], base[i]});
-    fin.push_back(repeats[i] * base[i]);
+    fin.push_back(base[i] * repeats[i]);
   }
   return Reshape(unsq).Expand(expd).Reshape(fin);
 }
