@@ -34,9 +34,10 @@ namespace uopc {
 // An all-reduce that has started and not been waited for (Communicator::StartAllReduce). It owns its bytes.
 class PendingAllReduce {
  public:
-  // One not waited for is waited for here, as the communicator's time limit allows.
+  // Destroying one not waited for is safe: the communicator keeps what its collective still writes to.
   virtual ~PendingAllReduce() = default;
-  // Lets the collective advance (MPI's progresses only inside MPI's calls) and says whether it is complete.
+  // Lets the collective advance (where the library advances it only inside its calls) and says whether it is
+  // complete.
   virtual absl::StatusOr<bool> Test() = 0;
   // Waits for it (at most the communicator's time limit) and returns the reduced bytes. Call it once.
   virtual absl::StatusOr<std::vector<uint8_t>> Wait() = 0;

@@ -52,7 +52,6 @@ Tensor Reduce(const Tensor& t, Ops op, const Tensor::Axes& axis, bool keepdim) {
   return ret.Reshape(out);
 }
 
-// The number of elements a reduction over `axis` combines.
 // The sizes a reduction over `axis` sums, in axis order (what tinygrad's mean and var count).
 SintVec ReducedSizes(const Tensor& t, const Tensor::Axes& axis) {
   absl::StatusOr<Dims> axes = ResolveAxes(t, axis);
