@@ -162,6 +162,14 @@ const std::map<std::string, ApiProgram>& ApiPrograms() {
        [](const Sint& i) {
          return Same(Rows().Shrink({{0, i}, {0, 4}}).Repeat({2, 3}).Sum(0));
        }},
+      {"cumsum_cols",
+       [](const Sint& i) {
+         return Same(Rows().Shrink({{0, i}, {0, 4}}).Cumsum(1).Sum(0));
+       }},
+      {"argmax_cols",
+       [](const Sint& i) {
+         return Same(Rows().Shrink({{0, i}, {0, 4}}).Argmax(1).Sum());
+       }},
       {"mean_window",
        [](const Sint& i) {
          static const Tensor c = R({12, 3}, dtypes::kFloat32, 2);
@@ -276,7 +284,8 @@ INSTANTIATE_TEST_SUITE_P(Harvested, SymbolicProgramTest,
                                          "pad_symbolic", "expand_rows", "mean_rows", "var_rows", "std_all",
                                          "mean_window", "index_row", "slice_rows", "slice_prefix_sum",
                                          "slice_of_slice", "index_and_slice", "cat_rows", "flatten_sum",
-                                         "gelu_rows", "layernorm_rows", "repeat_rows"));
+                                         "gelu_rows", "layernorm_rows", "repeat_rows", "cumsum_cols",
+                                         "argmax_cols"));
 
 TEST(VariableTest, BindChecksTheRange) {
   const Sint pos = Variable("start_pos", 1, 127);

@@ -57,9 +57,10 @@ using Dims = std::vector<int64_t>;
 //   Tensor keys = cache.Shrink({{0, start_pos + 1}, {0, 64}});   // shape (start_pos+1, 64)
 // The kernels take the variable as a parameter, so a TinyJit capture replays for every value. Movement
 // (Reshape, Expand, Shrink, Permute, Cat, Flatten, Repeat), indexing (Index with a bound variable or a Slice
-// of symbolic bounds), elementwise ops with broadcasting, Sum/Max/Softmax, Mean/Var/Std/Layernorm and
-// Dot/Matmul take symbolic shapes; other operations see a symbolic size as -1 in Shape() and are not
-// supported on them (docs/support.md). A symbolic tensor has no data to read (ToVector is an error).
+// of symbolic bounds), elementwise ops with broadcasting, Sum/Max/Softmax, Mean/Var/Std/Layernorm,
+// Cumsum/Argmax along an axis of integer size and Dot/Matmul take symbolic shapes; other operations see a
+// symbolic size as -1 in Shape() and are not supported on them (docs/support.md). A symbolic tensor has no
+// data to read (ToVector is an error).
 Sint Variable(const std::string& name, int64_t min, int64_t max);
 // `variable` (a DEFINE_VAR) bound to `value`; an error outside its range or for anything but a Variable.
 absl::StatusOr<Sint> Bind(const Sint& variable, int64_t value);

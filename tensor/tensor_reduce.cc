@@ -129,7 +129,14 @@ Tensor Pool(const Tensor& self, const Dims& k, const Dims& stride_in, const Dims
     }
   }
   size_t nn = shape.size() - nk;
-  Dims noop(shape.begin(), shape.begin() + nn), i(shape.begin() + nn, shape.end());
+  // The axes before the pooled ones may be symbolic (they pass through); the pooled ones may not.
+  const SintVec sym_shape = self.SymShape();
+  const SintVec noop(sym_shape.begin(), sym_shape.begin() + nn);
+  if (!AllInt(absl::MakeConstSpan(sym_shape).subspan(nn))) {
+    return Error("pool",
+                 absl::StrCat("the pooled axes of ", TupleString(sym_shape), " must not be symbolic"));
+  }
+  Dims i(shape.begin() + nn, shape.end());
   for (size_t j = 0; j < nk; ++j) {
     if (d[j] * (k[j] - 1) + 1 > i[j]) {
       return Error("pool",
@@ -140,8 +147,8 @@ Tensor Pool(const Tensor& self, const Dims& k, const Dims& stride_in, const Dims
   for (size_t j = 0; j < nk; ++j) o[j] = CeilDiv(i[j] - d[j] * (k[j] - 1), s[j]);
   // None in tinygrad's shrink args: the whole axis.
   auto noop_pairs = [&]() {
-    std::vector<std::pair<int64_t, int64_t>> p;
-    for (size_t j = 0; j < nn; ++j) p.push_back({0, shape[j]});
+    std::vector<SintPair> p;
+    for (size_t j = 0; j < nn; ++j) p.push_back({0, noop[j]});
     return p;
   };
   bool general = false;
@@ -164,7 +171,7 @@ Tensor Pool(const Tensor& self, const Dims& k, const Dims& stride_in, const Dims
     }
     x = x.Repeat(rep);
     auto sh = noop_pairs();
-    Dims rs = noop;
+    SintVec rs = noop;
     for (size_t j = 0; j < nk; ++j) {
       sh.push_back({0, k[j] * (i[j] * f[j] + d[j])});
       rs.insert(rs.end(), {k[j], i[j] * f[j] + d[j]});
@@ -193,14 +200,14 @@ Tensor Pool(const Tensor& self, const Dims& k, const Dims& stride_in, const Dims
     for (size_t j = 0; j < nk; ++j) perm.push_back(nn + j * 2);
     return x.Permute(perm);
   }
-  std::vector<std::pair<int64_t, int64_t>> pads(nn, {0, 0});
+  std::vector<SintPair> pads(nn, {0, 0});
   auto sh = noop_pairs();
   for (size_t j = 0; j < nk; ++j) {
     pads.push_back({0, std::max<int64_t>(0, o[j] * s[j] - i[j])});
     sh.push_back({0, o[j] * s[j]});
   }
   x = x.Pad(pads).Shrink(sh);
-  Dims rs = noop;
+  SintVec rs = noop;
   for (size_t j = 0; j < nk; ++j) rs.insert(rs.end(), {o[j], s[j]});
   x = x.Reshape(rs);
   sh = noop_pairs();

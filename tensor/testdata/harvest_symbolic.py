@@ -70,6 +70,8 @@ API = {
   "gelu_rows": (lambda i: A.shrink(((0, i), None)).gelu().sum(0), (1, 10), [3, 7]),
   "layernorm_rows": (lambda i: A.shrink(((0, i), None)).layernorm(axis=0).max(0), (2, 10), [3, 10]),
   "repeat_rows": (lambda i: A.shrink(((0, i), None)).repeat(2, 3).sum(0), (1, 10), [3, 10]),
+  "cumsum_cols": (lambda i: A.shrink(((0, i), None)).cumsum(1).sum(0), (1, 10), [3, 10]),
+  "argmax_cols": (lambda i: A.shrink(((0, i), None)).argmax(1).sum(), (1, 10), [3, 10]),
 }
 PROGRAMS.update(API)
 SEEDS.update({3: CACHE, 4: XQ, 5: KV})
