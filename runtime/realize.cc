@@ -389,14 +389,17 @@ class AllReducesInFlight {
 
   // Starts `item`'s all-reduce, after finishing those whose output it reads or writes.
   absl::Status Start(const ExecItem& item, const BufferReplacements& replace) {
-    UOPC_RETURN_IF_ERROR(FinishTouching(item.BuffersWith(replace)));
+    UOPC_RETURN_IF_ERROR(FinishTouching(item, replace));
     UOPC_ASSIGN_OR_RETURN(StartedAllReduce started, item.StartAllReduce(replace));
     started_.push_back(std::move(started));
     return Poll();
   }
 
-  // Finishes those whose output is among `buffers`.
-  absl::Status FinishTouching(absl::Span<Buffer* const> buffers) {
+  // Finishes those whose output `item` reads or writes. Nothing to look up while none is in flight (every
+  // item of a replay asks).
+  absl::Status FinishTouching(const ExecItem& item, const BufferReplacements& replace) {
+    if (started_.empty()) return absl::OkStatus();
+    const std::vector<Buffer*> buffers = item.BuffersWith(replace);
     return FinishWhere([&](StartedAllReduce& s) -> absl::StatusOr<bool> {
       return std::find(buffers.begin(), buffers.end(), s.output()) != buffers.end();
     });
@@ -514,7 +517,7 @@ absl::StatusOr<std::vector<KernelRun>> RunSchedule(const Schedule& schedule, con
     if (lowered.exec.is_all_reduce()) {
       UOPC_RETURN_IF_ERROR(in_flight.Start(lowered.exec, {}));
     } else {
-      UOPC_RETURN_IF_ERROR(in_flight.FinishTouching(lowered.exec.BuffersWith({})));
+      UOPC_RETURN_IF_ERROR(in_flight.FinishTouching(lowered.exec, {}));
       UOPC_ASSIGN_OR_RETURN(KernelRun run,
                             lowered.exec.Run({}, {.debug = options.debug, .debug_out = options.debug_out}));
       if (lowered.kernel != nullptr) {
@@ -585,7 +588,7 @@ absl::Status CapturedRuns::Replay(const absl::flat_hash_map<const UOp*, UOpPtr>&
   auto run_in_order = [&](absl::Span<const ExecItem* const> items, double* seconds,
                           AllReducesInFlight* in_flight) -> absl::Status {
     for (const ExecItem* item : items) {
-      if (in_flight != nullptr) UOPC_RETURN_IF_ERROR(in_flight->FinishTouching(item->BuffersWith(replaced)));
+      if (in_flight != nullptr) UOPC_RETURN_IF_ERROR(in_flight->FinishTouching(*item, replaced));
       UOPC_ASSIGN_OR_RETURN(KernelRun run,
                             item->Run(replaced, {.timed = timed_on.at(item->device()),
                                                  .var_values = var_values.empty() ? nullptr : &var_values}));
@@ -624,7 +627,7 @@ absl::Status CapturedRuns::Replay(const absl::flat_hash_map<const UOp*, UOpPtr>&
     }
     // The threads' memory is free of all-reduces in flight before they start.
     for (size_t i = begin; i < end; ++i) {
-      UOPC_RETURN_IF_ERROR(in_flight.FinishTouching(items_[i].BuffersWith(replaced)));
+      UOPC_RETURN_IF_ERROR(in_flight.FinishTouching(items_[i], replaced));
     }
     std::vector<double> seconds(devices.size(), 0);
     std::vector<absl::Status> statuses(devices.size());
