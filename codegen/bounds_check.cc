@@ -127,7 +127,7 @@ IndexProver::Verdict Enumerate(const UOp* index, const UOp* gate, int64_t size, 
       if (u->src(0)->op() != Ops::CONST) return Verdict::kUnknown;
       hi = u->src(0)->const_value().AsInt64() - 1;
     } else if (u->op() == Ops::SPECIAL) {
-      hi = u->arg()[1].as_int() - 1;
+      hi = u->vmax().AsInt64();  // size - 1; a symbolic size's largest
     } else if (u->op() == Ops::DEFINE_VAR) {
       lo = u->vmin().AsInt64();
       hi = u->vmax().AsInt64();

@@ -324,8 +324,24 @@ absl::StatusOr<std::vector<UOpPtr>> GetGroupedDims(absl::string_view prefix, abs
   SintVec dims(dims_in.begin(), dims_in.end());
   if (reverse) std::reverse(dims.begin(), dims.end());
   if (!AllInt(dims)) {
-    // Symbolic launch dims are neither merged nor split, and a SPECIAL's arg holds an integer size.
-    return absl::UnimplementedError(absl::StrCat("symbolic launch dims ", TupleString(dims)));
+    // As tinygrad: symbolic launch dims are neither merged nor split, so they must fit as they are (by their
+    // largest values); a SPECIAL's size is then the symbolic UOp, which each launch evaluates.
+    if (max_sizes) {
+      bool fits = dims.size() <= max_sizes->size();
+      for (size_t i = 0; fits && i < dims.size(); ++i) fits = dims[i].vmax() <= (*max_sizes)[i];
+      if (!fits) {
+        return absl::UnimplementedError(absl::StrCat("symbolic launch dims ", TupleString(dims),
+                                                     " that do not fit ", TupleString(*max_sizes)));
+      }
+    }
+    std::vector<UOpPtr> ret;
+    for (size_t i = 0; i < dims.size(); ++i) {
+      const Arg size =
+          dims[i].is_int() ? Arg(dims[i].value()) : Arg(std::make_shared<const UOpArg>(dims[i].uop()));
+      ret.push_back(UOp::New(Ops::SPECIAL, dtypes::kInt32, {}, Arg{Arg(absl::StrCat(prefix, i)), size}));
+    }
+    if (reverse) std::reverse(ret.begin(), ret.end());
+    return ret;
   }
   std::vector<int64_t> ints;
   for (const Sint& d : dims) ints.push_back(d.value());

@@ -39,8 +39,9 @@ absl::StatusOr<IndexContext> GetIndex(const UOpPtr& sink, const Renderer& render
 
 // tinygrad's get_grouped_dims: SPECIAL indices named `prefix`0, 1, ... for launch dimensions `dims`, fitted
 // to `max_sizes` (nullopt: no limit) by merging adjacent dims or splitting one across several; the result has
-// one index expression per entry of `dims`. `reverse` assigns the first SPECIAL to the last dim. An error
-// when the dims cannot be fitted.
+// one index expression per entry of `dims`. `reverse` assigns the first SPECIAL to the last dim. Symbolic
+// dims are neither merged nor split: each is one SPECIAL whose size is the symbolic UOp (a UOpArg). An error
+// when the dims cannot be fitted (symbolic ones by their largest values).
 absl::StatusOr<std::vector<UOpPtr>> GetGroupedDims(absl::string_view prefix, absl::Span<const Sint> dims,
                                                    const std::optional<std::vector<int64_t>>& max_sizes,
                                                    bool reverse = false);

@@ -289,6 +289,36 @@ TEST(GroupedDimsTest, NoLimitKeepsDims) {
   EXPECT_EQ((*g)[3], Special("gidx3", 11));
 }
 
+// A symbolic dim is one SPECIAL whose size is the symbolic UOp, its index below the size's largest value;
+// dims beside it are neither merged nor split, and one whose largest value does not fit is an error.
+TEST(GroupedDimsTest, SymbolicDimsKeepTheirSize) {
+  const UOpPtr i = UOp::Variable("i", 1, 10);
+  const Sint four_i = Sint::FromUOp(i * 4);
+  absl::StatusOr<std::vector<UOpPtr>> g =
+      GetGroupedDims("gidx", {four_i, Sint(3)}, std::vector<int64_t>{256, 256, 256}, /*reverse=*/true);
+  ASSERT_TRUE(g.ok()) << g.status();
+  ASSERT_EQ(g->size(), 2u);
+  const UOpPtr& special = (*g)[0];
+  EXPECT_EQ(special->op(), Ops::SPECIAL);
+  EXPECT_EQ(special->arg()[0].as_string(), "gidx1");
+  const UOpArg* size = special->arg()[1].payload_as<UOpArg>();
+  ASSERT_NE(size, nullptr);
+  EXPECT_EQ(size->uop(), four_i.uop());
+  EXPECT_EQ(special->vmin().AsInt64(), 0);
+  EXPECT_EQ(special->vmax().AsInt64(), 39);
+  EXPECT_EQ((*g)[1], Special("gidx0", 3));
+  // Four dims where three fit: tinygrad merges integer dims only.
+  EXPECT_FALSE(
+      GetGroupedDims("gidx", {four_i, Sint(2), Sint(2), Sint(2)}, std::vector<int64_t>{256, 256, 256}).ok());
+  // i * 4 may reach 40.
+  absl::Status too_big = GetGroupedDims("gidx", {four_i}, std::vector<int64_t>{32, 32, 32}).status();
+  EXPECT_TRUE(absl::IsUnimplemented(too_big)) << too_big;
+  // Without a limit it stays as it is.
+  g = GetGroupedDims("gidx", {four_i}, std::nullopt);
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ((*g)[0]->arg()[1].payload_as<UOpArg>()->uop(), four_i.uop());
+}
+
 // On a GPU target, global dims are SPECIAL gidx (numbered from the last), local dims lidx, reduces RANGEs.
 TEST(LowererTest, GpuTargetUsesSpecials) {
   GpuTestRenderer gpu;

@@ -134,6 +134,10 @@ Estimates Estimates::FromUops(absl::Span<const UOpPtr> uops) {
         flush();
         if (u->arg().is_tuple() && u->arg().size() > 1 && u->arg()[1].is_int()) {
           nest.constant = SaturatingMul(nest.constant, u->arg()[1].as_int());
+        } else if (const UOpArg* size = u->arg().is_tuple() && u->arg().size() > 1
+                                            ? u->arg()[1].payload_as<UOpArg>()
+                                            : nullptr) {
+          nest.factors.push_back(size->uop());
         }
         break;
       case Ops::LOAD:
@@ -200,6 +204,7 @@ absl::StatusOr<ProgramSpec> ProgramSpec::FromUops(std::vector<UOpPtr> uops, std:
   bool dims_given = global_size.has_value() || local_size.has_value();
   std::optional<std::vector<int64_t>> special_global, special_local;
   bool has_thread_index = false;  // an `i` SPECIAL: a flat thread index, no separate local dims
+  absl::flat_hash_set<std::string> launch_vars;  // the variables of symbolic launch dims
   for (const UOpPtr& u : uops) {
     if (u->op() == Ops::DEFINE_GLOBAL) spec.globals.push_back(u->arg().as_int());
     if (u->op() == Ops::DEFINE_VAR) spec.vars.push_back(u->var_name());
@@ -208,7 +213,10 @@ absl::StatusOr<ProgramSpec> ProgramSpec::FromUops(std::vector<UOpPtr> uops, std:
     if (!arg.is_tuple() || arg.size() != 2 || !arg[0].is_string() || arg[0].as_string().empty()) {
       return absl::InvalidArgumentError("a SPECIAL's arg must be (name, size)");
     }
-    if (!arg[1].is_int()) return absl::UnimplementedError("symbolic launch sizes are not supported yet");
+    const UOpArg* symbolic = arg[1].payload_as<UOpArg>();
+    if (!arg[1].is_int() && symbolic == nullptr) {
+      return absl::InvalidArgumentError("a SPECIAL's size must be an int or a symbolic int");
+    }
     const std::string& name = arg[0].as_string();
     char kind = name[0];
     int axis = name.back() - '0';
@@ -218,8 +226,20 @@ absl::StatusOr<ProgramSpec> ProgramSpec::FromUops(std::vector<UOpPtr> uops, std:
     }
     std::optional<std::vector<int64_t>>& dims = kind == 'l' ? special_local : special_global;
     if (!dims) dims = std::vector<int64_t>{1, 1, 1};
-    (*dims)[axis] = arg[1].as_int();
+    if (symbolic == nullptr) {
+      (*dims)[axis] = arg[1].as_int();
+      continue;
+    }
+    (*dims)[axis] = symbolic->uop()->vmax().AsInt64();
+    spec.symbolic_launch_dims.push_back({kind == 'l' ? 3 + axis : axis, symbolic->uop()});
+    for (const UOp* x : symbolic->uop()->Toposort()) {
+      if (x->op() == Ops::DEFINE_VAR) launch_vars.insert(std::string(x->var_name()));
+    }
   }
+  // A variable only the launch dims read is no parameter (tinygrad passes it to no kernel).
+  for (const std::string& v : spec.vars) launch_vars.erase(v);
+  spec.launch_vars.assign(launch_vars.begin(), launch_vars.end());
+  std::sort(spec.launch_vars.begin(), spec.launch_vars.end());
   if (dims_given) {
     spec.global_size = std::move(global_size);
     spec.local_size = std::move(local_size);

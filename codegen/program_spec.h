@@ -70,8 +70,15 @@ struct ProgramSpec {
   std::vector<int64_t> globals = {};  // DEFINE_GLOBAL args, in the kernel's parameter order
   std::vector<std::string> vars =
       {};  // DEFINE_VAR names, in the kernel's parameter order (after the buffers)
-  // Launch dims as rendered; nullopt on the CPU.
+  // Launch dims as rendered; nullopt on the CPU. A symbolic dim holds its largest value here.
   std::optional<std::vector<int64_t>> global_size = std::nullopt, local_size = std::nullopt;
+  // The launch dims that depend on the kernel's variables (tinygrad's sint global_size and local_size): the
+  // dim (0-2 global, 3-5 local) and its size, an int UOp of DEFINE_VARs, which each launch evaluates for the
+  // variables' values (LaunchDims in //runtime).
+  std::vector<std::pair<int, UOpPtr>> symbolic_launch_dims = {};
+  // The variables the symbolic launch dims read that are not parameters (not in `vars`), sorted: a launch
+  // needs their values too.
+  std::vector<std::string> launch_vars = {};
   // What codegen made of the kernel besides the program: the opts it applied, and the buffers the program
   // stores to and loads from (DEFINE_GLOBAL args, sorted).
   std::vector<Opt> applied_opts = {};
@@ -82,8 +89,8 @@ struct ProgramSpec {
 
   // name from the SINK's KernelInfo (the last uop); globals and vars from the DEFINE_GLOBAL and DEFINE_VAR
   // uops in program order (the renderers' parameter order); launch dims, when not given, from the SPECIAL
-  // uops (tinygrad's ProgramSpec.__post_init__); estimates from the uops, mem 0. Errors: no SINK with a
-  // KernelInfo last, a symbolic SPECIAL size.
+  // uops (tinygrad's ProgramSpec.__post_init__), a symbolic size into symbolic_launch_dims; estimates
+  // from the uops, mem 0. Errors: no SINK with a KernelInfo last, a SPECIAL that is not (name, size).
   static absl::StatusOr<ProgramSpec> FromUops(std::vector<UOpPtr> uops, std::string src,
                                               std::optional<std::vector<int64_t>> global_size = std::nullopt,
                                               std::optional<std::vector<int64_t>> local_size = std::nullopt);

@@ -187,5 +187,35 @@ TEST(EstimatesTest, ProgramSpecFromUopsLeavesMemZero) {
   EXPECT_EQ(Value(spec->estimates.mem), 0);
 }
 
+// A SPECIAL whose size is symbolic (tinygrad's sint launch dim): the launch dim holds its largest value and
+// its expression; a variable only the size reads is a launch variable, not a parameter; the estimates count
+// the size for the bound values.
+TEST(ProgramSpecTest, SymbolicLaunchDims) {
+  Program p;
+  DType f32 = dtypes::kFloat32;
+  const UOpPtr i = UOp::Variable("i", 1, 10), n = UOp::Variable("n", 1, 5);
+  UOpPtr buf = p.Add(Ops::DEFINE_GLOBAL, f32.Ptr(-1), {}, Arg(int64_t{0}));
+  p.Add(Ops::DEFINE_VAR, dtypes::kInt32, {}, n->arg());
+  UOpPtr g =
+      p.Add(Ops::SPECIAL, dtypes::kInt32, {}, Arg{"gidx0", Arg(std::make_shared<const UOpArg>(i * 4))});
+  p.Add(Ops::SPECIAL, dtypes::kInt32, {}, Arg{"lidx0", 2});
+  UOpPtr at = p.Add(Ops::INDEX, f32.Ptr(-1), {buf, g});
+  UOpPtr x = p.Add(Ops::LOAD, f32, {at});
+  UOpPtr st = p.Add(Ops::STORE, dtypes::kVoid, {at, p.Add(Ops::NEG, f32, {x})});
+  std::vector<UOpPtr> uops = p.uops();
+  uops.push_back(UOp::New(Ops::SINK, dtypes::kVoid, {st}, KernelInfoAsArg(KernelInfo{.name = "k"})));
+  absl::StatusOr<ProgramSpec> spec = ProgramSpec::FromUops(uops, "");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(*spec->global_size, (std::vector<int64_t>{40, 1, 1}));
+  EXPECT_EQ(*spec->local_size, (std::vector<int64_t>{2, 1, 1}));
+  ASSERT_EQ(spec->symbolic_launch_dims.size(), 1u);
+  EXPECT_EQ(spec->symbolic_launch_dims[0].first, 0);
+  EXPECT_EQ(spec->symbolic_launch_dims[0].second, i * 4);
+  EXPECT_EQ(spec->vars, std::vector<std::string>{"n"});
+  EXPECT_EQ(spec->launch_vars, std::vector<std::string>{"i"});
+  EXPECT_EQ(Value(spec->estimates.ops, {{"i", 3}}), 3 * 4 * 2);
+  EXPECT_EQ(g->vmax().AsInt64(), 39);
+}
+
 }  // namespace
 }  // namespace uopc

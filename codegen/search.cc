@@ -14,6 +14,7 @@
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "codegen/codegen.h"
+#include "rewrite/symbolic.h"
 #include "shapetracker/shapetracker.h"
 #include "uop/parallel_for.h"
 #include "uop/status_macros.h"
@@ -77,11 +78,27 @@ class ProgressReporter {
   std::mutex mu_;
 };
 
+// A variable's value when candidates are timed: the midpoint of its range (tinygrad's).
+int64_t TimingValue(const UOp& var) { return (var.vmin().AsInt64() + var.vmax().AsInt64()) / 2; }
+
 // The test program of a candidate: the program with smaller launch dims (GPU targets) or with its leading
 // global loops cut short (targets without launch dims), and the factor its work shrank by.
 absl::Status MakeTimingProgram(Candidate& c, const BeamSearchOptions& options) {
   c.timing_program = *c.program;
   c.factor = 1;
+  // Symbolic launch dims are timed at the values the kernel's variables are timed at.
+  if (!c.timing_program.symbolic_launch_dims.empty()) {
+    absl::flat_hash_map<std::string, int64_t> values;
+    for (const UOpPtr& v : c.kernel.vars()) {
+      if (v->op() == Ops::DEFINE_VAR) values[v->var_name()] = TimingValue(*v);
+    }
+    for (const auto& [dim, size] : c.timing_program.symbolic_launch_dims) {
+      UOPC_ASSIGN_OR_RETURN(ConstValue value, SymInfer(size.get(), values));
+      (dim < 3 ? *c.timing_program.global_size : *c.timing_program.local_size)[dim % 3] = value.AsInt64();
+    }
+    c.timing_program.symbolic_launch_dims.clear();
+    c.timing_program.launch_vars.clear();
+  }
   if (!options.allow_test_size) return absl::OkStatus();
   if (c.program->global_size.has_value()) {
     if (options.max_global_size > 0) {
@@ -313,9 +330,7 @@ std::vector<int64_t> TimingVarValues(const Kernel& kernel, absl::Span<const std:
   for (const std::string& name : vars) {
     int64_t value = 0;
     for (const UOpPtr& v : kernel.vars()) {
-      if (v->op() == Ops::DEFINE_VAR && v->var_name() == name) {
-        value = (v->vmin().AsInt64() + v->vmax().AsInt64()) / 2;
-      }
+      if (v->op() == Ops::DEFINE_VAR && v->var_name() == name) value = TimingValue(*v);
     }
     values.push_back(value);
   }
@@ -347,8 +362,9 @@ double EstimateOps(const ProgramSpec& program) {
         stack.pop_back();
       }
     } else if (u->op() == Ops::SPECIAL) {
-      if (u->arg().is_tuple() && u->arg().as_tuple().size() > 1 && u->arg()[1].is_int()) {
-        mults *= static_cast<double>(u->arg()[1].as_int());
+      // A symbolic launch dim counts as its largest value.
+      if (u->arg().is_tuple() && u->arg().as_tuple().size() > 1) {
+        mults *= static_cast<double>(u->vmax().AsInt64() + 1);
       }
     } else if (groups::kALU.contains(u->op()) && !index_math.contains(u.get())) {
       ops += mults * (u->op() == Ops::MULACC ? 2 : 1) * u->dtype().count();

@@ -12,6 +12,7 @@
 #include "rewrite/upat.h"
 #include "uop/check.h"
 #include "uop/kernel_info.h"
+#include "uop/print.h"
 
 namespace uopc {
 namespace {
@@ -322,9 +323,11 @@ CStyleRules CStyleRenderer::SharedRules() {
          // `{}` is the dimension's digit, `{xyz}` its letter.
          const char digit = name.back();
          const std::string letter(1, static_cast<char>('x' + (digit - '0')));
+         // A symbolic size is printed as tinygrad's repr of its UOp, over several lines.
+         const UOpArg* symbolic = x->arg()[1].payload_as<UOpArg>();
          return absl::StrCat(
              absl::StrReplaceAll(it->second, {{"{}", std::string(1, digit)}, {"{xyz}", letter}}), "; /* ",
-             x->arg()[1].ToString(), " */");
+             symbolic != nullptr ? PrintUOpTree(symbolic->uop().get()) : x->arg()[1].ToString(), " */");
        }},
       {Ops::CONST, [](C& c, const UOp* x) { return RenderConst(c.r, x, c.r.infinity_, c.r.nan_); }},
       {Ops::INDEX,

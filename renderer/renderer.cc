@@ -16,9 +16,15 @@ absl::Status CheckRenderable(size_t pos, const UOp* u) {
     return RenderError(pos, u, "a DEFINE_GLOBAL needs a buffer number");
   if (op == Ops::DEFINE_VAR && (!arg.is_tuple() || arg.size() == 0 || !arg[0].is_string()))
     return RenderError(pos, u, "a DEFINE_VAR needs a name");
-  if (op == Ops::SPECIAL && (!arg.is_tuple() || arg.size() != 2 || !arg[0].is_string() ||
-                             arg[0].as_string().empty() || !arg[1].is_int())) {
-    return RenderError(pos, u, "a SPECIAL's arg is its (name, size)");
+  if (op == Ops::SPECIAL) {
+    if (!arg.is_tuple() || arg.size() != 2 || !arg[0].is_string() || arg[0].as_string().empty() ||
+        (!arg[1].is_int() && arg[1].payload_as<UOpArg>() == nullptr)) {
+      return RenderError(pos, u, "a SPECIAL's arg is its (name, size)");
+    }
+    // A local size bounds the program's threads where it is compiled (CUDA's __launch_bounds__).
+    if (!arg[1].is_int() && arg[0].as_string()[0] == 'l') {
+      return RenderError(pos, u, "a symbolic local size");
+    }
   }
   if (groups::kALU.contains(op)) {
     const size_t arity = groups::kTernary.contains(op) ? 3 : groups::kBinary.contains(op) ? 2 : 1;

@@ -74,7 +74,10 @@ absl::StatusOr<json> RunOnCorpusInputs(const UOpPtr& ast, const json& vars, Devi
     }
     var_values.push_back(vars[name].get<int64_t>());
   }
-  UOPC_RETURN_IF_ERROR(program->Launch(params, var_values, LaunchDims(spec)));
+  absl::flat_hash_map<std::string, int64_t> values;
+  for (size_t i = 0; i < spec.vars.size(); ++i) values[spec.vars[i]] = var_values[i];
+  UOPC_ASSIGN_OR_RETURN(LaunchParams launch, LaunchDims(spec, values));
+  UOPC_RETURN_IF_ERROR(program->Launch(params, var_values, launch));
   UOPC_RETURN_IF_ERROR(device.Synchronize());
 
   json outputs = json::object();

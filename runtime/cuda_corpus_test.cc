@@ -71,7 +71,9 @@ std::string RunAndCompare(Device& device, const CorpusKernel& kernel, const std:
   for (const CorpusBuffer& b : specs) spec.globals.push_back(b.arg);
   absl::StatusOr<std::unique_ptr<Program>> program = device.CreateProgram(spec);
   if (!program.ok()) return absl::StrCat("compile: ", program.status().ToString());
-  absl::StatusOr<std::string> problems = OutputMismatches(device, **program, kernel, LaunchDims(spec));
+  absl::StatusOr<LaunchParams> launch = LaunchDims(spec);
+  if (!launch.ok()) return absl::StrCat("launch dims: ", launch.status().ToString());
+  absl::StatusOr<std::string> problems = OutputMismatches(device, **program, kernel, *launch);
   return problems.ok() ? *std::move(problems) : problems.status().ToString();
 }
 

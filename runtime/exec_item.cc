@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "rewrite/symbolic.h"
 #include "uop/status_macros.h"
 #include "uop/util.h"
 
@@ -42,13 +43,25 @@ void ReportRun(KernelRun& run, const ExecOptions& options) {
 
 }  // namespace
 
-LaunchParams LaunchDims(const ProgramSpec& spec) {
+absl::StatusOr<LaunchParams> LaunchDims(const ProgramSpec& spec,
+                                        const absl::flat_hash_map<std::string, int64_t>& var_values) {
   LaunchParams launch;
   for (size_t i = 0; spec.global_size && i < spec.global_size->size() && i < 3; ++i) {
     launch.global_size[i] = (*spec.global_size)[i];
   }
   for (size_t i = 0; spec.local_size && i < spec.local_size->size() && i < 3; ++i) {
     launch.local_size[i] = (*spec.local_size)[i];
+  }
+  for (const auto& [dim, size] : spec.symbolic_launch_dims) {
+    absl::StatusOr<ConstValue> value = SymInfer(size.get(), var_values);
+    if (!value.ok()) {
+      return absl::Status(value.status().code(),
+                          absl::StrCat(spec.name, "'s launch dims: ", value.status().message()));
+    }
+    const int64_t n = value->AsInt64();
+    if (n < 1)
+      return absl::OutOfRangeError(absl::StrCat(spec.name, "'s launch dim ", dim, " evaluates to ", n));
+    (dim < 3 ? launch.global_size : launch.local_size)[dim % 3] = n;
   }
   return launch;
 }
@@ -74,7 +87,8 @@ void EmitDebugText(absl::string_view text, std::string* out) {
 
 absl::StatusOr<ExecItem> ExecItem::ForProgram(std::shared_ptr<Program> program, Device& device,
                                               std::vector<UOpPtr> nodes, std::vector<Buffer*> buffers,
-                                              std::vector<int64_t> var_values) {
+                                              std::vector<int64_t> var_values,
+                                              absl::flat_hash_map<std::string, int64_t> launch_var_values) {
   const ProgramSpec& spec = program->spec();
   if (nodes.size() != buffers.size() || buffers.size() != spec.globals.size() ||
       var_values.size() != spec.vars.size()) {
@@ -82,15 +96,17 @@ absl::StatusOr<ExecItem> ExecItem::ForProgram(std::shared_ptr<Program> program, 
         "kernel ", spec.name, " takes ", spec.globals.size(), " buffers and ", spec.vars.size(),
         " variables, given ", buffers.size(), " (", nodes.size(), " nodes) and ", var_values.size()));
   }
-  absl::flat_hash_map<std::string, int64_t> values;
+  absl::flat_hash_map<std::string, int64_t> values = launch_var_values;
   for (size_t i = 0; i < spec.vars.size(); ++i) values[spec.vars[i]] = var_values[i];
+  UOPC_ASSIGN_OR_RETURN(LaunchParams launch, LaunchDims(spec, values));
   UOPC_ASSIGN_OR_RETURN(int64_t ops, spec.estimates.ops.Evaluate(values));
   UOPC_ASSIGN_OR_RETURN(int64_t lds, spec.estimates.lds.Evaluate(values));
   UOPC_ASSIGN_OR_RETURN(int64_t mem, spec.estimates.mem.Evaluate(values));
   ExecItem item;
   item.name_ = spec.name;
   item.device_ = device.name();
-  item.launch_ = LaunchDims(spec);
+  item.launch_ = launch;
+  item.launch_var_values_ = std::move(launch_var_values);
   item.program_ = std::move(program);
   item.nodes_ = std::move(nodes);
   item.buffers_ = std::move(buffers);
@@ -180,15 +196,24 @@ absl::StatusOr<KernelRun> ExecItem::Run(const BufferReplacements& replace, const
     if (options.timed) run.run_seconds = SecondsSince(start);
   } else {
     std::vector<int64_t> var_values = var_values_;
+    LaunchParams launch = launch_;
     if (options.var_values != nullptr) {
       const ProgramSpec& spec = program_->spec();
       for (size_t i = 0; i < spec.vars.size(); ++i) {
         if (auto it = options.var_values->find(spec.vars[i]); it != options.var_values->end())
           var_values[i] = it->second;
       }
+      if (!spec.symbolic_launch_dims.empty()) {
+        absl::flat_hash_map<std::string, int64_t> values = launch_var_values_;
+        for (size_t i = 0; i < spec.vars.size(); ++i) values[spec.vars[i]] = var_values[i];
+        for (auto& [name, value] : values) {
+          if (auto it = options.var_values->find(name); it != options.var_values->end()) value = it->second;
+        }
+        UOPC_ASSIGN_OR_RETURN(launch, LaunchDims(spec, values));
+      }
     }
     UOPC_RETURN_IF_ERROR(
-        program_->Launch(buffers, var_values, launch_, options.timed ? &run.run_seconds : nullptr));
+        program_->Launch(buffers, var_values, launch, options.timed ? &run.run_seconds : nullptr));
   }
   ReportRun(run, options);
   return run;

@@ -32,9 +32,10 @@
 namespace uopc {
 
 // The launch dims of a program (tinygrad's ProgramSpec.launch_dims): its global and local sizes as rendered,
-// 1 in the dims it leaves out (all of them on the CPU). uopc's sizes are numbers (ProgramSpec::FromUops
-// refuses a symbolic SPECIAL size), so the variables' values do not enter.
-LaunchParams LaunchDims(const ProgramSpec& spec);
+// 1 in the dims it leaves out (all of them on the CPU), a symbolic dim evaluated for `var_values` (by
+// name). Errors: a symbolic dim whose variable has no value, or whose value is not positive.
+absl::StatusOr<LaunchParams> LaunchDims(const ProgramSpec& spec,
+                                        const absl::flat_hash_map<std::string, int64_t>& var_values = {});
 
 // What one run did (RunSchedule's result, its listener's argument and the DEBUG=2 line). The compile time and
 // source are the lowering's: RunSchedule fills them, ExecItem::Run leaves them empty.
@@ -103,11 +104,13 @@ class StartedAllReduce {
 class ExecItem {
  public:
   // A program of `device` launched on `buffers` (its parameters, in order; `nodes` their BUFFER nodes) with
-  // `var_values` for program->spec().vars, and its Estimates evaluated for them. Errors: counts that do not
-  // match the program's, an estimate that cannot be evaluated.
-  static absl::StatusOr<ExecItem> ForProgram(std::shared_ptr<Program> program, Device& device,
-                                             std::vector<UOpPtr> nodes, std::vector<Buffer*> buffers,
-                                             std::vector<int64_t> var_values);
+  // `var_values` for program->spec().vars and `launch_var_values` for its launch_vars (those only its
+  // symbolic launch dims read), its launch dims and Estimates evaluated for them. Errors: counts that do not
+  // match the program's, a launch variable without a value, a dim or estimate that cannot be evaluated.
+  static absl::StatusOr<ExecItem> ForProgram(
+      std::shared_ptr<Program> program, Device& device, std::vector<UOpPtr> nodes,
+      std::vector<Buffer*> buffers, std::vector<int64_t> var_values,
+      absl::flat_hash_map<std::string, int64_t> launch_var_values = {});
   // A copy of buffers[1] into buffers[0] (`nodes` their BUFFER nodes). Errors: not two buffers of one size.
   // With `all_reduce`, the bytes pass through the communicator's all-reduce on the way (the communicator is
   // looked up when the item runs).
@@ -147,7 +150,8 @@ class ExecItem {
   std::vector<UOpPtr> nodes_;
   std::vector<Buffer*> buffers_;
   std::vector<int64_t> var_values_;
-  LaunchParams launch_;
+  absl::flat_hash_map<std::string, int64_t> launch_var_values_;
+  LaunchParams launch_;  // for var_values_ and launch_var_values_
   // KernelRun's estimates, for var_values_.
   double flops_ = 0, bytes_ = 0, lds_ = 0;
 };

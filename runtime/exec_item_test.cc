@@ -104,13 +104,62 @@ std::shared_ptr<Program> MakeProgram(Launched* launched) {
 }
 
 TEST(LaunchDimsTest, RenderedSizesAndOnesElsewhere) {
-  LaunchParams cpu = LaunchDims(ProgramSpec{});
-  EXPECT_THAT(cpu.global_size, ElementsAre(1, 1, 1));
-  EXPECT_THAT(cpu.local_size, ElementsAre(1, 1, 1));
-  LaunchParams gpu = LaunchDims(
+  absl::StatusOr<LaunchParams> cpu = LaunchDims(ProgramSpec{});
+  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  EXPECT_THAT(cpu->global_size, ElementsAre(1, 1, 1));
+  EXPECT_THAT(cpu->local_size, ElementsAre(1, 1, 1));
+  absl::StatusOr<LaunchParams> gpu = LaunchDims(
       ProgramSpec{.global_size = std::vector<int64_t>{4, 2}, .local_size = std::vector<int64_t>{8}});
-  EXPECT_THAT(gpu.global_size, ElementsAre(4, 2, 1));
-  EXPECT_THAT(gpu.local_size, ElementsAre(8, 1, 1));
+  ASSERT_TRUE(gpu.ok()) << gpu.status();
+  EXPECT_THAT(gpu->global_size, ElementsAre(4, 2, 1));
+  EXPECT_THAT(gpu->local_size, ElementsAre(8, 1, 1));
+}
+
+// A program whose first global dim is 4 * i, i read by nothing else (no parameter), beside the variable n.
+std::shared_ptr<Program> MakeSymbolicProgram(Launched* launched) {
+  ProgramSpec spec{.name = "E_4i",
+                   .globals = {0},
+                   .vars = {"n"},
+                   .global_size = std::vector<int64_t>{40, 3},
+                   .local_size = std::vector<int64_t>{2},
+                   .symbolic_launch_dims = {{0, UOp::Variable("i", 1, 10) * 4}},
+                   .launch_vars = {"i"}};
+  return std::make_shared<RecordingProgram>(std::move(spec), launched);
+}
+
+TEST(LaunchDimsTest, SymbolicDimsAreEvaluatedForTheValues) {
+  Launched launched;
+  const std::shared_ptr<Program> program = MakeSymbolicProgram(&launched);
+  const ProgramSpec& spec = program->spec();
+  absl::StatusOr<LaunchParams> at3 = LaunchDims(spec, {{"i", 3}});
+  ASSERT_TRUE(at3.ok()) << at3.status();
+  EXPECT_THAT(at3->global_size, ElementsAre(12, 3, 1));
+  EXPECT_THAT(at3->local_size, ElementsAre(2, 1, 1));
+  EXPECT_THAT(LaunchDims(spec).status().message(), HasSubstr("E_4i's launch dims"));  // i unbound
+}
+
+// The item launches with the size for its values, and a replay at another value with that value's size; the
+// launch variable is not passed to the program.
+TEST(ExecItemTest, SymbolicLaunchDimsFollowTheVariables) {
+  FakeDevice device;
+  Buffers b = MakeBuffers(device, 1);
+  Launched launched;
+  EXPECT_FALSE(
+      ExecItem::ForProgram(MakeSymbolicProgram(&launched), device, {b.nodes[0]}, {b.at(0)}, {5}).ok());
+  absl::StatusOr<ExecItem> item =
+      ExecItem::ForProgram(MakeSymbolicProgram(&launched), device, {b.nodes[0]}, {b.at(0)}, {5}, {{"i", 3}});
+  ASSERT_TRUE(item.ok()) << item.status();
+  ASSERT_TRUE(item->Run().ok());
+  EXPECT_THAT(launched.var_values, ElementsAre(5));
+  EXPECT_THAT(launched.launch.global_size, ElementsAre(12, 3, 1));
+  const absl::flat_hash_map<std::string, int64_t> replay = {{"i", 7}};
+  ASSERT_TRUE(item->Run({}, {.var_values = &replay}).ok());
+  EXPECT_THAT(launched.var_values, ElementsAre(5));
+  EXPECT_THAT(launched.launch.global_size, ElementsAre(28, 3, 1));
+  const absl::flat_hash_map<std::string, int64_t> both = {{"i", 10}, {"n", 1}};
+  ASSERT_TRUE(item->Run({}, {.var_values = &both}).ok());
+  EXPECT_THAT(launched.var_values, ElementsAre(1));
+  EXPECT_THAT(launched.launch.global_size, ElementsAre(40, 3, 1));
 }
 
 TEST(ExecItemTest, KernelLaunchesItsBuffersValuesAndDims) {

@@ -160,7 +160,7 @@ absl::StatusOr<Compiled> Compile(Device& device, const std::vector<UOpPtr>& asts
     }
     UOPC_ASSIGN_OR_RETURN(ProgramSpec spec, CompileKernel(ast, *device.renderer(), options, &names));
     Step step;
-    step.launch = LaunchDims(spec);
+    UOPC_ASSIGN_OR_RETURN(step.launch, LaunchDims(spec));
     absl::StrAppend(
         &c.description, c.description.empty() ? "" : " ", spec.name,
         step.launch.global_size[0] > 1 ? absl::StrCat("[", step.launch.global_size[0], " cores]") : "");

@@ -80,7 +80,9 @@ Runnable Make(Device& device, const CorpusKernel& kernel, const CorpusTarget& ta
     if (b.arg == 0) r.out_dtype = dtype;
   }
   for (Buffer& b : r.buffers) r.args.push_back(&b);
-  r.launch = LaunchDims(spec);
+  absl::StatusOr<LaunchParams> launch = LaunchDims(spec);
+  if (!launch.ok()) Die(absl::StrCat(kernel.id, ": ", launch.status().ToString()));
+  r.launch = *launch;
   absl::StatusOr<std::unique_ptr<Program>> program = device.CreateProgram(spec);
   if (!program.ok()) Die(absl::StrCat(kernel.id, " on ", device.name(), ": ", program.status().ToString()));
   r.program = *std::move(program);

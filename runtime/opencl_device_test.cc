@@ -10,11 +10,6 @@
 #include "runtime/device.h"
 #include "uop/check.h"
 
-// LeakSanitizer (--config=asan) reads this hook: POCL keeps its LLVM 15 compiler state (contexts, modules)
-// for the life of the process and never frees it, which LSan reports at exit as thousands of leaks inside
-// libpocl and libLLVM. They are not uopc's; uopc's own leaks are still reported.
-extern "C" const char* __lsan_default_suppressions() { return "leak:libpocl.so\nleak:libLLVM-15.so\n"; }
-
 namespace uopc {
 namespace {
 

@@ -340,19 +340,27 @@ absl::StatusOr<LoweredItem> LowerScheduleItem(
     nodes.push_back(item.bufs[g]);
     params.push_back(buffers[g]);
   }
-  std::vector<int64_t> var_values;
-  for (const std::string& name : spec.vars) {
+  auto bound_value = [&](const std::string& name) -> absl::StatusOr<int64_t> {
     auto bound = std::find_if(schedule.var_vals.begin(), schedule.var_vals.end(),
                               [&](const auto& var_value) { return var_value.first->var_name() == name; });
     if (bound == schedule.var_vals.end()) {
       return absl::InvalidArgumentError(absl::StrCat("no value bound for variable ", name));
     }
-    var_values.push_back(bound->second);
+    return bound->second;
+  };
+  std::vector<int64_t> var_values;
+  for (const std::string& name : spec.vars) {
+    UOPC_ASSIGN_OR_RETURN(var_values.emplace_back(), bound_value(name));
+  }
+  absl::flat_hash_map<std::string, int64_t> launch_var_values;
+  for (const std::string& name : spec.launch_vars) {
+    UOPC_ASSIGN_OR_RETURN(launch_var_values[name], bound_value(name));
   }
   // The ExecItem shares the cached kernel's ownership of its program.
   std::shared_ptr<Program> program(kernel, kernel->program.get());
-  UOPC_ASSIGN_OR_RETURN(ExecItem exec, ExecItem::ForProgram(std::move(program), device, std::move(nodes),
-                                                            std::move(params), std::move(var_values)));
+  UOPC_ASSIGN_OR_RETURN(ExecItem exec,
+                        ExecItem::ForProgram(std::move(program), device, std::move(nodes), std::move(params),
+                                             std::move(var_values), std::move(launch_var_values)));
   return LoweredItem{std::move(exec), std::move(kernel), fresh};
 }
 

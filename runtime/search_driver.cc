@@ -208,7 +208,7 @@ absl::StatusOr<std::vector<double>> DeviceEvaluator::TimeInProcess(const TimingJ
       return absl::InternalError("a global out of range");
     params.push_back(&buffers_[g]);
   }
-  const LaunchParams launch = LaunchDims(*job.program);
+  UOPC_ASSIGN_OR_RETURN(const LaunchParams launch, LaunchDims(*job.program));
   std::vector<double> times;
   for (int64_t r = 0; r < runs; ++r) {
     double seconds = 0;
@@ -285,7 +285,12 @@ void DeviceEvaluator::ChildMain(int socket) {
       SendError(socket, "a global out of range");
       continue;
     }
-    const LaunchParams launch = LaunchDims(*job.program);
+    absl::StatusOr<LaunchParams> launch_dims = LaunchDims(*job.program);
+    if (!launch_dims.ok()) {
+      SendError(socket, launch_dims.status().ToString());
+      continue;
+    }
+    const LaunchParams launch = *launch_dims;
     double best = kInf;
     absl::Status status;
     for (int64_t r = 0; r < command.runs && status.ok(); ++r) {

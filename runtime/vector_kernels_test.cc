@@ -186,7 +186,8 @@ absl::StatusOr<absl::flat_hash_map<int64_t, std::vector<float>>> RunOn(const UOp
   UOPC_ASSIGN_OR_RETURN(std::unique_ptr<Program> program, device.CreateProgram(spec));
   std::vector<Buffer*> params;
   for (int64_t arg : spec.globals) params.push_back(&buffers.at(arg));
-  UOPC_RETURN_IF_ERROR(program->Launch(params, {}, LaunchDims(spec)));
+  UOPC_ASSIGN_OR_RETURN(LaunchParams launch, LaunchDims(spec));
+  UOPC_RETURN_IF_ERROR(program->Launch(params, {}, launch));
   UOPC_RETURN_IF_ERROR(device.Synchronize());
   absl::flat_hash_map<int64_t, std::vector<float>> out;
   for (int64_t arg : spec.outs) {

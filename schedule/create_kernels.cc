@@ -66,14 +66,16 @@ UOpPtr CreateKernel(Context& ctx, const UOpPtr& x, UOpPtr b = nullptr) {
   src.insert(src.end(), x->src().begin(), x->src().end());
   UOpPtr kernel = UOp::New(Ops::KERNEL, dtypes::kVoid, src, MakeKernelArg(x.sink()));
   UOpPtr base = BaseOf(b);
-  UOpPtr buffer = base;
+  UOpPtr assign = UOp::New(Ops::ASSIGN, x->dtype(), {base, kernel});
+  UOpPtr result = assign;
   if (ctx.shapes.Size(b) != ctx.shapes.Size(base)) {
-    const ShapeTracker* bst = ctx.St(b);
-    buffer = UOp::New(Ops::BUFFER_VIEW, b->dtype(), {base},
-                      Arg(Arg::Tuple{Arg(ctx.shapes.Size(b)), SintToArg(bst->views()[0].offset())}));
+    // A store into a view of a larger buffer (an assign into a shrink of it): the result is that view of
+    // the buffer. tinygrad makes it a BUFFER_VIEW, a contiguous run of the buffer's elements from the view's
+    // first, which holds the view's elements only when they are contiguous (and has no symbolic offset);
+    // docs/parity.md.
+    result = ViewOf(assign, *ctx.St(b));
   }
-  UOpPtr assign = UOp::New(Ops::ASSIGN, x->dtype(), {buffer, kernel});
-  absl::StatusOr<UOpPtr> out = Reshape(assign, st->shape(), ctx.shapes);
+  absl::StatusOr<UOpPtr> out = Reshape(result, st->shape(), ctx.shapes);
   if (!out.ok()) {
     ctx.Fail(out.status());
     return nullptr;

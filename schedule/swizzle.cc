@@ -50,26 +50,29 @@ UOpPtr ReducePushAddOnes(const Match& m) {
   const ShapeTracker* rst = ctx.St(r);
   const ShapeTracker* sst = ctx.St(src);
   if (rst == nullptr || sst == nullptr || !vst.contiguous()) return nullptr;
-  std::vector<int64_t> rshape = IntShape(rst->shape()), vshape = IntShape(vst.shape());
+  // Symbolic sizes compare as expressions (tinygrad's interned UOps).
+  const SintVec& rshape = rst->shape();
+  const SintVec& vshape = vst.shape();
   if (rshape.size() >= vshape.size()) return nullptr;
-  std::vector<int64_t> r_non1, v_non1;
-  for (int64_t d : rshape) {
-    if (d != 1) r_non1.push_back(d);
+  SintVec r_non1, v_non1;
+  for (const Sint& d : rshape) {
+    if (d != Sint(1)) r_non1.push_back(d);
   }
-  for (int64_t d : vshape) {
-    if (d != 1) v_non1.push_back(d);
+  for (const Sint& d : vshape) {
+    if (d != Sint(1)) v_non1.push_back(d);
   }
   if (r_non1 != v_non1) return nullptr;
   std::vector<int64_t> axes = AxisArg(r);
   std::optional<std::vector<std::vector<int64_t>>> contraction =
       GetContractionWithReduce(vshape, rshape, axes);
   if (!contraction) return nullptr;
-  std::vector<int64_t> sshape = IntShape(sst->shape());
-  std::vector<int64_t> new_shape, new_axes;
+  const SintVec& sshape = sst->shape();
+  SintVec new_shape;
+  std::vector<int64_t> new_axes;
   for (size_t i = 0; i < contraction->size(); ++i) {
     const std::vector<int64_t>& pairs = (*contraction)[i];
     if (Contains(axes, static_cast<int64_t>(i))) {
-      for (size_t k = 0; k + 1 < pairs.size(); ++k) new_shape.push_back(1);
+      for (size_t k = 0; k + 1 < pairs.size(); ++k) new_shape.push_back(Sint(1));
       new_shape.push_back(sshape[i]);
       new_axes.push_back(static_cast<int64_t>(new_shape.size()) - 1);
     } else {
@@ -147,7 +150,7 @@ UOpPtr ReduceopViewRight(const Match& m) {
     return nullptr;
   }
   std::optional<std::vector<std::vector<int64_t>>> contraction =
-      GetContraction(IntShape(vst.shape()), IntShape(sst->shape()));
+      GetContraction(absl::MakeConstSpan(vst.shape()), absl::MakeConstSpan(sst->shape()));
   if (!contraction) return nullptr;
   std::vector<int64_t> axes = AxisArg(r), new_axes;
   for (size_t i = 0; i < contraction->size(); ++i) {

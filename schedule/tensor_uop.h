@@ -77,7 +77,7 @@ absl::StatusOr<UOpPtr> Pad(const UOpPtr& x, absl::Span<const std::pair<int64_t, 
 absl::StatusOr<UOpPtr> Shrink(const UOpPtr& x, absl::Span<const std::pair<int64_t, int64_t>> bounds,
                               TensorShapes& shapes);
 absl::StatusOr<UOpPtr> Flip(const UOpPtr& x, absl::Span<const bool> flips, TensorShapes& shapes);
-// The same with symbolic sizes and bounds (tinygrad's sint): a symbolic element of the arg is a SintArg.
+// The same with symbolic sizes and bounds (tinygrad's sint): a symbolic element of the arg is a UOpArg.
 absl::StatusOr<UOpPtr> Reshape(const UOpPtr& x, absl::Span<const Sint> shape, TensorShapes& shapes);
 absl::StatusOr<UOpPtr> Expand(const UOpPtr& x, absl::Span<const Sint> shape, TensorShapes& shapes);
 absl::StatusOr<UOpPtr> Pad(const UOpPtr& x, absl::Span<const SintPair> pads, TensorShapes& shapes);

@@ -3,17 +3,21 @@
 #include <algorithm>
 
 namespace uopc {
+namespace {
 
-std::optional<std::vector<std::vector<int64_t>>> GetContraction(absl::Span<const int64_t> old_shape,
-                                                                absl::Span<const int64_t> new_shape) {
-  std::vector<int64_t> acc_old, acc_new;
-  int64_t p = 1;
-  for (int64_t d : old_shape) acc_old.push_back(p *= d);
+// Dim is int64_t or Sint: symbolic sizes and their running products compare structurally, as tinygrad's
+// interned UOps do.
+template <typename Dim>
+std::optional<std::vector<std::vector<int64_t>>> Contraction(absl::Span<const Dim> old_shape,
+                                                             absl::Span<const Dim> new_shape) {
+  std::vector<Dim> acc_old, acc_new;
+  Dim p = 1;
+  for (const Dim& d : old_shape) acc_old.push_back(p *= d);
   p = 1;
-  for (int64_t d : new_shape) acc_new.push_back(p *= d);
+  for (const Dim& d : new_shape) acc_new.push_back(p *= d);
   std::vector<int64_t> split;
-  for (int64_t acc : acc_new) {
-    if (acc == 1) {
+  for (const Dim& acc : acc_new) {
+    if (acc == Dim(1)) {
       split.push_back(0);
       continue;
     }
@@ -32,10 +36,10 @@ std::optional<std::vector<std::vector<int64_t>>> GetContraction(absl::Span<const
   return ret;
 }
 
-std::optional<std::vector<std::vector<int64_t>>> GetContractionWithReduce(
-    absl::Span<const int64_t> old_shape, absl::Span<const int64_t> new_shape,
-    absl::Span<const int64_t> reduce_axes) {
-  std::optional<std::vector<std::vector<int64_t>>> contraction = GetContraction(old_shape, new_shape);
+template <typename Dim>
+std::optional<std::vector<std::vector<int64_t>>> ContractionWithReduce(
+    absl::Span<const Dim> old_shape, absl::Span<const Dim> new_shape, absl::Span<const int64_t> reduce_axes) {
+  std::optional<std::vector<std::vector<int64_t>>> contraction = Contraction(old_shape, new_shape);
   if (!contraction) return std::nullopt;
   std::vector<std::vector<int64_t>>& c = *contraction;
   const size_t n = c.size();
@@ -45,10 +49,10 @@ std::optional<std::vector<std::vector<int64_t>>> GetContractionWithReduce(
     if (!is_reduce || !c[i].empty()) continue;
     size_t take_from = i + 1;
     while (take_from < n && c[take_from].empty()) {
-      if (new_shape[take_from] != 1) return std::nullopt;
+      if (new_shape[take_from] != Dim(1)) return std::nullopt;
       ++take_from;
     }
-    if (take_from == n || new_shape[take_from] != 1) return std::nullopt;
+    if (take_from == n || new_shape[take_from] != Dim(1)) return std::nullopt;
     for (size_t j = take_from; j > i; --j) {
       if (c[j].empty()) return std::nullopt;
       c[j - 1] = std::vector<int64_t>(c[j].begin(), c[j].end() - 1);
@@ -56,6 +60,28 @@ std::optional<std::vector<std::vector<int64_t>>> GetContractionWithReduce(
     }
   }
   return contraction;
+}
+
+}  // namespace
+
+std::optional<std::vector<std::vector<int64_t>>> GetContraction(absl::Span<const int64_t> old_shape,
+                                                                absl::Span<const int64_t> new_shape) {
+  return Contraction(old_shape, new_shape);
+}
+std::optional<std::vector<std::vector<int64_t>>> GetContraction(absl::Span<const Sint> old_shape,
+                                                                absl::Span<const Sint> new_shape) {
+  return Contraction(old_shape, new_shape);
+}
+
+std::optional<std::vector<std::vector<int64_t>>> GetContractionWithReduce(
+    absl::Span<const int64_t> old_shape, absl::Span<const int64_t> new_shape,
+    absl::Span<const int64_t> reduce_axes) {
+  return ContractionWithReduce(old_shape, new_shape, reduce_axes);
+}
+std::optional<std::vector<std::vector<int64_t>>> GetContractionWithReduce(
+    absl::Span<const Sint> old_shape, absl::Span<const Sint> new_shape,
+    absl::Span<const int64_t> reduce_axes) {
+  return ContractionWithReduce(old_shape, new_shape, reduce_axes);
 }
 
 }  // namespace uopc

@@ -399,12 +399,12 @@ absl::StatusOr<PayloadParse> ParseSintPayload(absl::string_view text) {
   Parser p(text);
   UOPC_ASSIGN_OR_RETURN(Sint s, p.ParseSint());
   if (s.is_int()) return absl::InvalidArgumentError("UOp: a symbolic int folded to a constant");
-  return PayloadParse{std::make_shared<const SintArg>(s.uop()), p.pos()};
+  return PayloadParse{std::make_shared<const UOpArg>(s.uop()), p.pos()};
 }
 
 const bool kPayloadParserRegistered = [] {
   RegisterPayloadParser(ShapeTrackerArg::kTypeName, &ParseShapeTrackerPayload);
-  RegisterPayloadParser(SintArg::kTypeName, &ParseSintPayload);
+  RegisterPayloadParser(UOpArg::kTypeName, &ParseSintPayload);
   return true;
 }();
 
@@ -641,23 +641,14 @@ bool ShapeTrackerArg::Equals(const ArgPayload& other) const {
   return static_cast<const ShapeTrackerArg&>(other).st_ == st_;
 }
 
-std::string SintArg::ToString() const {
-  // tinygrad's repr spans lines; the arg is one line of the textual IR, and the parser skips whitespace.
-  std::string out;
-  for (absl::string_view line : absl::StrSplit(PrintUOpTree(uop_.get()), '\n')) {
-    absl::StrAppend(&out, absl::StripLeadingAsciiWhitespace(line));
-  }
-  return out;
-}
-
 Arg SintToArg(const Sint& s) {
   if (s.is_int()) return Arg(s.value());
-  return Arg(std::make_shared<const SintArg>(s.uop()));
+  return Arg(std::make_shared<const UOpArg>(s.uop()));
 }
 
 absl::StatusOr<Sint> SintFromArg(const Arg& a) {
   if (a.is_int()) return Sint(a.as_int());
-  if (const SintArg* s = a.payload_as<SintArg>()) return Sint::FromUOp(s->uop());
+  if (const UOpArg* s = a.payload_as<UOpArg>()) return Sint::FromUOp(s->uop());
   return absl::InvalidArgumentError(absl::StrCat("expected an int or a symbolic int, got ", a.ToString()));
 }
 

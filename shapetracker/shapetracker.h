@@ -111,28 +111,9 @@ class ShapeTrackerArg : public ArgPayload {
   ShapeTracker st_;
 };
 
-// The ArgPayload for a symbolic element of a movement op's arg: tinygrad keeps the sint itself (a DEFINE_VAR,
-// a BIND or arithmetic on them) in the tuple, as in SHRINK's ((0, UOp(Ops.BIND, ...)), (0, 4)). It prints as
-// tinygrad's repr of the UOp on one line, which the textual IR reads back.
-class SintArg : public ArgPayload {
- public:
-  static constexpr absl::string_view kTypeName = "UOp";  // for Arg::payload_as
-  explicit SintArg(UOpPtr uop) : uop_(std::move(uop)) {}
-  const UOpPtr& uop() const { return uop_; }
-  absl::string_view type_name() const override { return kTypeName; }
-  size_t Hash() const override { return absl::HashOf(uop_.get()); }
-  bool Equals(const ArgPayload& other) const override {
-    return static_cast<const SintArg&>(other).uop_ == uop_;
-  }
-  std::string ToString() const override;
-
- private:
-  UOpPtr uop_;  // hash-consed: identity is structural equality
-};
-
-// A Sint as one element of a movement op's arg: an int, or a SintArg payload.
+// A Sint as one element of a movement op's arg: an int, or a UOpArg payload.
 Arg SintToArg(const Sint& s);
-// The Sint an element of a movement op's arg holds; an error for anything but an int or a SintArg.
+// The Sint an element of a movement op's arg holds; an error for anything but an int or a UOpArg.
 absl::StatusOr<Sint> SintFromArg(const Arg& a);
 
 // Empties the memo of ToIndexedUops results (tinygrad memoizes views_to_indexed_uops too): for benchmarks

@@ -1,6 +1,7 @@
 #include "shapetracker/sint.h"
 
 #include "gtest/gtest.h"
+#include "shapetracker/contraction.h"
 #include "uop/uop.h"
 
 namespace uopc {
@@ -84,6 +85,23 @@ TEST(SintTest, MaxMinProdAndTuples) {
   EXPECT_EQ(TupleString(SintVec{3}), "(3,)");
   EXPECT_EQ(TupleString(SintVec{3, n}), "(3, UOp(Ops.DEFINE_VAR, dtypes.int, arg=('n', 1, 10), src=()))");
   EXPECT_EQ(n.ToString(), "UOp(Ops.DEFINE_VAR, dtypes.int, arg=('n', 1, 10), src=())");
+}
+
+// Symbolic sizes group by expression: (n, 4, 2) -> (4n, 2), not (m, 4, 2) -> (4n, 2) for another variable of
+// the same range, which comparing by largest values would take.
+TEST(SintTest, ContractionComparesSymbolicSizesAsExpressions) {
+  const Sint n = Sint::FromUOp(UOp::Variable("n", 1, 10)), m = Sint::FromUOp(UOp::Variable("m", 1, 10));
+  const SintVec old_shape = {n, 4, 2}, other = {m, 4, 2}, new_shape = {n * 4, 2};
+  auto c = GetContraction(absl::MakeConstSpan(old_shape), absl::MakeConstSpan(new_shape));
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(*c, (std::vector<std::vector<int64_t>>{{0, 1}, {2}}));
+  EXPECT_FALSE(GetContraction(absl::MakeConstSpan(other), absl::MakeConstSpan(new_shape)).has_value());
+  // With reduce axes: as the integer shapes with n = 3 group.
+  const SintVec old_r = {n, 1}, new_r = {n, 1, 1};
+  const std::vector<int64_t> old_3 = {3, 1}, new_3 = {3, 1, 1};
+  auto r = GetContractionWithReduce(absl::MakeConstSpan(old_r), absl::MakeConstSpan(new_r), {1});
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r, GetContractionWithReduce(old_3, new_3, {1}));
 }
 
 }  // namespace

@@ -3,7 +3,9 @@
 // from tinygrad's text (the layers below the Tensor API) or built with the Tensor API and compared with
 // tinygrad's (gpt2's attention over a KV cache and the cache's update); then it is realized and compared with
 // tinygrad's kernels (C source, byte for byte: the variable is a kernel parameter) and values, and the
-// recorded runs replay with the variable at other values, as a captured symbolic step does.
+// recorded runs replay with the variable at other values, as a captured symbolic step does. The same
+// graphs also run on GPU targets: OpenCL on the OPENCL device, CUDA (sm_90) in the interpreter, with
+// tinygrad's sources for them; where a launch size is symbolic, it is evaluated at every launch.
 #include <functional>
 #include <map>
 #include <string>
@@ -19,8 +21,11 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "re2/re2.h"
+#include "renderer/targets.h"
 #include "runtime/corpus_values.h"
+#include "runtime/interp_device.h"
 #include "runtime/realize.h"
+#include "runtime/registry.h"
 #include "schedule/tensor_uop.h"
 #include "shapetracker/shapetracker.h"
 #include "tensor/tensor.h"
@@ -286,6 +291,103 @@ INSTANTIATE_TEST_SUITE_P(Harvested, SymbolicProgramTest,
                                          "slice_of_slice", "index_and_slice", "cat_rows", "flatten_sum",
                                          "gelu_rows", "layernorm_rows", "repeat_rows", "cumsum_cols",
                                          "argmax_cols"));
+
+// A kernel's source less its name's "n1", "n2" ... suffix (see above), for C, OpenCL and CUDA signatures.
+std::string WithoutNameCounter(std::string src) {
+  RE2::GlobalReplace(&src, R"(\bvoid ((?:__launch_bounds__\(\d+\) )?\w+?)n\d+\()", R"(void \1()");
+  return src;
+}
+
+// Every harvested program's graph on a GPU target (the parameter's second part): "opencl" on the OPENCL
+// device, "cuda" on a device that runs CUDA's programs in the interpreter. Its kernels are tinygrad's for
+// that target, byte for byte, and its values are tinygrad's, also when the recorded runs replay at the
+// other values: a kernel whose global size is an expression of the variable (tinygrad's sint launch dims,
+// rendered in the SPECIAL's comment, the variable no parameter) launches with the size for each value.
+class SymbolicGpuTest : public testing::TestWithParam<std::tuple<std::string, std::string>> {};
+
+TEST_P(SymbolicGpuTest, KernelsAndValuesMatchTinygradAndReplayAtOtherValues) {
+  const auto& [name, target] = GetParam();
+  std::string device = "OPENCL";
+  if (target == "cuda") {
+    device = "CUDA_SM90_IN_INTERP";
+    RegisterDevice(device, []() -> absl::StatusOr<std::unique_ptr<Device>> {
+      UOPC_ASSIGN_OR_RETURN(std::unique_ptr<Renderer> cuda, MakeRendererForTarget("cuda:sm_90"));
+      return std::unique_ptr<Device>(new InterpDevice(std::move(cuda)));
+    });
+  }
+  absl::StatusOr<Device*> opened = GetDevice(device);
+  if (absl::IsFailedPrecondition(opened.status())) GTEST_SKIP() << opened.status().message();
+  ASSERT_TRUE(opened.ok()) << opened.status();
+
+  nlohmann::json program;
+  for (const auto& [program_name, line] : ReadJsonl(kPrograms)) {
+    if (program_name == name) program = nlohmann::json::parse(line);
+  }
+  ASSERT_FALSE(program.is_null()) << name;
+  std::string graph = program["graph"].get<std::string>();
+  RE2::GlobalReplace(&graph, R"(arg='CPU')", absl::StrCat("arg='", device, "'"));
+  absl::StatusOr<std::vector<UOpPtr>> parsed = ParseIr(graph);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  const UOpPtr sink = parsed->back();
+  for (const UOp* u : sink->Toposort()) {
+    if (u->op() != Ops::BUFFER) continue;
+    const std::string unique = absl::StrCat(u->src(0)->arg().as_int());
+    ASSERT_TRUE(program["inputs"].contains(unique)) << unique;
+    const int64_t seed = program["inputs"][unique].get<int64_t>();
+    ASSERT_TRUE(BufferStore::Global()
+                    .Write(u->ref(), CorpusInputBytes(u->dtype(), seed + 1, u->arg().as_int()))
+                    .ok());
+  }
+  const Tensor out(sink->src(0)->ref());
+
+  std::vector<std::string> sources;
+  SetKernelRunListener([&](const KernelRun& run) {
+    if (!run.src.empty()) sources.push_back(WithoutNameCounter(run.src));
+  });
+  CapturedRuns runs;
+  {
+    ScopedRunCapture capture(&runs);
+    ASSERT_TRUE(out.Realize().ok()) << out.Realize();
+  }
+  SetKernelRunListener(nullptr);
+  std::vector<std::string> want_sources;
+  for (const nlohmann::json& src : program["gpu"][target]) want_sources.push_back(WithoutNameCounter(src));
+  EXPECT_THAT(sources, testing::ElementsAreArray(want_sources));
+
+  const nlohmann::json& results = program["results"];
+  for (size_t k = 0; k < results.size(); ++k) {
+    const int64_t value = results[k]["value"].get<int64_t>();
+    SCOPED_TRACE(absl::StrCat("i = ", value));
+    if (k > 0) ASSERT_TRUE(runs.Replay({}, nullptr, {{"i", value}}).ok());
+    absl::StatusOr<std::vector<double>> got = RealizedValues({out});
+    ASSERT_TRUE(got.ok()) << got.status();
+    std::vector<double> want = Flatten(results[k]["values"]);
+    if (name == "kv_update") {
+      // The harvested values are the whole cache, (2, 1, 8, 2, 4); the graph ends in the assign, whose
+      // result is the cache at position i: cache[:, :, i].
+      std::vector<double> at_i;
+      for (int64_t kv = 0; kv < 2; ++kv) {
+        for (int64_t j = 0; j < 8; ++j) at_i.push_back(want[kv * 64 + value * 8 + j]);
+      }
+      want = std::move(at_i);
+    }
+    EXPECT_EQ(ValuesDifference(*got, want), "");
+  }
+}
+
+// All but cat_rows, whose harvested graph pads by sums uopc's IR simplifies (see above): it cannot be read.
+INSTANTIATE_TEST_SUITE_P(
+    Harvested, SymbolicGpuTest,
+    testing::Combine(testing::Values("sum_rows", "row_at", "scores", "scores_contiguous", "sum_window",
+                                     "attention", "kv_update", "full_sum", "ones_times_rows", "pad_value",
+                                     "pad_symbolic", "expand_rows", "mean_rows", "var_rows", "std_all",
+                                     "mean_window", "index_row", "slice_rows", "slice_prefix_sum",
+                                     "slice_of_slice", "index_and_slice", "flatten_sum", "gelu_rows",
+                                     "layernorm_rows", "repeat_rows", "cumsum_cols", "argmax_cols"),
+                     testing::Values("opencl", "cuda")),
+    [](const testing::TestParamInfo<std::tuple<std::string, std::string>>& info) {
+      return absl::StrCat(std::get<0>(info.param), "_", std::get<1>(info.param));
+    });
 
 TEST(VariableTest, BindChecksTheRange) {
   const Sint pos = Variable("start_pos", 1, 127);

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <utility>
 
+#include "rewrite/infix.h"
 #include "tensor/tensor_internal.h"
 #include "uop/status_macros.h"
 #include "uop/util.h"
@@ -101,6 +102,18 @@ Tensor FromStatusOr(absl::StatusOr<UOpPtr> u) {
 
 Tensor Error(absl::string_view op, const std::string& message) {
   return Tensor::FromError(absl::InvalidArgumentError(absl::StrCat(op, ": ", message)));
+}
+
+std::optional<Tensor> SymbolicSizeError(const Tensor& t, absl::string_view op, const Dims& axes) {
+  const SintVec shape = t.SymShape();
+  for (size_t k = 0; k < shape.size(); ++k) {
+    if (shape[k].is_int()) continue;
+    if (!axes.empty() && std::find(axes.begin(), axes.end(), static_cast<int64_t>(k)) == axes.end()) continue;
+    return Tensor::FromError(absl::UnimplementedError(absl::StrCat(
+        op, ": axis ", k, " has the symbolic size ", RenderTinygrad(shape[k].uop().get()), ", and ", op,
+        axes.empty() ? " takes" : " takes there", " integer sizes only (docs/support.md)")));
+  }
+  return std::nullopt;
 }
 
 void AddHostData(const UOpPtr& buffer, std::vector<uint8_t> bytes) {

@@ -54,6 +54,9 @@ int64_t CeilDiv(int64_t a, int64_t b);
 // A tensor of `u`, or of the error.
 Tensor FromStatusOr(absl::StatusOr<UOpPtr> u);
 Tensor Error(absl::string_view op, const std::string& message);
+// `op`'s error when `t` has a symbolic size on one of `axes` (every axis when empty), which `op` does not
+// take; nullopt when it has none there. The message names the axis and the size's expression.
+std::optional<Tensor> SymbolicSizeError(const Tensor& t, absl::string_view op, const Dims& axes = {});
 
 // Values in `dtype`'s memory layout (as Python's struct.pack after tinygrad's truncate).
 std::vector<uint8_t> PackValues(absl::Span<const ConstValue> values, DType dtype);

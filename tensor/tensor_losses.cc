@@ -12,6 +12,7 @@
 namespace uopc {
 
 using tensor_internal::Error;
+using tensor_internal::SymbolicSizeError;
 
 namespace {
 
@@ -232,6 +233,7 @@ Tensor Tensor::ScatterReduce(int64_t dim, const Tensor& index, const Tensor& src
 
 Tensor Tensor::Interpolate(const Dims& size, const std::string& mode, bool align_corners) const {
   UOPC_TENSOR_PROPAGATE(this);
+  if (auto symbolic = SymbolicSizeError(*this, "Interpolate")) return *symbolic;
   if (size.empty() || static_cast<int64_t>(size.size()) > ndim()) {
     return Error("Interpolate", absl::StrCat("size ", TupleString(size), " must name 1 to ", ndim(),
                                              " axes of shape ", TupleString(Shape())));

@@ -20,6 +20,7 @@ namespace uopc {
 
 using tensor_internal::CeilDiv;
 using tensor_internal::Error;
+using tensor_internal::SymbolicSizeError;
 
 namespace tensor_internal {
 
@@ -210,6 +211,7 @@ Tensor Tensor::Pad(const std::vector<std::pair<int64_t, int64_t>>& padding, cons
                    Scalar value) const {
   UOPC_TENSOR_PROPAGATE(this);
   if (mode == "constant") return Pad(padding, value);
+  if (auto symbolic = SymbolicSizeError(*this, "Pad")) return *symbolic;
   if (mode != "reflect" && mode != "replicate" && mode != "circular") {
     return Error(
         "Pad", "mode must be \"constant\", \"reflect\", \"replicate\" or \"circular\", got \"" + mode + "\"");
@@ -830,6 +832,7 @@ Tensor Tensor::RepeatInterleave(int64_t repeats, std::optional<int64_t> dim_in) 
   Tensor x = dim_in ? *this : Flatten();
   absl::StatusOr<int64_t> dim = dim_in ? ResolveAxis(*this, "RepeatInterleave", *dim_in) : int64_t{0};
   if (!dim.ok()) return FromError(dim.status());
+  if (auto symbolic = SymbolicSizeError(x, "RepeatInterleave", {*dim})) return *symbolic;
   Dims shape = x.Shape();
   Dims unsqueezed = shape, expanded = shape, merged = shape;
   unsqueezed.insert(unsqueezed.begin() + *dim + 1, 1);
@@ -849,6 +852,7 @@ Tensor Tensor::Roll(const Dims& shifts, const Dims& dims) const {
     if (!dim.ok()) return FromError(dim.status());
     resolved.push_back(*dim);
   }
+  if (auto symbolic = SymbolicSizeError(*this, "Roll", resolved)) return *symbolic;
   Dims shape = Shape();
   Tensor rolled = *this;
   for (size_t i = 0; i < resolved.size(); ++i) {

@@ -11,6 +11,7 @@
 namespace uopc {
 
 using tensor_internal::Error;
+using tensor_internal::SymbolicSizeError;
 
 namespace {
 
@@ -592,6 +593,7 @@ Tensor Tensor::OneHot(int64_t num_classes) const {
 Tensor Tensor::Triu(int64_t diagonal) const {
   UOPC_TENSOR_PROPAGATE(this);
   if (ndim() < 2) return Error("Triu", "needs at least 2 dimensions, got shape " + TupleString(Shape()));
+  if (auto symbolic = SymbolicSizeError(*this, "Triu", {ndim() - 2, ndim() - 1})) return *symbolic;
   Dims s = Shape();
   return Tri(s[s.size() - 2], s.back(), diagonal, Device()).Where(*this, 0).Cast(dtype());
 }
@@ -599,6 +601,7 @@ Tensor Tensor::Triu(int64_t diagonal) const {
 Tensor Tensor::Tril(int64_t diagonal) const {
   UOPC_TENSOR_PROPAGATE(this);
   if (ndim() < 2) return Error("Tril", "needs at least 2 dimensions, got shape " + TupleString(Shape()));
+  if (auto symbolic = SymbolicSizeError(*this, "Tril", {ndim() - 2, ndim() - 1})) return *symbolic;
   Dims s = Shape();
   return Tri(s[s.size() - 2], s.back(), diagonal + 1, Device()).Where(0, *this).Cast(dtype());
 }

@@ -22,6 +22,7 @@ namespace uopc {
 
 using tensor_internal::CeilDiv;
 using tensor_internal::Error;
+using tensor_internal::SymbolicSizeError;
 
 namespace {
 
@@ -268,6 +269,7 @@ Tensor Tensor::Argmax(std::optional<int64_t> axis_in, bool keepdim) const {
   absl::Status err;
   int64_t axis = ResolveDim(*axis_in, false, &err);
   if (!err.ok()) return FromError(err);
+  if (auto symbolic = SymbolicSizeError(*this, "Argmax", {axis})) return *symbolic;
   Dims shape = Shape();
   Tensor m = Eq(Max(axis, true));
   Dims rs = {shape[axis]};
@@ -315,11 +317,12 @@ Tensor Tensor::Logsumexp(Axes axis, bool keepdim) const {
 }
 
 namespace {
-Tensor SplitCumAlu(const Tensor& self, int64_t axis_in, Ops op) {
+Tensor SplitCumAlu(const Tensor& self, int64_t axis_in, Ops op, absl::string_view name) {
   UOPC_TENSOR_PROPAGATE(&self);
   absl::Status err;
   int64_t axis = self.ResolveDim(axis_in, false, &err);
   if (!err.ok()) return Tensor::FromError(err);
+  if (auto symbolic = SymbolicSizeError(self, name, {axis})) return *symbolic;
   Dims shape = self.Shape();
   if (self.ndim() == 0 || std::find(shape.begin(), shape.end(), 0) != shape.end()) return self;
   constexpr int64_t kSplit = 256;
@@ -348,9 +351,9 @@ Tensor SplitCumAlu(const Tensor& self, int64_t axis_in, Ops op) {
 }
 }  // namespace
 
-Tensor Tensor::Cumsum(int64_t axis) const { return SplitCumAlu(*this, axis, Ops::ADD); }
-Tensor Tensor::Cummax(int64_t axis) const { return SplitCumAlu(*this, axis, Ops::MAX); }
-Tensor Tensor::Cumprod(int64_t axis) const { return SplitCumAlu(*this, axis, Ops::MUL); }
+Tensor Tensor::Cumsum(int64_t axis) const { return SplitCumAlu(*this, axis, Ops::ADD, "Cumsum"); }
+Tensor Tensor::Cummax(int64_t axis) const { return SplitCumAlu(*this, axis, Ops::MAX, "Cummax"); }
+Tensor Tensor::Cumprod(int64_t axis) const { return SplitCumAlu(*this, axis, Ops::MUL, "Cumprod"); }
 
 Tensor Tensor::Logcumsumexp(int64_t axis_in) const {
   UOPC_TENSOR_PROPAGATE(this);
@@ -358,6 +361,7 @@ Tensor Tensor::Logcumsumexp(int64_t axis_in) const {
   absl::Status err;
   int64_t axis = ResolveDim(axis_in, false, &err);
   if (!err.ok()) return FromError(err);
+  if (auto symbolic = SymbolicSizeError(*this, "Logcumsumexp", {axis})) return *symbolic;
   // Every prefix along the last axis as a row of a masked square: exp(x_j - running max) summed where j <= i.
   Tensor x = Transpose(axis, -1);
   Dims x_shape = x.Shape();

@@ -180,6 +180,10 @@ Bounds Compute(Ops op, DType dtype, absl::Span<const UOpPtr> src, const Arg& arg
       if (arg.is_tuple() && arg.size() >= 2 && arg[1].is_int()) {
         return {ConstValue::Int(0), ConstValue::Int(absl::int128(arg[1].as_int()) - 1)};
       }
+      // A symbolic launch dim: its index is below the size's largest value.
+      if (const UOpArg* size = arg.is_tuple() && arg.size() >= 2 ? arg[1].payload_as<UOpArg>() : nullptr) {
+        return {ConstValue::Int(0), ConstValue::Int(size->uop()->vmax().i() - 1)};
+      }
       break;
     case Ops::CONST:
       if (arg.is_int() || arg.is_float() || arg.is_bool()) {

@@ -5,7 +5,9 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "uop/check.h"
 
@@ -177,6 +179,15 @@ std::string PrintUOpTree(const UOp* root) {
     } else {
       out += ',';
     }
+  }
+  return out;
+}
+
+std::string UOpArg::ToString() const {
+  // tinygrad's repr spans lines; an arg is one line of the textual IR, and the parser skips whitespace.
+  std::string out;
+  for (absl::string_view line : absl::StrSplit(PrintUOpTree(uop_.get()), '\n')) {
+    absl::StrAppend(&out, absl::StripLeadingAsciiWhitespace(line));
   }
   return out;
 }

@@ -266,10 +266,16 @@ Verdict CheckSpec(const UOp* u) {
       return Ok();
     case Ops::SPECIAL: {
       if (n != 0) return Fail("SPECIAL takes no sources");
-      // uopc addition: the arg is (name, size) and the value a scalar int, as v0.10.3 builds them.
+      // uopc addition: the arg is (name, size) and the value a scalar int, as v0.10.3 builds them; the size
+      // is an int, or a scalar int UOp when the launch dim is symbolic.
       const Arg& a = u->arg();
-      if (!a.is_tuple() || a.size() != 2 || !a[0].is_string() || !a[1].is_int()) {
+      const UOpArg* symbolic = a.is_tuple() && a.size() == 2 ? a[1].payload_as<UOpArg>() : nullptr;
+      if (!a.is_tuple() || a.size() != 2 || !a[0].is_string() || (!a[1].is_int() && symbolic == nullptr)) {
         return Fail("SPECIAL's arg must be (name, size)");
+      }
+      if (symbolic != nullptr &&
+          (!IsInt(symbolic->uop()->dtype()) || symbolic->uop()->dtype().count() != 1)) {
+        return Fail("a SPECIAL's symbolic size must be a scalar int");
       }
       if (!IsInt(dt) || dt.count() != 1) return Fail("SPECIAL must be a scalar int");
       return Ok();

@@ -32,6 +32,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
+#include "absl/hash/hash.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "uop/arg.h"
 #include "uop/dtype.h"
@@ -363,6 +365,26 @@ inline UOpPtr& UOpPtr::operator=(UOpPtr&& o) noexcept {
 inline UOpPtr::~UOpPtr() {
   if (ptr_) ptr_->Release();
 }
+
+// The ArgPayload that holds a symbolic int UOp (a DEFINE_VAR, a BIND, or arithmetic on them) where tinygrad
+// keeps the UOp itself in an arg: an element of a movement op's arg, as in SHRINK's ((0, UOp(Ops.BIND, ...)),
+// (0, 4)), or a SPECIAL's size when a launch dim is symbolic. It prints as tinygrad's repr of the UOp on one
+// line (print.cc, beside the printer it uses), which the textual IR reads back (//shapetracker's parser).
+class UOpArg : public ArgPayload {
+ public:
+  static constexpr absl::string_view kTypeName = "UOp";  // for Arg::payload_as
+  explicit UOpArg(UOpPtr uop) : uop_(std::move(uop)) {}
+  const UOpPtr& uop() const { return uop_; }
+  absl::string_view type_name() const override { return kTypeName; }
+  size_t Hash() const override { return absl::HashOf(uop_.get()); }
+  bool Equals(const ArgPayload& other) const override {
+    return static_cast<const UOpArg&>(other).uop_ == uop_;
+  }
+  std::string ToString() const override;
+
+ private:
+  UOpPtr uop_;  // hash-consed: identity is structural equality
+};
 
 // Range analysis of a would-be node, used when interning; exposed for tests and for rules that want the
 // bounds of a node before building it.

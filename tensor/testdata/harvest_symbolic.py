@@ -4,13 +4,18 @@
 # the UOp on one line), the C source of each kernel in schedule order, and for each value the variable is bound
 # to, the outputs' values. tensor/symbolic_test.cc schedules the graph, compares the sources, runs the kernels
 # with each value (the first by RunSchedule, the others by replaying the recorded runs) and compares the values.
+# "gpu" holds the kernels' sources for tinygrad's CUDA (sm_90) and OpenCL renderers, which the same test
+# compares and runs (OpenCL on the OPENCL device, CUDA in the interpreter): a kernel whose launch size is
+# symbolic evaluates it at each launch.
 #   CPU=1 python3 tensor/testdata/harvest_symbolic.py /tmp/tg3 > tensor/testdata/symbolic_programs.jsonl
 import json, os, sys
 sys.path.insert(0, sys.argv[1])
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../testdata"))
 from tinygrad import Tensor, Variable
 from tinygrad.ops import UOp
-from tinygrad.engine.realize import get_runner
+from tinygrad.engine.realize import get_runner, get_kernel
+from tinygrad.ops import Ops
+from tinygrad.renderer.cstyle import CUDARenderer, OpenCLRenderer
 from tinygrad_harvest import R, to_ir
 
 SEEDS = {0: R(10, 4), 1: R(4, seed=1), 2: R(12, 3, seed=2)}
@@ -88,9 +93,11 @@ for name, (program, (lo, hi), values) in PROGRAMS.items():
             if t.lazydata.base.src[0].arg in uniques}
   schedule, var_vals = out.schedule_with_vars()
   sources = [get_runner("CPU", si.ast).p.src for si in schedule]
+  gpu = {target: [get_kernel(renderer, si.ast).to_program().src for si in schedule if si.ast.op is Ops.SINK]
+         for target, renderer in (("cuda", CUDARenderer("sm_90")), ("opencl", OpenCLRenderer()))}
   results = []
   for v in values:
     result, t = outs(program(var.bind(v)))
     result.realize()
     results.append({"value": v, "shape": [int(s) for s in t.shape], "values": t.tolist()})
-  print(json.dumps({"program": name, "var": ["i", lo, hi], "graph": graph, "inputs": {str(k): v for k, v in inputs.items()}, "sources": sources, "results": results, "api": name in API}))
+  print(json.dumps({"program": name, "var": ["i", lo, hi], "graph": graph, "inputs": {str(k): v for k, v in inputs.items()}, "sources": sources, "gpu": gpu, "results": results, "api": name in API}))
