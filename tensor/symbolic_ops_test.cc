@@ -24,6 +24,13 @@ namespace {
 
 using Op = std::function<Tensor(const Tensor&)>;
 
+// Per row of x, an int32 index in [0, classes) computed from its values (shape (rows, 1)).
+Tensor Labels(const Tensor& x, int64_t classes) {
+  return ((x.Sum(1, true) * 10).Abs().Cast(dtypes::kInt32) % classes).Cast(dtypes::kInt32);
+}
+// x as an image: (1, 1, rows, 4).
+Tensor Image(const Tensor& x) { return x.Unsqueeze(0).Unsqueeze(0); }
+
 const std::vector<std::pair<std::string, Op>>& Ops() {
   static const auto* ops = new std::vector<std::pair<std::string, Op>>{
       // elementwise
@@ -114,6 +121,36 @@ const std::vector<std::pair<std::string, Op>>& Ops() {
        [](const Tensor& x) {
          return x.Unsqueeze(0).Interpolate({1, 4, 8}).Squeeze(0);
        }},
+      {"Linear", [](const Tensor& x) { return x.Linear(R({4, 5}, dtypes::kFloat32, 2)); }},
+      {"Einsum", [](const Tensor& x) { return Tensor::Einsum("ij,jk->ik", {x, R({4, 3}, dtypes::kFloat32, 2)}); }},
+      {"EinsumTranspose", [](const Tensor& x) { return Tensor::Einsum("ij->ji", {x}); }},
+      {"Rearrange", [](const Tensor& x) { return x.Rearrange("a b -> b a"); }},
+      {"Stack", [](const Tensor& x) { return Tensor::Stack({x, x * 2}, 1); }},
+      {"Split1", [](const Tensor& x) { return x.Split(int64_t{2}, 1)[1]; }},
+      {"Chunk0", [](const Tensor& x) { return x.Chunk(2, 0)[0]; }},
+      {"Sort1", [](const Tensor& x) { return x.Sort(1).first; }},
+      {"Sort0", [](const Tensor& x) { return x.Sort(0).first; }},
+      {"Topk1", [](const Tensor& x) { return x.Topk(2, 1).second; }},
+      {"Topk0", [](const Tensor& x) { return x.Topk(1, 0).first; }},
+      {"Gather1", [](const Tensor& x) { return x.Gather(1, Labels(x, 4)); }},
+      {"Scatter1", [](const Tensor& x) { return x.Scatter(1, Labels(x, 4), 9.0); }},
+      {"OneHot", [](const Tensor& x) { return Labels(x, 3).OneHot(3); }},
+      {"CrossEntropy", [](const Tensor& x) { return x.CrossEntropy(Labels(x, 4).Squeeze(1)); }},
+      {"SparseCrossentropy", [](const Tensor& x) { return x.SparseCategoricalCrossentropy(Labels(x, 4).Squeeze(1)); }},
+      {"NllLoss", [](const Tensor& x) { return x.LogSoftmax(1).NllLoss(Labels(x, 4).Squeeze(1)); }},
+      {"BinaryCrossentropy", [](const Tensor& x) { return x.BinaryCrossentropyLogits(x.Sigmoid()); }},
+      {"Batchnorm",
+       [](const Tensor& x) { return x.Batchnorm(nullptr, nullptr, R({4}, dtypes::kFloat32, 2), R({4}) + 2); }},
+      {"MaxPool", [](const Tensor& x) { return Image(x).MaxPool2d({1, 2}); }},
+      {"AvgPool", [](const Tensor& x) { return Image(x).AvgPool2d({2, 1}); }},
+      {"Conv2d",
+       [](const Tensor& x) { return Image(x).Conv2d(R({2, 1, 3, 3}, dtypes::kFloat32, 2), {.padding = {1}}); }},
+      {"Attention",
+       [](const Tensor& x) { return x.Unsqueeze(0).ScaledDotProductAttention(x.Unsqueeze(0), x.Unsqueeze(0)); }},
+      {"AttentionCausal", [](const Tensor& x) {
+         return x.Unsqueeze(0).ScaledDotProductAttention(x.Unsqueeze(0), x.Unsqueeze(0), nullptr, true);
+       }},
+      {"MaskedSelect", [](const Tensor& x) { return x.MaskedSelect(x > 0); }},
   };
   return *ops;
 }
@@ -144,8 +181,12 @@ TEST_P(SymbolicOpTest, EveryOpGivesTheBoundSizesValuesOrAnError) {
   for (const auto& [name, op] : Ops()) {
     SCOPED_TRACE(name);
     const Tensor want = op(x_int);
-    ASSERT_TRUE(want.ok()) << want.status();
     const Tensor got = op(x);
+    if (!want.ok()) {
+      // Not defined at this size (a pool window larger than one row): not on the symbolic tensor either.
+      EXPECT_FALSE(got.ok());
+      continue;
+    }
     if (!got.ok()) {
       // A refusal says why.
       EXPECT_TRUE(absl::StrContains(got.status().message(), "symbolic size")) << got.status();

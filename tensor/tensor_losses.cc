@@ -76,6 +76,7 @@ Tensor Tensor::NllLoss(const Tensor& y, const Tensor* weight, std::optional<int6
   UOPC_TENSOR_PROPAGATE(this, &y);
   if (weight) UOPC_TENSOR_PROPAGATE(weight);
   if (!KnownReduction(reduction)) return DoReduction(*this, reduction);
+  if (auto symbolic = SymbolicSizeError(*this, "NllLoss")) return *symbolic;
   if (ndim() < 2)
     return Error("NllLoss", "needs the log-probabilities as (N, C, ...), got shape " + TupleString(Shape()));
   if (!y.dtype().is_int())
@@ -188,6 +189,9 @@ Tensor Tensor::Scatter(int64_t dim, const Tensor& index, const Operand& src,
                        std::optional<std::string> reduce) const {
   UOPC_TENSOR_PROPAGATE(this, &index);
   if (src.is_tensor()) UOPC_TENSOR_PROPAGATE(&src.tensor());
+  for (const Tensor* t : {this, &index}) {
+    if (auto symbolic = SymbolicSizeError(*t, "Scatter")) return *symbolic;
+  }
   if (reduce && *reduce != "add" && *reduce != "multiply") {
     return Error("Scatter", "reduce must be \"add\", \"multiply\" or unset, got \"" + *reduce + "\"");
   }
@@ -205,6 +209,9 @@ Tensor Tensor::Scatter(int64_t dim, const Tensor& index, const Operand& src,
 Tensor Tensor::ScatterReduce(int64_t dim, const Tensor& index, const Tensor& src_in,
                              const std::string& reduce, bool include_self) const {
   UOPC_TENSOR_PROPAGATE(this, &index, &src_in);
+  for (const Tensor* t : {this, &index, &src_in}) {
+    if (auto symbolic = SymbolicSizeError(*t, "ScatterReduce")) return *symbolic;
+  }
   if (reduce != "sum" && reduce != "prod" && reduce != "mean" && reduce != "amax" && reduce != "amin") {
     return Error("ScatterReduce",
                  "reduce must be \"sum\", \"prod\", \"mean\", \"amax\" or \"amin\", got \"" + reduce + "\"");

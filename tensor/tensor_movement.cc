@@ -687,6 +687,9 @@ absl::Status Tensor::SetItem(const std::vector<IndexItem>& indices, const Operan
 
 Tensor Tensor::Gather(int64_t dim_in, const Tensor& index) const {
   UOPC_TENSOR_PROPAGATE(this, &index);
+  for (const Tensor* t : {this, &index}) {
+    if (auto symbolic = SymbolicSizeError(*t, "Gather")) return *symbolic;
+  }
   if (index.ndim() != ndim()) {
     return Error("Gather",
                  absl::StrCat("the index shape ", TupleString(index.Shape()),
@@ -775,6 +778,7 @@ std::vector<Tensor> Tensor::Split(int64_t size, int64_t dim_in) const {
   if (!ok()) return Failed(*this);
   absl::StatusOr<int64_t> dim = ResolveAxis(*this, "Split", dim_in);
   if (!dim.ok()) return Failed(FromError(dim.status()));
+  if (auto symbolic = SymbolicSizeError(*this, "Split", {*dim})) return Failed(*symbolic);
   if (size <= 0) return Failed(Error("Split", absl::StrCat("the split size must be positive, got ", size)));
   int64_t n = Shape()[*dim];
   Dims sizes;
@@ -786,6 +790,7 @@ std::vector<Tensor> Tensor::Split(const Dims& sizes, int64_t dim_in) const {
   if (!ok()) return Failed(*this);
   absl::StatusOr<int64_t> dim = ResolveAxis(*this, "Split", dim_in);
   if (!dim.ok()) return Failed(FromError(dim.status()));
+  if (auto symbolic = SymbolicSizeError(*this, "Split", {*dim})) return Failed(*symbolic);
   int64_t n = Shape()[*dim], total = 0;
   for (int64_t s : sizes) {
     if (s < 0) return Failed(Error("Split", "negative size in " + TupleString(sizes)));
@@ -810,6 +815,7 @@ std::vector<Tensor> Tensor::Chunk(int64_t chunks, int64_t dim_in) const {
   if (chunks <= 0) return Failed(Error("Chunk", absl::StrCat("chunks must be positive, got ", chunks)));
   absl::StatusOr<int64_t> dim = ResolveAxis(*this, "Chunk", dim_in);
   if (!dim.ok()) return Failed(FromError(dim.status()));
+  if (auto symbolic = SymbolicSizeError(*this, "Chunk", {*dim})) return Failed(*symbolic);
   int64_t n = Shape()[*dim];
   if (n == 0) return Split(Dims(chunks, 0), *dim);
   return Split(CeilDiv(n, chunks), *dim);
@@ -900,6 +906,9 @@ Tensor Tensor::MaskedFill(const Tensor& mask, const Operand& value) const { retu
 
 Tensor Tensor::MaskedSelect(const Tensor& mask) const {
   UOPC_TENSOR_PROPAGATE(this, &mask);
+  for (const Tensor* t : {this, &mask}) {
+    if (auto symbolic = SymbolicSizeError(*t, "MaskedSelect")) return *symbolic;
+  }
   if (!mask.dtype().is_bool()) {
     return Error("MaskedSelect", "the mask must be bool, got " + mask.dtype().ToString());
   }

@@ -309,6 +309,9 @@ absl::StatusOr<std::pair<UOpPtr, UOpPtr>> ConvGradients(const UOpPtr& node, cons
 
 Tensor Tensor::Conv2d(const Tensor& weight, const Tensor* bias, const ConvOptions& o) const {
   UOPC_TENSOR_PROPAGATE(this, &weight);
+  for (const Tensor* t : {this, &weight}) {
+    if (auto symbolic = SymbolicSizeError(*t, "Conv2d")) return *symbolic;
+  }
   Dims xs = Shape(), ws = weight.Shape();
   if (xs.size() < 3 || xs.size() != ws.size() || o.groups < 1 || o.groups * ws[1] != xs[1] ||
       ws[0] % o.groups != 0) {
@@ -430,6 +433,15 @@ Tensor Tensor::ConvTranspose2d(const Tensor& weight, const Tensor* bias, const C
 
 namespace {
 
+// The axes a pool of `kernel` slides over: the last kernel.size() of x's.
+Dims PooledAxes(const Tensor& x, const Dims& kernel) {
+  Dims axes;
+  for (int64_t k = std::max<int64_t>(0, x.ndim() - static_cast<int64_t>(kernel.size())); k < x.ndim(); ++k) {
+    axes.push_back(k);
+  }
+  return axes;
+}
+
 // The flat pads of a pooling (tinygrad's _resolve_pool_pads) and, with `ceil_mode`, each axis' after-pad
 // grown so that the pooled size rounds up, but no window starts in the after-pad (tinygrad's
 // _apply_ceil_mode).
@@ -470,6 +482,7 @@ Dims PooledAxes(size_t n) {
 
 Tensor Tensor::MaxPool2d(Dims kernel_size, Dims stride, Dims dilation, Dims padding, bool ceil_mode) const {
   UOPC_TENSOR_PROPAGATE(this);
+  if (auto symbolic = SymbolicSizeError(*this, "MaxPool2d", PooledAxes(*this, kernel_size))) return *symbolic;
   absl::StatusOr<Dims> pads = PoolPads(*this, kernel_size, stride, dilation, padding, ceil_mode);
   if (!pads.ok()) return Error("MaxPool2d", std::string(pads.status().message()));
   Tensor pooled = tensor_internal::Pool(FlatPad(*this, *pads, Scalar(DTypeMin(dtype()))), kernel_size,
@@ -547,6 +560,7 @@ Tensor Tensor::MaxUnpool2d(const Tensor& indices, Dims kernel_size, Dims stride,
 Tensor Tensor::AvgPool2d(Dims kernel_size, Dims stride, Dims dilation, Dims padding, bool count_include_pad,
                          bool ceil_mode) const {
   UOPC_TENSOR_PROPAGATE(this);
+  if (auto symbolic = SymbolicSizeError(*this, "AvgPool2d", PooledAxes(*this, kernel_size))) return *symbolic;
   absl::StatusOr<Dims> regular = ResolvePoolPads(padding, kernel_size.size());
   if (!regular.ok()) return FromError(regular.status());
   absl::StatusOr<Dims> pads = PoolPads(*this, kernel_size, stride, dilation, padding, ceil_mode);

@@ -528,6 +528,7 @@ std::pair<Tensor, Tensor> Tensor::Sort(int64_t dim_in, bool descending) const {
   const int64_t dim = ResolveDim(dim_in, false, &err);
   if (!err.ok()) return failed(FromError(err));
   if (ndim() == 0) return failed(Error("Sort", absl::StrCat("a 0-d tensor has no dim ", dim_in)));
+  if (auto symbolic = SymbolicSizeError(*this, "Sort")) return failed(*symbolic);
   const Dims shape = Shape();
   const int64_t n = shape[dim];
   if (n == 0) return failed(Error("Sort", absl::StrCat("cannot sort dim ", dim, " of size 0")));
@@ -596,6 +597,7 @@ std::pair<Tensor, Tensor> Tensor::Topk(int64_t k, int64_t dim_in, bool largest, 
   const int64_t dim = ResolveDim(dim_in, false, &err);
   if (!err.ok()) return failed(FromError(err));
   if (ndim() == 0) return failed(Error("Topk", absl::StrCat("a 0-d tensor has no dim ", dim_in)));
+  if (auto symbolic = SymbolicSizeError(*this, "Topk")) return failed(*symbolic);
   const Dims shape = Shape();
   if (k < 0 || k > shape[dim]) {
     return failed(
