@@ -31,6 +31,7 @@
 #include "tensor/tensor.h"
 #include "tensor/testing/graph_compare.h"
 #include "tensor/testing/harvested_values.h"
+#include "uop/status_macros.h"
 #include "uop/text_ir.h"
 
 namespace uopc {
@@ -209,6 +210,23 @@ std::string WithoutNoOpFlips(const std::string& graph) {
   return out;
 }
 
+// The tensor of a harvested program's `graph` (its text, the SINK of one tensor), with its input buffers
+// filled as harvest_symbolic.py's R fills them.
+absl::StatusOr<Tensor> HarvestedGraph(const nlohmann::json& program, const std::string& graph) {
+  UOPC_ASSIGN_OR_RETURN(std::vector<UOpPtr> parsed, ParseIr(graph));
+  const UOpPtr sink = parsed.back();
+  if (sink->op() != Ops::SINK || sink->num_src() != 1) return absl::InvalidArgumentError("not a SINK of one");
+  for (const UOp* u : sink->Toposort()) {
+    if (u->op() != Ops::BUFFER) continue;
+    const std::string unique = absl::StrCat(u->src(0)->arg().as_int());
+    if (!program["inputs"].contains(unique)) return absl::NotFoundError("no input for buffer " + unique);
+    const int64_t seed = program["inputs"][unique].get<int64_t>();
+    UOPC_RETURN_IF_ERROR(
+        BufferStore::Global().Write(u->ref(), CorpusInputBytes(u->dtype(), seed + 1, u->arg().as_int())));
+  }
+  return Tensor(sink->src(0)->ref());
+}
+
 class SymbolicProgramTest : public testing::TestWithParam<std::string> {};
 
 TEST_P(SymbolicProgramTest, KernelsAndValuesMatchTinygradAndReplayAtOtherValues) {
@@ -238,21 +256,9 @@ TEST_P(SymbolicProgramTest, KernelsAndValuesMatchTinygradAndReplayAtOtherValues)
                 "");
     }
   } else {
-    absl::StatusOr<std::vector<UOpPtr>> parsed = ParseIr(program["graph"].get<std::string>());
+    absl::StatusOr<Tensor> parsed = HarvestedGraph(program, program["graph"].get<std::string>());
     ASSERT_TRUE(parsed.ok()) << parsed.status();
-    const UOpPtr sink = parsed->back();
-    ASSERT_EQ(sink->op(), Ops::SINK);
-    // The inputs, filled as harvest_symbolic.py's R fills them.
-    for (const UOp* u : sink->Toposort()) {
-      if (u->op() != Ops::BUFFER) continue;
-      const std::string unique = absl::StrCat(u->src(0)->arg().as_int());
-      ASSERT_TRUE(program["inputs"].contains(unique)) << unique;
-      const int64_t seed = program["inputs"][unique].get<int64_t>();
-      ASSERT_TRUE(BufferStore::Global()
-                      .Write(u->ref(), CorpusInputBytes(u->dtype(), seed + 1, u->arg().as_int()))
-                      .ok());
-    }
-    out = read = Tensor(sink->src(0)->ref());
+    out = read = *parsed;
   }
 
   std::vector<std::string> sources;
@@ -326,19 +332,9 @@ TEST_P(SymbolicGpuTest, KernelsAndValuesMatchTinygradAndReplayAtOtherValues) {
   ASSERT_FALSE(program.is_null()) << name;
   std::string graph = program["graph"].get<std::string>();
   RE2::GlobalReplace(&graph, R"(arg='CPU')", absl::StrCat("arg='", device, "'"));
-  absl::StatusOr<std::vector<UOpPtr>> parsed = ParseIr(graph);
+  absl::StatusOr<Tensor> parsed = HarvestedGraph(program, graph);
   ASSERT_TRUE(parsed.ok()) << parsed.status();
-  const UOpPtr sink = parsed->back();
-  for (const UOp* u : sink->Toposort()) {
-    if (u->op() != Ops::BUFFER) continue;
-    const std::string unique = absl::StrCat(u->src(0)->arg().as_int());
-    ASSERT_TRUE(program["inputs"].contains(unique)) << unique;
-    const int64_t seed = program["inputs"][unique].get<int64_t>();
-    ASSERT_TRUE(BufferStore::Global()
-                    .Write(u->ref(), CorpusInputBytes(u->dtype(), seed + 1, u->arg().as_int()))
-                    .ok());
-  }
-  const Tensor out(sink->src(0)->ref());
+  const Tensor out = *parsed;
 
   std::vector<std::string> sources;
   SetKernelRunListener([&](const KernelRun& run) {
